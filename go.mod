@@ -1,0 +1,10 @@
+module github.com/idgenkit/idgen
+
+go 1.26.8
+
+require (
+	github.com/bwmarrin/snowflake v0.3.0 // indirect
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/spf13/cobra v1.10.2 // indirect
+	github.com/spf13/pflag v1.0.9 // indirect
+)

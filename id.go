@@ -1,0 +1,316 @@
+package idgen
+
+import (
+	"bytes"
+	"database/sql/driver"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+)
+
+// An ID is one identifier of any scheme, held inline:
+//
+//	+---------+--------------------------------------------+
+//	| scheme  | bytes[0:Size]  big-endian, zero after Size |
+//	| 8 bytes | 20 bytes                                   |
+//	+---------+--------------------------------------------+
+//
+// IDs are comparable with ==: equal when scheme and bytes are. The zero ID
+// has no scheme. Issuing, copying and comparing IDs never allocates.
+type ID struct {
+	scheme *Scheme
+	b      [MaxSize]byte
+}
+
+// Int64Scheme is the plain 64-bit integer, the scheme that Scan and
+// UnmarshalText give an ID without a scheme when the input is an integer.
+var Int64Scheme = &Scheme{Name: "int64", Size: 8, Column: ColumnBigint, Codec: Uint64Codec{}}
+
+// Uint64Codec is the Codec of a plain 64-bit integer in decimal text. Schemes
+// of the 64-bit family embed it and add their own Time and Decompose.
+type Uint64Codec struct{}
+
+// AppendText appends b as an unsigned decimal.
+func (Uint64Codec) AppendText(dst, b []byte) []byte {
+	return strconv.AppendUint(dst, binary.BigEndian.Uint64(b), 10)
+}
+
+// ParseText decodes an unsigned decimal of at most 20 digits.
+func (Uint64Codec) ParseText(b, text []byte) error {
+	v, err := ParseUint64(text)
+	if err != nil {
+		return err
+	}
+	binary.BigEndian.PutUint64(b, v)
+	return nil
+}
+
+// Time returns the zero Time: a plain integer carries none.
+func (Uint64Codec) Time([]byte) time.Time { return time.Time{} }
+
+// Decompose returns the single field "value".
+func (Uint64Codec) Decompose(b []byte) []Field {
+	return []Field{{Name: "value", Value: binary.BigEndian.Uint64(b), Bits: 64}}
+}
+
+// ParseUint64 parses a decimal 64-bit ID: digits only, no sign, no spaces.
+// Errors wrap ErrSyntax or ErrOutOfRange and quote the text.
+func ParseUint64(text []byte) (uint64, error) {
+	if len(text) == 0 {
+		return 0, fmt.Errorf("%w: empty ID", ErrSyntax)
+	}
+	for _, c := range text {
+		if c < '0' || c > '9' {
+			return 0, fmt.Errorf("%w: %q is not a decimal ID (digits 0-9 only)", ErrSyntax, text)
+		}
+	}
+	v, err := strconv.ParseUint(string(text), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %q exceeds 2^64-1", ErrOutOfRange, text)
+	}
+	return v, nil
+}
+
+func (id *ID) putUint64(v uint64) {
+	binary.BigEndian.PutUint64(id.b[id.scheme.Size-8:], v)
+}
+
+// Scheme returns the ID's scheme, nil for the zero ID.
+func (id ID) Scheme() *Scheme { return id.scheme }
+
+// IsZero reports whether id is the zero ID (no scheme).
+func (id ID) IsZero() bool { return id.scheme == nil }
+
+// Bytes returns a copy of the ID's raw bytes, Scheme().Size of them.
+func (id ID) Bytes() []byte {
+	if id.scheme == nil {
+		return nil
+	}
+	return bytes.Clone(id.b[:id.scheme.Size])
+}
+
+// Uint64 returns the value of an 8-byte ID; ok is false for other sizes.
+func (id ID) Uint64() (v uint64, ok bool) {
+	if id.scheme == nil || id.scheme.Size != 8 {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(id.b[:8]), true
+}
+
+// Int64 returns the value of an 8-byte ID; ok is false for other sizes and
+// for values above 2^63-1 (possible only in layouts of 64 bits).
+func (id ID) Int64() (v int64, ok bool) {
+	u, ok := id.Uint64()
+	if !ok || u > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(u), true
+}
+
+// Time returns the creation time the ID encodes, at the scheme's resolution;
+// the zero Time when the scheme carries none.
+func (id ID) Time() time.Time {
+	if id.scheme == nil {
+		return time.Time{}
+	}
+	return id.scheme.Codec.Time(id.b[:id.scheme.Size])
+}
+
+// Compare returns -1, 0 or +1 as id sorts before, with or after other, by raw
+// bytes (the order of the scheme's binary and PostgreSQL forms).
+func (id ID) Compare(other ID) int {
+	if c := bytes.Compare(id.b[:], other.b[:]); c != 0 {
+		return c
+	}
+	switch {
+	case id.scheme == other.scheme:
+		return 0
+	case id.scheme.String() < other.scheme.String():
+		return -1
+	default:
+		return 1
+	}
+}
+
+// String returns the scheme's canonical text: decimal for 64-bit schemes,
+// 36-char hex for UUIDs, and so on. The zero ID gives "".
+func (id ID) String() string {
+	if id.scheme == nil {
+		return ""
+	}
+	var buf [64]byte
+	return string(id.scheme.Codec.AppendText(buf[:0], id.b[:id.scheme.Size]))
+}
+
+// AppendText appends the canonical text to dst (encoding.TextAppender).
+func (id ID) AppendText(dst []byte) ([]byte, error) {
+	if id.scheme == nil {
+		return dst, ErrNoScheme
+	}
+	return id.scheme.Codec.AppendText(dst, id.b[:id.scheme.Size]), nil
+}
+
+// MarshalText returns the canonical text.
+func (id ID) MarshalText() ([]byte, error) { return id.AppendText(nil) }
+
+// UnmarshalText parses the scheme's canonical text into id, keeping id's
+// scheme (see Scheme.Zero). An ID without a scheme accepts a decimal integer
+// and becomes an Int64Scheme ID; other text gives ErrNoScheme.
+func (id *ID) UnmarshalText(text []byte) error {
+	s := id.scheme
+	if s == nil {
+		if _, err := ParseUint64(text); err != nil {
+			return fmt.Errorf("%w: cannot tell the scheme of %q", ErrNoScheme, text)
+		}
+		s = Int64Scheme
+	}
+	n := ID{scheme: s}
+	if err := s.Codec.ParseText(n.b[:s.Size], text); err != nil {
+		return err
+	}
+	*id = n
+	return nil
+}
+
+// MarshalJSON encodes the ID as a JSON string of its canonical text, so that
+// 64-bit values survive JavaScript's doubles (2^53-1).
+func (id ID) MarshalJSON() ([]byte, error) {
+	if id.scheme == nil {
+		return []byte("null"), nil
+	}
+	dst := append(make([]byte, 0, 48), '"')
+	dst = id.scheme.Codec.AppendText(dst, id.b[:id.scheme.Size])
+	return append(dst, '"'), nil
+}
+
+// UnmarshalJSON accepts a JSON string of the canonical text or, for 8-byte
+// schemes, a JSON number. null leaves id unchanged.
+func (id *ID) UnmarshalJSON(data []byte) error {
+	switch {
+	case string(data) == "null":
+		return nil
+	case len(data) >= 2 && data[0] == '"' && data[len(data)-1] == '"':
+		return id.UnmarshalText(data[1 : len(data)-1])
+	case id.scheme != nil && id.scheme.Size != 8:
+		return fmt.Errorf("%w: %s ID must be a JSON string, got %s", ErrSyntax, id.scheme.Name, data)
+	default:
+		return id.UnmarshalText(data)
+	}
+}
+
+// Value implements driver.Valuer for the scheme's PostgreSQL column:
+// int64 for bigint, the 36-char hex text for uuid, the raw bytes for bytea,
+// the canonical text for text. A 64-bit value above 2^63-1 does not fit a
+// bigint and gives ErrOutOfRange.
+func (id ID) Value() (driver.Value, error) {
+	s := id.scheme
+	if s == nil {
+		return nil, nil
+	}
+	switch s.Column {
+	case ColumnBigint:
+		v, ok := id.Int64()
+		if !ok {
+			return nil, fmt.Errorf("%w: %s ID %s does not fit a bigint (max 2^63-1)", ErrOutOfRange, s.Name, id)
+		}
+		return v, nil
+	case ColumnUUID:
+		if s.Size != 16 {
+			return nil, fmt.Errorf("idgen: %s ID of %d bytes cannot be a uuid", s.Name, s.Size)
+		}
+		return string(AppendUUIDText(nil, id.b[:16])), nil
+	case ColumnBytea:
+		return id.Bytes(), nil
+	default:
+		return id.String(), nil
+	}
+}
+
+// Scan implements sql.Scanner. It keeps id's scheme (see Scheme.Zero) and
+// accepts what drivers return for the scheme's column: int64, raw bytes,
+// UUID text or the canonical text. An ID without a scheme accepts an int64
+// and becomes an Int64Scheme ID.
+func (id *ID) Scan(src any) error {
+	s := id.scheme
+	if src == nil {
+		*id = ID{scheme: s}
+		return nil
+	}
+	if s == nil {
+		if _, ok := src.(int64); !ok {
+			return fmt.Errorf("%w: scan %T into an ID without a scheme; start from Scheme.Zero()", ErrNoScheme, src)
+		}
+		s = Int64Scheme
+	}
+	n := ID{scheme: s}
+	var err error
+	switch v := src.(type) {
+	case int64:
+		if s.Size != 8 {
+			return fmt.Errorf("%w: cannot scan an integer into a %d-byte %s ID", ErrSyntax, s.Size, s.Name)
+		}
+		n.putUint64(uint64(v))
+	case []byte:
+		err = n.scanBytes(v)
+	case string:
+		err = n.scanBytes([]byte(v))
+	default:
+		return fmt.Errorf("idgen: cannot scan %T into a %s ID", src, s.Name)
+	}
+	if err != nil {
+		return err
+	}
+	*id = n
+	return nil
+}
+
+func (id *ID) scanBytes(v []byte) error {
+	s := id.scheme
+	switch {
+	case s.Column == ColumnBytea && len(v) == s.Size:
+		copy(id.b[:], v)
+		return nil
+	case s.Column == ColumnUUID && len(v) == 16:
+		copy(id.b[:], v)
+		return nil
+	case s.Column == ColumnUUID && len(v) == 36:
+		return ParseUUIDText(id.b[:16], v)
+	}
+	return s.Codec.ParseText(id.b[:s.Size], v)
+}
+
+// AppendUUIDText appends the 16 bytes b as RFC 9562 text,
+// xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, lowercase.
+func AppendUUIDText(dst, b []byte) []byte {
+	var buf [36]byte
+	hex.Encode(buf[0:8], b[0:4])
+	buf[8] = '-'
+	hex.Encode(buf[9:13], b[4:6])
+	buf[13] = '-'
+	hex.Encode(buf[14:18], b[6:8])
+	buf[18] = '-'
+	hex.Encode(buf[19:23], b[8:10])
+	buf[23] = '-'
+	hex.Encode(buf[24:36], b[10:16])
+	return append(dst, buf[:]...)
+}
+
+// ParseUUIDText decodes 36-char RFC 9562 text (either case) into the 16 bytes b.
+func ParseUUIDText(b, text []byte) error {
+	if len(text) != 36 || text[8] != '-' || text[13] != '-' || text[18] != '-' || text[23] != '-' {
+		return fmt.Errorf("%w: %q is not a 36-char UUID (8-4-4-4-12 hex digits)", ErrSyntax, text)
+	}
+	var compact [32]byte
+	copy(compact[0:8], text[0:8])
+	copy(compact[8:12], text[9:13])
+	copy(compact[12:16], text[14:18])
+	copy(compact[16:20], text[19:23])
+	copy(compact[20:32], text[24:36])
+	if _, err := hex.Decode(b[:16], compact[:]); err != nil {
+		return fmt.Errorf("%w: %q is not a UUID: %v", ErrSyntax, text, err)
+	}
+	return nil
+}

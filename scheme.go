@@ -1,0 +1,108 @@
+package idgen
+
+import (
+	"fmt"
+	"time"
+)
+
+// MaxSize is the largest ID, in bytes, that an ID value holds (KSUID's 20).
+const MaxSize = 20
+
+// PostgreSQL column types the schemes map to.
+const (
+	ColumnBigint = "bigint" // 64-bit schemes, signed; values above 2^63-1 do not fit
+	ColumnUUID   = "uuid"   // 16-byte schemes: UUIDv4, UUIDv7, ULID
+	ColumnBytea  = "bytea"  // other byte strings: KSUID (20 B), xid (12 B)
+	ColumnText   = "text"   // the canonical text, for schemes that want it
+)
+
+// A Field is one named part of a decomposed ID, such as a Snowflake's worker
+// ID or a UUIDv7's unix_ts_ms.
+type Field struct {
+	Name  string `json:"name"`
+	Value uint64 `json:"value"`
+	Bits  int    `json:"bits"` // the field's width in bits
+}
+
+// A Codec converts a scheme's raw bytes (Scheme.Size of them, big-endian) to
+// and from text and takes them apart. Implementations must not retain b.
+type Codec interface {
+	// AppendText appends the canonical text of b to dst.
+	AppendText(dst, b []byte) []byte
+	// ParseText decodes text into b, which has Scheme.Size bytes. Errors
+	// wrap ErrSyntax or ErrOutOfRange and name the text.
+	ParseText(b, text []byte) error
+	// Time returns the creation time b encodes; the zero Time if none.
+	Time(b []byte) time.Time
+	// Decompose returns b's fields, high bits first.
+	Decompose(b []byte) []Field
+}
+
+// A Scheme describes one kind of ID. Schemes are compared by pointer: two IDs
+// are equal only when they have the same *Scheme and the same bytes, so a
+// package creates each Scheme once and reuses it.
+type Scheme struct {
+	// Name is the scheme's name as used in specs and output: "snowflake",
+	// "uuidv7", "ulid", ...
+	Name string
+	// Size is the ID's size in bytes, 1 to MaxSize.
+	Size int
+	// Column is the native PostgreSQL column type (ColumnBigint, ...).
+	Column string
+	// TimeOrdered reports whether IDs sort by creation time (k-sorted across
+	// nodes, strictly increasing within one generator).
+	TimeOrdered bool
+	// Codec converts the raw bytes to and from text.
+	Codec Codec
+}
+
+// Zero returns the scheme's all-zero ID. Use it as the destination of Scan or
+// UnmarshalText, which keep the receiver's scheme.
+func (s *Scheme) Zero() ID { return ID{scheme: s} }
+
+// Parse decodes the scheme's canonical text. Errors wrap ErrSyntax or
+// ErrOutOfRange.
+func (s *Scheme) Parse(text string) (ID, error) {
+	id := ID{scheme: s}
+	if err := s.Codec.ParseText(id.b[:s.Size], []byte(text)); err != nil {
+		return ID{}, err
+	}
+	return id, nil
+}
+
+// MustParse is like Parse but panics on error. For tests and constants.
+func (s *Scheme) MustParse(text string) ID {
+	id, err := s.Parse(text)
+	if err != nil {
+		panic(err)
+	}
+	return id
+}
+
+// FromBytes returns the ID whose raw bytes are b; len(b) must be s.Size.
+func (s *Scheme) FromBytes(b []byte) (ID, error) {
+	if len(b) != s.Size {
+		return ID{}, fmt.Errorf("%w: %s ID is %d bytes, got %d", ErrSyntax, s.Name, s.Size, len(b))
+	}
+	id := ID{scheme: s}
+	copy(id.b[:], b)
+	return id, nil
+}
+
+// FromUint64 returns the 64-bit ID v. It is the fast path for 8-byte schemes;
+// for other sizes v fills the last 8 bytes.
+func (s *Scheme) FromUint64(v uint64) ID {
+	id := ID{scheme: s}
+	id.putUint64(v)
+	return id
+}
+
+// Decompose returns id's named fields, high bits first.
+func (s *Scheme) Decompose(id ID) []Field { return s.Codec.Decompose(id.b[:s.Size]) }
+
+func (s *Scheme) String() string {
+	if s == nil {
+		return "<nil>"
+	}
+	return s.Name
+}

@@ -1,0 +1,313 @@
+package snowflake
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/idgenkit/idgen"
+)
+
+// Config configures a Generator. Every field's zero value is usable.
+type Config struct {
+	// Layout is the bit layout. Zero (no fields) means the "default" preset.
+	Layout Layout
+	// Nodes holds the node field values by name ("datacenter", "worker",
+	// ...). A field of the layout that is missing here is 0; a name the
+	// layout lacks, or a value outside [0, 2^bits-1], is refused by New.
+	Nodes map[string]int64
+	// Clock reads the time. Nil means SystemClock().
+	Clock Clock
+	// Rollback is the clock rollback policy. Zero means WaitThenFail.
+	Rollback Policy
+	// MaxWait bounds WaitThenFail's wait. Zero means DefaultMaxWait (10 ms).
+	MaxWait time.Duration
+	// RandomSequenceStart starts each tick's sequence at a random offset in
+	// [0, 2^sequence/8) instead of 0, so that id % n stays even at low
+	// rates. It costs up to an eighth of a tick's capacity.
+	RandomSequenceStart bool
+	// HighWater persists a mark ahead of the ticks issued. Nil means none:
+	// a restart behind the last ID issued then goes unnoticed.
+	HighWater HighWaterStore
+	// HighWaterAhead is how far ahead of the current tick the mark is
+	// written; one synchronous Store per HighWaterAhead of issuing. A
+	// restart within HighWaterAhead of the last ID meets the rollback
+	// policy until the clock passes the mark. Zero means 1 s.
+	HighWaterAhead time.Duration
+}
+
+// A Generator issues Snowflake-family IDs of one layout. It is safe for
+// concurrent use and lock-free: a tick and its sequence live in one atomic
+// word, taken with compare-and-swap.
+type Generator struct {
+	_     [64]byte
+	state atomic.Uint64 // last tick << seqBits | last sequence issued
+	_     [56]byte
+
+	p         *plan
+	scheme    *idgen.Scheme
+	clock     Clock
+	nanoClock interface{ UnixNano() int64 }
+	node      uint64
+	policy    Policy
+	maxWait   time.Duration
+	seqRange  uint64 // random starts are drawn in [0, seqRange); 0 means start at 0
+	unbounded bool   // a random field and no sequence: any number of IDs per tick
+
+	hw         HighWaterStore
+	hwMu       sync.Mutex
+	markTick   atomic.Int64 // ticks >= markTick need a new mark first
+	aheadTicks int64
+}
+
+var _ idgen.Generator = (*Generator)(nil)
+var _ idgen.Batcher = (*Generator)(nil)
+
+// New validates cfg and returns a Generator. With a HighWater store it reads
+// the mark first. Errors name the field or value at fault: a node value out
+// of range wraps idgen.ErrOutOfRange, a bad layout ErrInvalidLayout.
+func New(ctx context.Context, cfg Config) (*Generator, error) {
+	if len(cfg.Layout.Fields) == 0 {
+		cfg.Layout, _ = Preset("default")
+	}
+	p, err := cfg.Layout.compile()
+	if err != nil {
+		return nil, err
+	}
+	g := &Generator{p: p, scheme: schemeFor(p), clock: cfg.Clock, policy: cfg.Rollback, maxWait: cfg.MaxWait, hw: cfg.HighWater}
+	if g.clock == nil {
+		g.clock = SystemClock()
+	}
+	g.nanoClock, _ = g.clock.(interface{ UnixNano() int64 })
+	if g.policy > Wait {
+		return nil, fmt.Errorf("snowflake: unknown rollback policy %d; allowed fail, wait, wait-then-fail", g.policy)
+	}
+	if g.maxWait < 0 {
+		return nil, fmt.Errorf("snowflake: max wait %v must not be negative", g.maxWait)
+	}
+	if g.maxWait == 0 {
+		g.maxWait = DefaultMaxWait
+	}
+	if g.node, err = p.nodeBits(cfg.Nodes); err != nil {
+		return nil, err
+	}
+	if cfg.RandomSequenceStart && p.seqMax >= 7 {
+		g.seqRange = (p.seqMax + 1) / 8
+	}
+	g.unbounded = p.seqBits == 0 && p.randBits > 0
+	g.markTick.Store(math.MaxInt64)
+	if g.hw != nil {
+		if err := g.loadMark(ctx, cfg.HighWaterAhead); err != nil {
+			return nil, err
+		}
+	}
+	return g, nil
+}
+
+func (p *plan) nodeBits(values map[string]int64) (uint64, error) {
+	var v uint64
+	for name, val := range values {
+		f, ok := p.node(name)
+		if !ok {
+			return 0, fmt.Errorf("snowflake: layout has no node field %q; it has %s", name, p.nodeNames())
+		}
+		if val < 0 || uint64(val) > f.max {
+			return 0, fmt.Errorf("%w: %s %d outside [0, %d] (%d bits)", idgen.ErrOutOfRange, name, val, f.max, f.bits)
+		}
+		v |= uint64(val) << f.shift
+	}
+	return v, nil
+}
+
+func (g *Generator) loadMark(ctx context.Context, ahead time.Duration) error {
+	if ahead <= 0 {
+		ahead = DefaultHighWaterAhead
+	}
+	g.aheadTicks = max(1, int64(ahead)/g.p.tickNs)
+	mark, err := g.hw.Load(ctx)
+	if err != nil {
+		return fmt.Errorf("snowflake: loading high-water mark: %w", err)
+	}
+	m := int64(0)
+	if d := mark.UnixNano() - g.p.epochNs; !mark.IsZero() && d > 0 {
+		m = (d + g.p.tickNs - 1) / g.p.tickNs // first tick starting at or after the mark
+	}
+	g.markTick.Store(m)
+	if m > 0 {
+		// Tick m-1 counts as used up: nothing below m is issued again.
+		g.state.Store(uint64(m-1)<<g.p.seqBits | g.p.seqMax)
+	}
+	return nil
+}
+
+// Scheme returns the scheme of the layout: "snowflake", 8 bytes, bigint.
+func (g *Generator) Scheme() *idgen.Scheme { return g.scheme }
+
+// Layout returns the generator's layout.
+func (g *Generator) Layout() Layout { return g.p.layout }
+
+// Next returns a new ID. It waits for the next tick when the tick's sequence
+// is used up, and applies the rollback policy when the clock is behind the
+// last tick issued. Errors: *idgen.ClockRollbackError, idgen.ErrLayoutExhausted,
+// idgen.ErrBeforeEpoch, a high-water Store error, or ctx's error while waiting.
+func (g *Generator) Next(ctx context.Context) (idgen.ID, error) {
+	t, seq, _, err := g.reserve(ctx, 1)
+	if err != nil {
+		return idgen.ID{}, err
+	}
+	return g.scheme.FromUint64(g.compose(t, seq)), nil
+}
+
+// NextN fills dst with increasing IDs, reserving the rest of a tick's
+// sequence (up to what dst still needs) in one compare-and-swap.
+func (g *Generator) NextN(ctx context.Context, dst []idgen.ID) (int, error) {
+	i := 0
+	for i < len(dst) {
+		t, seq, n, err := g.reserve(ctx, uint64(len(dst)-i))
+		if err != nil {
+			return i, err
+		}
+		for k := range n {
+			dst[i] = g.scheme.FromUint64(g.compose(t, seq+k))
+			i++
+		}
+	}
+	return i, nil
+}
+
+func (g *Generator) compose(t int64, seq uint64) uint64 {
+	v := uint64(t)<<g.p.timeShift | g.node | seq<<g.p.seqShift
+	if g.p.randBits > 0 {
+		v |= (rand.Uint64() & g.p.randMask) << g.p.randShift
+	}
+	return v
+}
+
+// elapsed returns ns since the epoch.
+func (g *Generator) elapsed() int64 {
+	if g.nanoClock != nil {
+		return g.nanoClock.UnixNano() - g.p.epochNs
+	}
+	return g.clock.Now().UnixNano() - g.p.epochNs
+}
+
+// reserve takes up to want sequence numbers of one tick: n of them starting
+// at seq.
+func (g *Generator) reserve(ctx context.Context, want uint64) (tick int64, seq, n uint64, err error) {
+	p := g.p
+	var waited time.Duration
+	for {
+		ns := g.elapsed()
+		if ns < 0 {
+			return 0, 0, 0, fmt.Errorf("%w: clock reads %s, epoch is %s", idgen.ErrBeforeEpoch,
+				time.Unix(0, ns+p.epochNs).UTC().Format(time.RFC3339Nano), p.layout.epoch().Format(time.RFC3339Nano))
+		}
+		now := ns / p.tickNs
+		if now > p.timeMax {
+			return 0, 0, 0, fmt.Errorf("%w: the %d-bit time field ended at %s", idgen.ErrLayoutExhausted, p.timeBits, p.layout.End().Format(time.RFC3339))
+		}
+		old := g.state.Load()
+		last := int64(old >> p.seqBits)
+		switch {
+		case now > last:
+			if now >= g.markTick.Load() {
+				if err := g.raiseMark(ctx, now); err != nil {
+					return 0, 0, 0, err
+				}
+			}
+			start := uint64(0)
+			if g.seqRange != 0 {
+				start = rand.Uint64N(g.seqRange)
+			}
+			n = min(want, p.seqMax-start+1)
+			if g.state.CompareAndSwap(old, uint64(now)<<p.seqBits|(start+n-1)) {
+				return now, start, n, nil
+			}
+		case now == last:
+			if g.unbounded {
+				return now, 0, want, nil
+			}
+			cur := old & p.seqMax
+			if cur == p.seqMax {
+				if err := g.waitTick(ctx, last, ns); err != nil {
+					return 0, 0, 0, err
+				}
+				continue
+			}
+			n = min(want, p.seqMax-cur)
+			if g.state.CompareAndSwap(old, old+n) {
+				return last, cur + 1, n, nil
+			}
+		default:
+			drift := time.Duration(last*p.tickNs - ns)
+			if err := g.rollback(ctx, drift, last, ns, &waited); err != nil {
+				return 0, 0, 0, err
+			}
+		}
+	}
+}
+
+// waitTick waits until the clock leaves tick last; ns is the last reading.
+func (g *Generator) waitTick(ctx context.Context, last, ns int64) error {
+	remaining := time.Duration((last+1)*g.p.tickNs - ns)
+	if _, ok := g.clock.(Sleeper); ok || remaining > 2*time.Millisecond {
+		if _, ok := g.clock.(Sleeper); !ok {
+			remaining -= time.Millisecond // wake early, then spin to the boundary
+		}
+		return sleep(ctx, g.clock, remaining)
+	}
+	runtime.Gosched()
+	return ctx.Err()
+}
+
+// rollback applies the policy to a clock drift behind tick last.
+func (g *Generator) rollback(ctx context.Context, drift time.Duration, last, ns int64, waited *time.Duration) error {
+	rb := &idgen.ClockRollbackError{
+		Drift:  drift,
+		Last:   g.p.layout.TickTime(last),
+		Now:    time.Unix(0, ns+g.p.epochNs).UTC(),
+		Waited: *waited,
+	}
+	switch g.policy {
+	case Fail:
+		return rb
+	case WaitThenFail:
+		if *waited+drift > g.maxWait {
+			return rb
+		}
+	}
+	if err := sleep(ctx, g.clock, drift); err != nil {
+		return fmt.Errorf("%w: %w", rb, err)
+	}
+	*waited += drift
+	return nil
+}
+
+// raiseMark persists a mark ahead of tick now before anything in now is issued.
+func (g *Generator) raiseMark(ctx context.Context, now int64) error {
+	g.hwMu.Lock()
+	defer g.hwMu.Unlock()
+	if now < g.markTick.Load() {
+		return nil
+	}
+	m := min(now+g.aheadTicks, g.p.timeMax+1)
+	if err := g.hw.Store(ctx, g.p.layout.TickTime(m)); err != nil {
+		return fmt.Errorf("snowflake: persisting high-water mark: %w", err)
+	}
+	g.markTick.Store(m)
+	return nil
+}
+
+// Decompose takes an ID of this generator's layout apart.
+func (g *Generator) Decompose(id idgen.ID) (Parts, error) {
+	v, ok := id.Uint64()
+	if !ok {
+		return Parts{}, fmt.Errorf("snowflake: %s ID is not 64-bit", id.Scheme())
+	}
+	return g.p.decompose(v), nil
+}

@@ -1,0 +1,80 @@
+package snowflake
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+func fields(spec ...any) []LayoutField {
+	var fs []LayoutField
+	for i := 0; i < len(spec); i += 2 {
+		fs = append(fs, LayoutField{Name: spec[i].(string), Bits: spec[i+1].(int)})
+	}
+	return fs
+}
+
+// presets are the layouts seen in the field (DESIGN.md).
+var presets = map[string]Layout{
+	// Twitter (2010): 41 bits of ms, 5 datacenter, 5 worker, 12 sequence.
+	"twitter": {Fields: fields("time", 41, "datacenter", 5, "worker", 5, "sequence", 12),
+		Epoch: time.UnixMilli(1288834974657).UTC()},
+	// Discord: Twitter's widths with 42 bits of ms, using all 64 bits.
+	"discord": {Fields: fields("time", 42, "worker", 5, "process", 5, "sequence", 12),
+		Epoch: time.UnixMilli(1420070400000).UTC(), Unsigned: true},
+	// Instagram: 41 bits of ms, 13 logical shard, 10 sequence (64 bits).
+	"instagram": {Fields: fields("time", 41, "shard", 13, "sequence", 10),
+		Epoch: time.UnixMilli(1314220021721).UTC(), Unsigned: true},
+	// Sonyflake: 39 bits of 10 ms, 8 sequence above 16 machine.
+	"sonyflake": {Fields: fields("time", 39, "sequence", 8, "machine", 16),
+		Tick: 10 * time.Millisecond, Epoch: time.Date(2014, 9, 1, 0, 0, 0, 0, time.UTC)},
+	// Baidu UidGenerator: 28 bits of seconds, 22 worker, 13 sequence. Its
+	// lifetime from the 2016-05-20 epoch ended on 2024-11-20.
+	"baidu": {Fields: fields("time", 28, "worker", 22, "sequence", 13),
+		Tick: time.Second, Epoch: time.Date(2016, 5, 20, 0, 0, 0, 0, time.UTC)},
+	// Multi-region: 41 bits of ms, 3 region, 10 worker, 10 sequence.
+	"region": {Fields: fields("time", 41, "region", 3, "worker", 10, "sequence", 10)},
+	// Simpleflake: 41 bits of ms and 22 random bits; no coordination, and
+	// uniqueness only in probability.
+	"simpleflake": {Fields: fields("time", 41, "random", 22),
+		Epoch: time.Date(2000, 1, 1, 5, 0, 0, 0, time.UTC)},
+	// idgen's default: Twitter's widths from a 2026-01-01 epoch.
+	"default": {Fields: fields("time", 41, "datacenter", 5, "worker", 5, "sequence", 12)},
+}
+
+// Presets returns the names of the preset layouts, sorted.
+func Presets() []string {
+	names := make([]string, 0, len(presets))
+	for n := range presets {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Preset returns the named preset layout. Errors wrap ErrInvalidLayout and
+// list the presets.
+func Preset(name string) (Layout, error) {
+	l, ok := presets[name]
+	if !ok {
+		return Layout{}, fmt.Errorf("%w: unknown preset %q; allowed %s", ErrInvalidLayout, name, strings.Join(Presets(), ", "))
+	}
+	l.Fields = slices.Clone(l.Fields)
+	if l.Tick == 0 {
+		l.Tick = time.Millisecond
+	}
+	if l.Epoch.IsZero() {
+		l.Epoch = DefaultEpoch
+	}
+	return l, nil
+}
+
+// Resolve returns the layout named by s: a preset name, or a layout's text
+// form (see ParseLayout).
+func Resolve(s string) (Layout, error) {
+	if !strings.ContainsAny(s, ":;") {
+		return Preset(s)
+	}
+	return ParseLayout(s)
+}

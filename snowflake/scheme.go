@@ -1,0 +1,90 @@
+package snowflake
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/idgenkit/idgen"
+)
+
+// codec is the idgen.Codec of one layout: decimal text, fields by layout.
+type codec struct {
+	idgen.Uint64Codec
+	p *plan
+}
+
+func (c codec) ParseText(b, text []byte) error {
+	v, err := idgen.ParseUint64(text)
+	if err != nil {
+		return err
+	}
+	if c.p.totalBits < 64 && v>>uint(c.p.totalBits) != 0 {
+		return fmt.Errorf("%w: %s exceeds the layout's %d bits", idgen.ErrOutOfRange, text, c.p.totalBits)
+	}
+	binary.BigEndian.PutUint64(b, v)
+	return nil
+}
+
+func (c codec) Time(b []byte) time.Time {
+	return c.p.decompose(binary.BigEndian.Uint64(b)).Time
+}
+
+func (c codec) Decompose(b []byte) []idgen.Field {
+	v := binary.BigEndian.Uint64(b)
+	parts := c.p.decompose(v)
+	var out []idgen.Field
+	for _, f := range c.p.layout.Fields {
+		switch f.Name {
+		case FieldTime:
+			out = append(out, idgen.Field{Name: f.Name, Value: uint64(parts.Tick), Bits: f.Bits})
+		case FieldSequence:
+			out = append(out, idgen.Field{Name: f.Name, Value: parts.Sequence, Bits: f.Bits})
+		case FieldRandom:
+			out = append(out, idgen.Field{Name: f.Name, Value: parts.Random, Bits: f.Bits})
+		default:
+			val, _ := parts.Node(f.Name)
+			out = append(out, idgen.Field{Name: f.Name, Value: val, Bits: f.Bits})
+		}
+	}
+	return out
+}
+
+var schemes sync.Map // canonical layout text -> *idgen.Scheme
+
+// schemeFor returns the one Scheme of p's layout, so that IDs of equal
+// layouts compare equal.
+func schemeFor(p *plan) *idgen.Scheme {
+	if s, ok := schemes.Load(p.canonical); ok {
+		return s.(*idgen.Scheme)
+	}
+	s, _ := schemes.LoadOrStore(p.canonical, &idgen.Scheme{
+		Name:        "snowflake",
+		Size:        8,
+		Column:      idgen.ColumnBigint,
+		TimeOrdered: true,
+		Codec:       codec{p: p},
+	})
+	return s.(*idgen.Scheme)
+}
+
+// SchemeOf returns the Scheme of l's IDs: "snowflake", 8 bytes, bigint,
+// time-ordered. The same layout always gives the same *Scheme.
+func SchemeOf(l Layout) (*idgen.Scheme, error) {
+	p, err := l.compile()
+	if err != nil {
+		return nil, err
+	}
+	return schemeFor(p), nil
+}
+
+// LayoutOf returns the layout behind a Snowflake scheme, and false for any
+// other scheme.
+func LayoutOf(s *idgen.Scheme) (Layout, bool) {
+	c, ok := s.Codec.(codec)
+	if !ok {
+		return Layout{}, false
+	}
+	return c.p.layout, true
+}
