@@ -1,0 +1,64 @@
+// Package testenv finds the real servers tests run against: PostgreSQL,
+// MariaDB and Redis on this machine. A test that needs a server it cannot
+// reach fails when CI=true and skips otherwise (a developer's laptop).
+package testenv
+
+import (
+	"net"
+	"os"
+	"testing"
+	"time"
+)
+
+// Defaults, overridable by the environment variables of the same name.
+const (
+	DefaultPostgresDSN = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+	DefaultMySQLDSN    = "mysql://root@127.0.0.1:3306/test"
+	DefaultRedisURL    = "redis://127.0.0.1:6379/0"
+)
+
+// CI reports whether tests run under CI (CI=true), where a missing server
+// is a failure, not a skip.
+func CI() bool { return os.Getenv("CI") == "true" }
+
+// need fails (CI) or skips the test when addr does not accept a connection.
+func need(t testing.TB, what, addr string) {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err == nil {
+		c.Close()
+		return
+	}
+	if CI() {
+		t.Fatalf("%s at %s unreachable under CI=true: %v", what, addr, err)
+	}
+	t.Skipf("%s at %s unreachable: %v", what, addr, err)
+}
+
+func env(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// PostgresDSN returns the DSN of the test PostgreSQL (IDGEN_TEST_POSTGRES).
+func PostgresDSN(t testing.TB) string {
+	t.Helper()
+	need(t, "PostgreSQL", "127.0.0.1:5432")
+	return env("IDGEN_TEST_POSTGRES", DefaultPostgresDSN)
+}
+
+// MySQLDSN returns the mysql:// URL of the test MariaDB (IDGEN_TEST_MYSQL).
+func MySQLDSN(t testing.TB) string {
+	t.Helper()
+	need(t, "MariaDB", "127.0.0.1:3306")
+	return env("IDGEN_TEST_MYSQL", DefaultMySQLDSN)
+}
+
+// RedisURL returns the redis:// URL of the test Redis (IDGEN_TEST_REDIS).
+func RedisURL(t testing.TB) string {
+	t.Helper()
+	need(t, "Redis", "127.0.0.1:6379")
+	return env("IDGEN_TEST_REDIS", DefaultRedisURL)
+}
