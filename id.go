@@ -2,6 +2,7 @@ package idgen
 
 import (
 	"bytes"
+	"cmp"
 	"database/sql/driver"
 	"encoding/binary"
 	"encoding/hex"
@@ -11,18 +12,45 @@ import (
 	"time"
 )
 
-// An ID is one identifier of any scheme, held inline:
+// An ID is one identifier of any scheme, held inline in 32 bytes:
 //
-//	+---------+--------------------------------------------+
-//	| scheme  | bytes[0:Size]  big-endian, zero after Size |
-//	| 8 bytes | 20 bytes                                   |
-//	+---------+--------------------------------------------+
+//	+---------+---------------+---------------+-------------+
+//	| scheme  | hi            | lo            | tail        |
+//	| pointer | bytes 0-7     | bytes 8-15    | bytes 16-19 |
+//	+---------+---------------+---------------+-------------+
 //
-// IDs are comparable with ==: equal when scheme and bytes are. The zero ID
-// has no scheme. Issuing, copying and comparing IDs never allocates.
+// The raw bytes (Scheme().Size of them, zero after) are stored big-endian as
+// integers, so a 64-bit ID is its value in hi and IDs order by comparing
+// hi, lo, tail. IDs are comparable with ==: equal when scheme and bytes are.
+// The zero ID has no scheme. Issuing, copying and comparing IDs never
+// allocates.
 type ID struct {
 	scheme *Scheme
-	b      [MaxSize]byte
+	hi, lo uint64
+	tail   uint32
+}
+
+// raw returns the ID's bytes, zero after Size.
+func (id *ID) raw() (b [MaxSize]byte) {
+	binary.BigEndian.PutUint64(b[0:8], id.hi)
+	binary.BigEndian.PutUint64(b[8:16], id.lo)
+	binary.BigEndian.PutUint32(b[16:20], id.tail)
+	return b
+}
+
+// setRaw sets the ID's bytes from b (at most MaxSize of them).
+func (id *ID) setRaw(src []byte) {
+	var b [MaxSize]byte
+	copy(b[:], src)
+	id.hi = binary.BigEndian.Uint64(b[0:8])
+	id.lo = binary.BigEndian.Uint64(b[8:16])
+	id.tail = binary.BigEndian.Uint32(b[16:20])
+}
+
+// codec runs f on the ID's bytes (Size of them) held on the stack.
+func (id ID) text(dst []byte) []byte {
+	b := id.raw()
+	return id.scheme.Codec.AppendText(dst, b[:id.scheme.Size])
 }
 
 // Int64Scheme is the plain 64-bit integer, the scheme that Scan and
@@ -74,10 +102,6 @@ func ParseUint64(text []byte) (uint64, error) {
 	return v, nil
 }
 
-func (id *ID) putUint64(v uint64) {
-	binary.BigEndian.PutUint64(id.b[id.scheme.Size-8:], v)
-}
-
 // Scheme returns the ID's scheme, nil for the zero ID.
 func (id ID) Scheme() *Scheme { return id.scheme }
 
@@ -89,7 +113,8 @@ func (id ID) Bytes() []byte {
 	if id.scheme == nil {
 		return nil
 	}
-	return bytes.Clone(id.b[:id.scheme.Size])
+	b := id.raw()
+	return bytes.Clone(b[:id.scheme.Size])
 }
 
 // Uint64 returns the value of an 8-byte ID; ok is false for other sizes.
@@ -97,7 +122,7 @@ func (id ID) Uint64() (v uint64, ok bool) {
 	if id.scheme == nil || id.scheme.Size != 8 {
 		return 0, false
 	}
-	return binary.BigEndian.Uint64(id.b[:8]), true
+	return id.hi, true
 }
 
 // Int64 returns the value of an 8-byte ID; ok is false for other sizes and
@@ -116,16 +141,20 @@ func (id ID) Time() time.Time {
 	if id.scheme == nil {
 		return time.Time{}
 	}
-	return id.scheme.Codec.Time(id.b[:id.scheme.Size])
+	b := id.raw()
+	return id.scheme.Codec.Time(b[:id.scheme.Size])
 }
 
 // Compare returns -1, 0 or +1 as id sorts before, with or after other, by raw
 // bytes (the order of the scheme's binary and PostgreSQL forms).
 func (id ID) Compare(other ID) int {
-	if c := bytes.Compare(id.b[:], other.b[:]); c != 0 {
-		return c
-	}
 	switch {
+	case id.hi != other.hi:
+		return cmp.Compare(id.hi, other.hi)
+	case id.lo != other.lo:
+		return cmp.Compare(id.lo, other.lo)
+	case id.tail != other.tail:
+		return cmp.Compare(id.tail, other.tail)
 	case id.scheme == other.scheme:
 		return 0
 	case id.scheme.String() < other.scheme.String():
@@ -142,7 +171,7 @@ func (id ID) String() string {
 		return ""
 	}
 	var buf [64]byte
-	return string(id.scheme.Codec.AppendText(buf[:0], id.b[:id.scheme.Size]))
+	return string(id.text(buf[:0]))
 }
 
 // AppendText appends the canonical text to dst (encoding.TextAppender).
@@ -150,7 +179,7 @@ func (id ID) AppendText(dst []byte) ([]byte, error) {
 	if id.scheme == nil {
 		return dst, ErrNoScheme
 	}
-	return id.scheme.Codec.AppendText(dst, id.b[:id.scheme.Size]), nil
+	return id.text(dst), nil
 }
 
 // MarshalText returns the canonical text.
@@ -167,8 +196,8 @@ func (id *ID) UnmarshalText(text []byte) error {
 		}
 		s = Int64Scheme
 	}
-	n := ID{scheme: s}
-	if err := s.Codec.ParseText(n.b[:s.Size], text); err != nil {
+	n, err := s.Parse(string(text))
+	if err != nil {
 		return err
 	}
 	*id = n
@@ -182,7 +211,7 @@ func (id ID) MarshalJSON() ([]byte, error) {
 		return []byte("null"), nil
 	}
 	dst := append(make([]byte, 0, 48), '"')
-	dst = id.scheme.Codec.AppendText(dst, id.b[:id.scheme.Size])
+	dst = id.text(dst)
 	return append(dst, '"'), nil
 }
 
@@ -221,7 +250,8 @@ func (id ID) Value() (driver.Value, error) {
 		if s.Size != 16 {
 			return nil, fmt.Errorf("idgen: %s ID of %d bytes cannot be a uuid", s.Name, s.Size)
 		}
-		return string(AppendUUIDText(nil, id.b[:16])), nil
+		b := id.raw()
+		return string(AppendUUIDText(nil, b[:16])), nil
 	case ColumnBytea:
 		return id.Bytes(), nil
 	default:
@@ -252,7 +282,7 @@ func (id *ID) Scan(src any) error {
 		if s.Size != 8 {
 			return fmt.Errorf("%w: cannot scan an integer into a %d-byte %s ID", ErrSyntax, s.Size, s.Name)
 		}
-		n.putUint64(uint64(v))
+		n.hi = uint64(v)
 	case []byte:
 		err = n.scanBytes(v)
 	case string:
@@ -269,17 +299,21 @@ func (id *ID) Scan(src any) error {
 
 func (id *ID) scanBytes(v []byte) error {
 	s := id.scheme
+	var b [MaxSize]byte
 	switch {
-	case s.Column == ColumnBytea && len(v) == s.Size:
-		copy(id.b[:], v)
-		return nil
-	case s.Column == ColumnUUID && len(v) == 16:
-		copy(id.b[:], v)
-		return nil
+	case (s.Column == ColumnBytea || s.Column == ColumnUUID) && len(v) == s.Size:
+		copy(b[:], v)
 	case s.Column == ColumnUUID && len(v) == 36:
-		return ParseUUIDText(id.b[:16], v)
+		if err := ParseUUIDText(b[:16], v); err != nil {
+			return err
+		}
+	default:
+		if err := s.Codec.ParseText(b[:s.Size], v); err != nil {
+			return err
+		}
 	}
-	return s.Codec.ParseText(id.b[:s.Size], v)
+	id.setRaw(b[:])
+	return nil
 }
 
 // AppendUUIDText appends the 16 bytes b as RFC 9562 text,

@@ -63,10 +63,12 @@ func (s *Scheme) Zero() ID { return ID{scheme: s} }
 // Parse decodes the scheme's canonical text. Errors wrap ErrSyntax or
 // ErrOutOfRange.
 func (s *Scheme) Parse(text string) (ID, error) {
-	id := ID{scheme: s}
-	if err := s.Codec.ParseText(id.b[:s.Size], []byte(text)); err != nil {
+	var b [MaxSize]byte
+	if err := s.Codec.ParseText(b[:s.Size], []byte(text)); err != nil {
 		return ID{}, err
 	}
+	id := ID{scheme: s}
+	id.setRaw(b[:])
 	return id, nil
 }
 
@@ -85,20 +87,32 @@ func (s *Scheme) FromBytes(b []byte) (ID, error) {
 		return ID{}, fmt.Errorf("%w: %s ID is %d bytes, got %d", ErrSyntax, s.Name, s.Size, len(b))
 	}
 	id := ID{scheme: s}
-	copy(id.b[:], b)
+	id.setRaw(b)
 	return id, nil
 }
 
-// FromUint64 returns the 64-bit ID v. It is the fast path for 8-byte schemes;
-// for other sizes v fills the last 8 bytes.
-func (s *Scheme) FromUint64(v uint64) ID {
-	id := ID{scheme: s}
-	id.putUint64(v)
-	return id
+// FromUint64 returns the ID of an 8-byte scheme whose value is v.
+func (s *Scheme) FromUint64(v uint64) ID { return ID{scheme: s, hi: v} }
+
+// FillUint64 sets dst[i] to the 8-byte ID first + i*stride: the IDs of one
+// tick of a Snowflake layout, or of one segment, written without a call per
+// ID. For 8-byte schemes only.
+func (s *Scheme) FillUint64(dst []ID, first, stride uint64) {
+	for i := range dst {
+		d := &dst[i]
+		if d.scheme != s { // a reused buffer skips the pointer store
+			d.scheme = s
+		}
+		d.hi, d.lo, d.tail = first, 0, 0
+		first += stride
+	}
 }
 
 // Decompose returns id's named fields, high bits first.
-func (s *Scheme) Decompose(id ID) []Field { return s.Codec.Decompose(id.b[:s.Size]) }
+func (s *Scheme) Decompose(id ID) []Field {
+	b := id.raw()
+	return s.Codec.Decompose(b[:s.Size])
+}
 
 func (s *Scheme) String() string {
 	if s == nil {

@@ -26,11 +26,20 @@ type Sleeper interface {
 // clock is created does not move it, so within a process it never goes
 // back; a restart reads the wall clock afresh, which is what the high-water
 // mark guards. It costs one monotonic clock read per call.
-func SystemClock() Clock { return systemClock{start: time.Now()} }
+func SystemClock() Clock {
+	now := time.Now()
+	return systemClock{start: now, startNs: now.UnixNano()}
+}
 
-type systemClock struct{ start time.Time }
+type systemClock struct {
+	start   time.Time // carries the monotonic reading
+	startNs int64
+}
 
 func (c systemClock) Now() time.Time { return c.start.Add(time.Since(c.start)) }
+
+// UnixNano is Now().UnixNano() with one monotonic clock read.
+func (c systemClock) UnixNano() int64 { return c.startNs + int64(time.Since(c.start)) }
 
 // WallClock returns the wall clock, read afresh at every call (time.Now). An
 // NTP step back shows at once and the Generator's rollback policy applies.
@@ -46,8 +55,9 @@ func (wallClock) Now() time.Time { return time.Now() }
 // about one resolution old. Share one CoarseClock between generators, and
 // Close it when done.
 type CoarseClock struct {
-	base Clock
-	ns   atomic.Int64
+	base   Clock
+	ns     atomic.Int64
+	closed atomic.Bool
 	stop chan struct{}
 	once sync.Once
 	done chan struct{}
@@ -82,16 +92,22 @@ func (c *CoarseClock) run(resolution time.Duration) {
 	}
 }
 
-// Now returns the cached reading.
-func (c *CoarseClock) Now() time.Time { return time.Unix(0, c.ns.Load()) }
+// Now returns the cached reading; after Close, the base clock's.
+func (c *CoarseClock) Now() time.Time { return time.Unix(0, c.UnixNano()) }
 
 // UnixNano returns the cached reading in ns since 1970; a Generator uses it
-// in place of Now().UnixNano().
-func (c *CoarseClock) UnixNano() int64 { return c.ns.Load() }
+// in place of Now().UnixNano(). After Close it reads the base clock.
+func (c *CoarseClock) UnixNano() int64 {
+	if c.closed.Load() {
+		return c.base.Now().UnixNano()
+	}
+	return c.ns.Load()
+}
 
-// Close stops the refreshing goroutine and waits for it to end.
+// Close stops the refreshing goroutine and waits for it to end. The clock
+// goes on working, reading its base clock at every call.
 func (c *CoarseClock) Close() error {
-	c.once.Do(func() { close(c.stop) })
+	c.once.Do(func() { c.closed.Store(true); close(c.stop) })
 	<-c.done
 	return nil
 }

@@ -58,6 +58,8 @@ type Generator struct {
 	maxWait   time.Duration
 	seqRange  uint64 // random starts are drawn in [0, seqRange); 0 means start at 0
 	unbounded bool   // a random field and no sequence: any number of IDs per tick
+	fast      bool   // Next may take the fast path: a sequence and no random field
+	coarse    *CoarseClock
 
 	hw         HighWaterStore
 	hwMu       sync.Mutex
@@ -100,6 +102,8 @@ func New(ctx context.Context, cfg Config) (*Generator, error) {
 		g.seqRange = (p.seqMax + 1) / 8
 	}
 	g.unbounded = p.seqBits == 0 && p.randBits > 0
+	g.fast = p.seqBits > 0 && p.randBits == 0
+	g.coarse, _ = g.clock.(*CoarseClock)
 	g.markTick.Store(math.MaxInt64)
 	if g.hw != nil {
 		if err := g.loadMark(ctx, cfg.HighWaterAhead); err != nil {
@@ -156,6 +160,17 @@ func (g *Generator) Layout() Layout { return g.p.layout }
 // last tick issued. Errors: *idgen.ClockRollbackError, idgen.ErrLayoutExhausted,
 // idgen.ErrBeforeEpoch, a high-water Store error, or ctx's error while waiting.
 func (g *Generator) Next(ctx context.Context) (idgen.ID, error) {
+	// Fast path: the clock is still in the last tick and its sequence has
+	// room. One load, one clock read, one compare-and-swap.
+	p := g.p
+	old := g.state.Load()
+	ns := g.elapsed()
+	last := int64(old >> p.seqBits)
+	if d := ns - last*p.tickNs; d >= 0 && d < p.tickNs && g.fast {
+		if cur := old & p.seqMax; cur < p.seqMax && g.state.CompareAndSwap(old, old+1) {
+			return g.scheme.FromUint64(uint64(last)<<p.timeShift | g.node | (cur+1)<<p.seqShift), nil
+		}
+	}
 	t, seq, _, err := g.reserve(ctx, 1)
 	if err != nil {
 		return idgen.ID{}, err
@@ -172,10 +187,15 @@ func (g *Generator) NextN(ctx context.Context, dst []idgen.ID) (int, error) {
 		if err != nil {
 			return i, err
 		}
-		for k := range n {
-			dst[i] = g.scheme.FromUint64(g.compose(t, seq+k))
-			i++
+		if g.p.randBits > 0 {
+			for k := range n {
+				dst[i+int(k)] = g.scheme.FromUint64(g.compose(t, seq+k))
+			}
+		} else {
+			// Without random bits the IDs of one tick are an arithmetic run.
+			g.scheme.FillUint64(dst[i:i+int(n)], g.compose(t, seq), 1<<g.p.seqShift)
 		}
+		i += int(n)
 	}
 	return i, nil
 }
@@ -190,6 +210,9 @@ func (g *Generator) compose(t int64, seq uint64) uint64 {
 
 // elapsed returns ns since the epoch.
 func (g *Generator) elapsed() int64 {
+	if g.coarse != nil {
+		return g.coarse.UnixNano() - g.p.epochNs
+	}
 	if g.nanoClock != nil {
 		return g.nanoClock.UnixNano() - g.p.epochNs
 	}
@@ -202,17 +225,24 @@ func (g *Generator) reserve(ctx context.Context, want uint64) (tick int64, seq, 
 	p := g.p
 	var waited time.Duration
 	for {
+		// Load the state before reading the clock: the reading that set it
+		// then happened before ours, so now < last means the clock went back,
+		// not that another goroutine read it later than we did.
+		old := g.state.Load()
 		ns := g.elapsed()
 		if ns < 0 {
 			return 0, 0, 0, fmt.Errorf("%w: clock reads %s, epoch is %s", idgen.ErrBeforeEpoch,
 				time.Unix(0, ns+p.epochNs).UTC().Format(time.RFC3339Nano), p.layout.epoch().Format(time.RFC3339Nano))
 		}
-		now := ns / p.tickNs
-		if now > p.timeMax {
-			return 0, 0, 0, fmt.Errorf("%w: the %d-bit time field ended at %s", idgen.ErrLayoutExhausted, p.timeBits, p.layout.End().Format(time.RFC3339))
-		}
-		old := g.state.Load()
 		last := int64(old >> p.seqBits)
+		now := last
+		if d := ns - last*p.tickNs; d < 0 || d >= p.tickNs {
+			// Outside the last tick: divide (a multiply and compare
+			// settle the common case without the division).
+			if now = ns / p.tickNs; now > p.timeMax {
+				return 0, 0, 0, fmt.Errorf("%w: the %d-bit time field ended at %s", idgen.ErrLayoutExhausted, p.timeBits, p.layout.End().Format(time.RFC3339))
+			}
+		}
 		switch {
 		case now > last:
 			if now >= g.markTick.Load() {

@@ -33,8 +33,9 @@ var presets = map[string]Layout{
 	// lifetime from the 2016-05-20 epoch ended on 2024-11-20.
 	"baidu": {Fields: fields("time", 28, "worker", 22, "sequence", 13),
 		Tick: time.Second, Epoch: time.Date(2016, 5, 20, 0, 0, 0, 0, time.UTC)},
-	// Multi-region: 41 bits of ms, 3 region, 10 worker, 10 sequence.
-	"region": {Fields: fields("time", 41, "region", 3, "worker", 10, "sequence", 10)},
+	// Multi-region: 41 bits of ms, 3 region, 10 worker, 10 sequence (64
+	// bits; the epoch is configurable and defaults to DefaultEpoch).
+	"region": {Fields: fields("time", 41, "region", 3, "worker", 10, "sequence", 10), Unsigned: true},
 	// Simpleflake: 41 bits of ms and 22 random bits; no coordination, and
 	// uniqueness only in probability.
 	"simpleflake": {Fields: fields("time", 41, "random", 22),

@@ -1,0 +1,103 @@
+package compare_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/idgenkit/idgen/compare"
+	"github.com/jackc/pgx/v5"
+)
+
+func needBinaries(t *testing.T) {
+	t.Helper()
+	if _, err := compare.FindBinDir(); err != nil {
+		t.Skipf("no PostgreSQL server binaries: %v", err)
+	}
+}
+
+func TestStartClusterNoBinaries(t *testing.T) {
+	_, err := compare.StartCluster(context.Background(), compare.ClusterConfig{BinDir: t.TempDir()})
+	if !errors.Is(err, compare.ErrNoPostgres) || !strings.Contains(err.Error(), "apt-get install postgresql") {
+		t.Fatalf("StartCluster(empty bin dir) = %v; want ErrNoPostgres saying how to install", err)
+	}
+}
+
+func TestStartCluster(t *testing.T) {
+	needBinaries(t)
+	ctx := context.Background()
+	c, err := compare.StartCluster(ctx, compare.ClusterConfig{SharedBuffers: "16MB"})
+	if err != nil {
+		t.Fatalf("StartCluster = %v", err)
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			c.Stop()
+		}
+	}()
+	conn, err := pgx.Connect(ctx, c.DSN())
+	if err != nil {
+		t.Fatalf("connect to %s: %v", c.DSN(), err)
+	}
+	var sb, listen string
+	err = conn.QueryRow(ctx, "SELECT current_setting('shared_buffers'), current_setting('listen_addresses')").Scan(&sb, &listen)
+	conn.Close(ctx)
+	if err != nil || sb != "16MB" || listen != "" {
+		t.Errorf("shared_buffers, listen_addresses = %q, %q, %v; want 16MB and no TCP listener", sb, listen, err)
+	}
+	if !strings.HasPrefix(c.Dir(), os.TempDir()) {
+		t.Errorf("Dir() = %q; want under %s", c.Dir(), os.TempDir())
+	}
+	stopped = true
+	if err := c.Stop(); err != nil {
+		t.Fatalf("Stop = %v", err)
+	}
+	if _, err := os.Stat(c.Dir()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Stat(%s) after Stop = %v; want it removed", c.Dir(), err)
+	}
+}
+
+// TestRunThrowaway runs a small comparison on the embedded default: a
+// throwaway cluster provisioned by Run itself.
+func TestRunThrowaway(t *testing.T) {
+	needBinaries(t)
+	needStrategies(t, "uuidv4")
+	before, _ := os.ReadDir(os.TempDir())
+	rep, err := compare.Run(context.Background(), compare.Config{
+		Rows: 5000, Writers: 2, Batch: 500, Preload: 5000, SharedBuffers: "32MB", Strategies: []string{"uuidv4"},
+	})
+	if err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	if !rep.Throwaway || rep.SharedBuffers != "32MB" || len(rep.Results) != 3 {
+		t.Fatalf("report: throwaway %v, shared_buffers %q, %d results; want true, 32MB, 3", rep.Throwaway, rep.SharedBuffers, len(rep.Results))
+	}
+	for _, r := range rep.Results {
+		if len(r.Unavailable) > 0 {
+			t.Errorf("%s: unavailable %v; the throwaway cluster has every extension (notes %v)", r.Strategy, r.Unavailable, rep.Notes)
+		}
+	}
+	// After CHECKPOINT, random keys touch preloaded leaf pages all over the
+	// index: each first touch writes a full-page image.
+	if v4 := rep.Find("uuidv4"); v4 != nil && v4.WALFPI != nil && *v4.WALFPI < 10 {
+		t.Errorf("uuidv4 after a preload: %d full-page images; want at least 10", *v4.WALFPI)
+	}
+	after, _ := os.ReadDir(os.TempDir())
+	for _, e := range after {
+		if strings.HasPrefix(e.Name(), "idgen-compare-") && !containsEntry(before, e.Name()) {
+			t.Errorf("%s left behind in %s", e.Name(), os.TempDir())
+		}
+	}
+}
+
+func containsEntry(es []os.DirEntry, name string) bool {
+	for _, e := range es {
+		if e.Name() == name {
+			return true
+		}
+	}
+	return false
+}

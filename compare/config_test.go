@@ -1,0 +1,156 @@
+package compare_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/compare"
+	"github.com/idgenkit/idgen/strategies"
+)
+
+// unreachable is a DSN nothing listens on: a run that got as far as
+// connecting would fail with ErrConnect instead of ErrBadInput.
+const unreachable = "postgres://postgres@127.0.0.1:1/postgres?sslmode=disable&connect_timeout=2"
+
+func TestRunBadInput(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  compare.Config
+		want string // in the message
+	}{
+		{"negative rows", compare.Config{Rows: -1}, "rows -1"},
+		{"negative writers", compare.Config{Writers: -2}, "writers -2"},
+		{"too many writers", compare.Config{Writers: compare.MaxWriters + 1}, "writers 257"},
+		{"huge batch", compare.Config{Batch: compare.MaxBatch + 1}, "batch 1000001"},
+		{"negative preload", compare.Config{Preload: -5}, "preload -5"},
+		{"unknown strategy", compare.Config{Strategies: []string{"snowflake", "nope"}}, `unknown strategy "nope"`},
+		{"unknown key", compare.Config{Strategies: []string{"snowflake?bogus=1"}}, `unknown key "bogus"`},
+		{"bad value", compare.Config{Strategies: []string{"snowflake?preset=zzz"}}, "zzz"},
+		{"empty spec", compare.Config{Strategies: []string{"uuidv4", ""}}, "empty strategy spec"},
+		{"reference as strategy", compare.Config{Strategies: []string{compare.Reference}}, "reference row"},
+		{"too many workers", compare.Config{Strategies: []string{"snowflake?preset=twitter"}, Writers: 40}, "worker"},
+		{"bad shared buffers", compare.Config{SharedBuffers: "lots"}, `shared buffers "lots"`},
+		{"bad schema", compare.Config{Schema: "Robert'); DROP"}, "schema"},
+		{"bad dsn", compare.Config{DSN: "postgres://[::1"}, "dsn"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := tt.cfg
+			if cfg.DSN == "" && cfg.SharedBuffers == "" {
+				cfg.DSN = unreachable
+			}
+			rep, err := compare.Run(context.Background(), cfg)
+			if !errors.Is(err, compare.ErrBadInput) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Run(%+v) = %v, %v; want ErrBadInput mentioning %q", tt.cfg, rep, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestRunSharedBuffersWithDSN(t *testing.T) {
+	_, err := compare.Run(context.Background(), compare.Config{DSN: unreachable, SharedBuffers: "1GB"})
+	if !errors.Is(err, compare.ErrBadInput) {
+		t.Fatalf("Run(DSN and SharedBuffers) = %v; want ErrBadInput", err)
+	}
+}
+
+func TestRunUnreachable(t *testing.T) {
+	_, err := compare.Run(context.Background(), compare.Config{DSN: unreachable, Strategies: []string{"uuidv4"}})
+	if !errors.Is(err, compare.ErrConnect) || !strings.Contains(err.Error(), "127.0.0.1:1") {
+		t.Fatalf("Run(unreachable) = %v; want ErrConnect naming 127.0.0.1:1", err)
+	}
+}
+
+func TestRunWorkerIDFromEnv(t *testing.T) {
+	t.Setenv(strategies.EnvWorkerID, "3")
+	_, err := compare.Run(context.Background(), compare.Config{DSN: unreachable, Strategies: []string{"snowflake"}, Writers: 2})
+	if !errors.Is(err, compare.ErrBadInput) || !strings.Contains(err.Error(), strategies.EnvWorkerID) {
+		t.Fatalf("Run with %s set and 2 writers = %v; want ErrBadInput naming it", strategies.EnvWorkerID, err)
+	}
+}
+
+func TestDefaultStrategies(t *testing.T) {
+	got := compare.DefaultStrategies()
+	var want []string
+	for _, s := range strategies.List() {
+		if !s.External {
+			want = append(want, s.Name)
+		}
+	}
+	if !slices.Equal(got, want) || len(got) == 0 {
+		t.Fatalf("DefaultStrategies() = %v; want %v", got, want)
+	}
+	for _, name := range got {
+		if s, _ := strategies.Lookup(name); s.External {
+			t.Errorf("DefaultStrategies() has %q, which needs an external store", name)
+		}
+	}
+}
+
+func TestWriterSpecs(t *testing.T) {
+	tests := []struct {
+		name    string
+		spec    string
+		writers int
+		key     string
+		specs   []string
+		field   string // decomposed field that must differ per writer
+		values  []uint64
+	}{
+		{"snowflake default", "snowflake", 3, "worker",
+			[]string{"snowflake?worker=0", "snowflake?worker=1", "snowflake?worker=2"}, "worker", []uint64{0, 1, 2}},
+		{"base from the spec", "snowflake?preset=twitter&worker=5", 2, "worker",
+			[]string{"snowflake?preset=twitter&worker=5", "snowflake?preset=twitter&worker=6"}, "worker", []uint64{5, 6}},
+		{"layout without worker", "snowflake?preset=instagram", 2, "shard",
+			[]string{"snowflake?preset=instagram&shard=0", "snowflake?preset=instagram&shard=1"}, "shard", []uint64{0, 1}},
+		{"no worker key", "uuidv4", 2, "", []string{"uuidv4", "uuidv4"}, "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			specs, key, err := compare.WriterSpecs(context.Background(), tt.spec, tt.writers)
+			if err != nil || key != tt.key || !slices.Equal(specs, tt.specs) {
+				t.Fatalf("WriterSpecs(%q, %d) = %q, %q, %v; want %q, %q", tt.spec, tt.writers, specs, key, err, tt.specs, tt.key)
+			}
+			for i, s := range specs {
+				if tt.field == "" {
+					continue
+				}
+				g, err := strategies.New(s)
+				if err != nil {
+					t.Fatalf("New(%q) = %v", s, err)
+				}
+				id, err := g.Next(context.Background())
+				if err != nil {
+					t.Fatalf("Next() = %v", err)
+				}
+				if v := field(id, tt.field); v != tt.values[i] {
+					t.Errorf("writer %d: %s of %s = %d; want %d", i, tt.field, id, v, tt.values[i])
+				}
+			}
+		})
+	}
+}
+
+func TestWriterSpecsRange(t *testing.T) {
+	// The twitter layout's worker field has 5 bits: 32 writers fit, 33 do not.
+	if _, _, err := compare.WriterSpecs(context.Background(), "snowflake?preset=twitter", 32); err != nil {
+		t.Fatalf("WriterSpecs(twitter, 32) = %v; want nil", err)
+	}
+	_, _, err := compare.WriterSpecs(context.Background(), "snowflake?preset=twitter", 33)
+	if !errors.Is(err, compare.ErrBadInput) || !errors.Is(err, idgen.ErrOutOfRange) {
+		t.Fatalf("WriterSpecs(twitter, 33) = %v; want ErrBadInput and ErrOutOfRange", err)
+	}
+}
+
+func field(id idgen.ID, name string) uint64 {
+	for _, f := range id.Scheme().Decompose(id) {
+		if f.Name == name {
+			return f.Value
+		}
+	}
+	return 1<<64 - 1
+}

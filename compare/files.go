@@ -1,0 +1,88 @@
+package compare
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// OutputFiles are the files WriteFiles writes into its directory.
+var OutputFiles = []string{
+	"results.json", "results.csv",
+	"throughput.png", "throughput.svg",
+	"index_size.png", "index_size.svg",
+	"leaf_density.png", "leaf_density.svg",
+}
+
+// WriteFiles writes the report into dir, creating it: results.json (the
+// Results as a JSON array), results.csv (one row per Result, the columns
+// named as the JSON fields, rows_per_sec_t1..t10 for the tenths) and the
+// charts of WriteCharts.
+func (r *Report) WriteFiles(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	js, err := json.MarshalIndent(r.Results, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), append(js, '\n'), 0o644); err != nil {
+		return err
+	}
+	cs, err := r.csv()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "results.csv"), cs, 0o644); err != nil {
+		return err
+	}
+	return r.WriteCharts(dir)
+}
+
+func (r *Report) csv() ([]byte, error) {
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	head := []string{"strategy", "scheme", "column", "method", "worker_key", "rows", "writers", "batch", "preload", "key_bytes",
+		"seconds", "rows_per_sec", "p50_ms", "p99_ms", "index_bytes", "table_bytes", "index_bytes_per_row",
+		"leaf_pages", "avg_leaf_density", "leaf_fragmentation", "page_splits", "wal_page_splits",
+		"wal_bytes", "wal_fpi", "wal_fpi_bytes", "idx_blks_read", "idx_blks_hit"}
+	for i := 1; i <= 10; i++ {
+		head = append(head, fmt.Sprintf("rows_per_sec_t%d", i))
+	}
+	w.Write(head)
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	of := func(v *float64) string {
+		if v == nil {
+			return ""
+		}
+		return f(*v)
+	}
+	oi := func(v *int64) string {
+		if v == nil {
+			return ""
+		}
+		return strconv.FormatInt(*v, 10)
+	}
+	for _, x := range r.Results {
+		row := []string{x.Strategy, x.Scheme, x.Column, x.Method, x.WorkerKey, strconv.Itoa(x.Rows), strconv.Itoa(x.Writers),
+			strconv.Itoa(x.Batch), strconv.Itoa(x.Preload), strconv.Itoa(x.KeyBytes),
+			f(x.Seconds), f(x.RowsPerSec), of(x.P50Ms), of(x.P99Ms),
+			strconv.FormatInt(x.IndexBytes, 10), strconv.FormatInt(x.TableBytes, 10), f(x.IndexBytesPerRow),
+			oi(x.LeafPages), of(x.AvgLeafDensity), of(x.LeafFragmentation), oi(x.PageSplits), oi(x.WALPageSplits),
+			strconv.FormatInt(x.WALBytes, 10), oi(x.WALFPI), oi(x.WALFPIBytes), oi(x.IdxBlksRead), oi(x.IdxBlksHit)}
+		for i := range 10 {
+			v := ""
+			if i < len(x.RowsPerSecTenths) {
+				v = f(x.RowsPerSecTenths[i])
+			}
+			row = append(row, v)
+		}
+		w.Write(row)
+	}
+	w.Flush()
+	return buf.Bytes(), w.Error()
+}

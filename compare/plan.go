@@ -1,0 +1,204 @@
+package compare
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/strategies"
+)
+
+// WorkerKeys are the spec keys, in order of preference, through which each
+// writer gets its own worker ID. The first one the strategy declares and
+// accepts is used.
+var WorkerKeys = []string{"worker", "machine", "node", "shard", "process"}
+
+// A plan is one row of the comparison: a strategy and its writers'
+// generators, or the baseline (no generators: the server fills the key).
+type plan struct {
+	spec      string
+	name      string // strategy name, or Baseline
+	scheme    *idgen.Scheme
+	column    string
+	keyBytes  int
+	workerKey string
+	gens      []idgen.Generator // one per writer
+}
+
+func (p *plan) close() {
+	for _, g := range p.gens {
+		if c, ok := g.(io.Closer); ok {
+			c.Close()
+		}
+	}
+	p.gens = nil
+}
+
+func closePlans(ps []*plan) {
+	for _, p := range ps {
+		p.close()
+	}
+}
+
+// buildPlans builds every strategy's generators, so that a bad spec is
+// refused before any database is touched.
+func buildPlans(ctx context.Context, cfg Config) ([]*plan, []string, error) {
+	plans := []*plan{{spec: Baseline, name: Baseline, column: idgen.ColumnBigint, keyBytes: 8}}
+	var notes []string
+	for _, spec := range cfg.Strategies {
+		p, note, err := buildPlan(ctx, spec, cfg.Writers)
+		if err != nil {
+			closePlans(plans)
+			return nil, nil, err
+		}
+		if note != "" {
+			notes = append(notes, note)
+		}
+		plans = append(plans, p)
+	}
+	return plans, notes, nil
+}
+
+func buildPlan(ctx context.Context, spec string, writers int) (*plan, string, error) {
+	st, _, err := strategies.ParseSpec(spec)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
+	scheme, err := strategies.SchemeOf(spec)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
+	p := &plan{spec: spec, name: st.Name, scheme: scheme, column: scheme.Column}
+	switch {
+	case scheme.Column == idgen.ColumnBigint && scheme.Size != 8,
+		scheme.Column == idgen.ColumnUUID && scheme.Size != 16:
+		return nil, "", fmt.Errorf("%w: %s: a %d-byte %s ID cannot be a %s column", ErrBadInput, spec, scheme.Size, scheme.Name, scheme.Column)
+	case scheme.Column != idgen.ColumnBigint && scheme.Column != idgen.ColumnUUID &&
+		scheme.Column != idgen.ColumnBytea && scheme.Column != idgen.ColumnText:
+		return nil, "", fmt.Errorf("%w: %s: unknown column type %q", ErrBadInput, spec, scheme.Column)
+	}
+	specs, key, note, err := writerSpecs(ctx, st, spec, writers)
+	if err != nil {
+		return nil, "", err
+	}
+	p.workerKey = key
+	for _, s := range specs {
+		g, err := strategies.NewContext(ctx, s)
+		if err != nil {
+			p.close()
+			return nil, "", fmt.Errorf("%w: %s: %w", ErrBadInput, s, err)
+		}
+		p.gens = append(p.gens, g)
+	}
+	switch p.column {
+	case idgen.ColumnBigint:
+		p.keyBytes = 8
+	case idgen.ColumnUUID:
+		p.keyBytes = 16
+	case idgen.ColumnBytea:
+		p.keyBytes = scheme.Size + 1
+	case idgen.ColumnText:
+		id, err := p.gens[0].Next(ctx) // one ID spent to learn the text length
+		if err != nil {
+			p.close()
+			return nil, "", fmt.Errorf("%s: %w", spec, err)
+		}
+		p.keyBytes = len(id.String()) + 1
+	}
+	return p, note, nil
+}
+
+// WriterSpecs returns the spec each of writers writers builds its generator
+// from, and the worker key that tells them apart ("" when the strategy has
+// none: its generators are independent, like UUIDv4's). Writer k gets
+// key=k, or key=base+k when spec sets key=base. A strategy that declares a
+// worker key its layout lacks (a Snowflake layout with a shard field and no
+// worker field) falls through to the next of WorkerKeys.
+func WriterSpecs(ctx context.Context, spec string, writers int) (specs []string, key string, err error) {
+	st, _, err := strategies.ParseSpec(spec)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
+	specs, key, _, err = writerSpecs(ctx, st, spec, writers)
+	return specs, key, err
+}
+
+func writerSpecs(ctx context.Context, st *strategies.Strategy, spec string, writers int) ([]string, string, string, error) {
+	// The spec must build as given; its own error is the one to report.
+	g, err := strategies.NewContext(ctx, spec)
+	if err != nil {
+		return nil, "", "", fmt.Errorf("%w: %s: %w", ErrBadInput, spec, err)
+	}
+	closeGen(g)
+	for _, key := range WorkerKeys {
+		if !slices.ContainsFunc(st.Keys, func(k strategies.Key) bool { return k.Name == key }) {
+			continue
+		}
+		specs, err := withWorker(spec, key, writers)
+		if err != nil {
+			return nil, "", "", err
+		}
+		// Try the first and the last writer: the key must exist in the
+		// layout and the range must fit.
+		if g, err = strategies.NewContext(ctx, specs[0]); err != nil {
+			continue
+		}
+		closeGen(g)
+		if g, err = strategies.NewContext(ctx, specs[len(specs)-1]); err != nil {
+			return nil, "", "", fmt.Errorf("%w: %s: %d writers need %s IDs up to %s: %w", ErrBadInput, spec, writers, key, specs[len(specs)-1], err)
+		}
+		closeGen(g)
+		if env := os.Getenv(strategies.EnvWorkerID); env != "" && writers > 1 {
+			return nil, "", "", fmt.Errorf("%w: %s=%s overrides every writer's %s ID, so %d writers would issue the same IDs; unset it to compare", ErrBadInput, strategies.EnvWorkerID, env, key, writers)
+		}
+		return specs, key, "", nil
+	}
+	specs := make([]string, writers)
+	for i := range specs {
+		specs[i] = spec
+	}
+	var note string
+	if writers > 1 && slices.ContainsFunc(st.Keys, func(k strategies.Key) bool { return slices.Contains(WorkerKeys, k.Name) }) {
+		note = fmt.Sprintf("%s: no worker key accepted (tried %s); %d writers share the spec", spec, strings.Join(WorkerKeys, ", "), writers)
+	}
+	return specs, "", note, nil
+}
+
+// withWorker returns writers copies of spec with key=base+k, base being the
+// spec's own value of key (default 0).
+func withWorker(spec, key string, writers int) ([]string, error) {
+	name, query, _ := strings.Cut(spec, "?")
+	base := int64(0)
+	var rest []string
+	if query != "" {
+		for kv := range strings.SplitSeq(query, "&") {
+			k, v, _ := strings.Cut(kv, "=")
+			if k != key {
+				rest = append(rest, kv)
+				continue
+			}
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 {
+				return nil, fmt.Errorf("%w: %s: %s=%q: want a non-negative integer", ErrBadInput, spec, key, v)
+			}
+			base = n
+		}
+	}
+	specs := make([]string, writers)
+	for k := range specs {
+		q := append(slices.Clone(rest), key+"="+strconv.FormatInt(base+int64(k), 10))
+		specs[k] = name + "?" + strings.Join(q, "&")
+	}
+	return specs, nil
+}
+
+func closeGen(g idgen.Generator) {
+	if c, ok := g.(io.Closer); ok {
+		c.Close()
+	}
+}

@@ -1,0 +1,207 @@
+package httpapi
+
+import (
+	"encoding/hex"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/snowflake"
+)
+
+// An idEncoder writes the IDs of one scheme as JSON objects,
+//
+//	{"value_string":"...","value_hex":"...","breakdown":{...}}
+//
+// For a Snowflake layout the breakdown is computed from precompiled shifts
+// and masks without allocating; other schemes go through Scheme.Decompose.
+type idEncoder struct {
+	scheme *idgen.Scheme
+	layout string // the Snowflake layout's text; "" for other schemes
+
+	// Snowflake only.
+	sf        bool
+	timeShift uint
+	timeMask  uint64
+	fields    []sfField // the layout's fields but time, high to low
+	l         snowflake.Layout
+	msTick    int64 // ms per tick when the tick is whole ms and the epoch ms-aligned, else 0
+	epochMs   int64
+}
+
+// sfField is one non-time field of a Snowflake layout.
+type sfField struct {
+	key   []byte // `,"worker_id":`
+	shift uint
+	mask  uint64
+}
+
+// breakdownKey is the JSON name of a Snowflake field in the breakdown.
+func breakdownKey(field string) string {
+	switch field {
+	case snowflake.FieldTime:
+		return "timestamp_ms"
+	case snowflake.FieldSequence:
+		return "sequence_number"
+	case snowflake.FieldRandom:
+		return "random"
+	}
+	return field + "_id"
+}
+
+func encoderFor(s *idgen.Scheme) *idEncoder {
+	e := &idEncoder{scheme: s}
+	l, ok := snowflake.LayoutOf(s)
+	if !ok || s.Size != 8 {
+		return e
+	}
+	e.sf, e.l, e.layout = true, l, l.String()
+	shift := l.Bits()
+	for _, f := range l.Fields {
+		shift -= f.Bits
+		m := uint64(1)<<uint(f.Bits) - 1
+		if f.Bits == 64 {
+			m = ^uint64(0)
+		}
+		if f.Name == snowflake.FieldTime {
+			e.timeShift, e.timeMask = uint(shift), m
+			continue
+		}
+		key := append([]byte{','}, strconv.Quote(breakdownKey(f.Name))...)
+		e.fields = append(e.fields, sfField{key: append(key, ':'), shift: uint(shift), mask: m})
+	}
+	tick, epoch := l.TickTime(1).Sub(l.TickTime(0)), l.TickTime(0)
+	if tick%time.Millisecond == 0 && epoch.Nanosecond()%int(time.Millisecond) == 0 {
+		e.msTick, e.epochMs = int64(tick/time.Millisecond), epoch.UnixMilli()
+	}
+	return e
+}
+
+// appendText appends id's canonical text.
+func (e *idEncoder) appendText(b []byte, id idgen.ID) []byte {
+	if e.sf {
+		v, _ := id.Uint64()
+		return appendUint(b, v)
+	}
+	b, _ = id.AppendText(b)
+	return b
+}
+
+// appendObject appends id as {"value_string":...,"value_hex":...,"breakdown":{...}}.
+func (e *idEncoder) appendObject(b []byte, id idgen.ID) []byte {
+	b = append(b, `{"value_string":"`...)
+	if e.sf {
+		v, _ := id.Uint64()
+		b = appendUint(b, v)
+		b = append(b, `","value_hex":"`...)
+		b = appendHex64(b, v)
+		b = append(b, `","breakdown":{"timestamp_ms":`...)
+		tick := v >> e.timeShift & e.timeMask
+		if e.msTick != 0 {
+			b = strconv.AppendInt(b, e.epochMs+int64(tick)*e.msTick, 10)
+		} else {
+			b = strconv.AppendInt(b, e.l.TickTime(int64(tick)).UnixMilli(), 10)
+		}
+		for _, f := range e.fields {
+			b = append(b, f.key...)
+			b = appendUint(b, v>>f.shift&f.mask)
+		}
+		return append(b, "}}"...)
+	}
+	start := len(b)
+	b, _ = id.AppendText(b)
+	if needsEscape(b[start:]) {
+		text := string(b[start:])
+		b = appendJSONString(b[:start-1], text)
+		b = append(b, `,"value_hex":"`...)
+	} else {
+		b = append(b, `","value_hex":"`...)
+	}
+	b = hex.AppendEncode(b, id.Bytes())
+	b = append(b, `","breakdown":{`...)
+	first := true
+	if t := id.Time(); !t.IsZero() {
+		b = append(b, `"timestamp_ms":`...)
+		b = strconv.AppendInt(b, t.UnixMilli(), 10)
+		first = false
+	}
+	for _, f := range e.scheme.Decompose(id) {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = appendJSONString(b, f.Name)
+		b = append(b, ':')
+		if f.Bits > 53 { // beyond a double's exact integers: a string
+			b = append(b, '"')
+			b = appendUint(b, f.Value)
+			b = append(b, '"')
+		} else {
+			b = appendUint(b, f.Value)
+		}
+	}
+	return append(b, "}}"...)
+}
+
+func appendUint(b []byte, v uint64) []byte { return strconv.AppendUint(b, v, 10) }
+
+const hexDigits = "0123456789abcdef"
+
+// appendHex64 appends v as 16 lowercase hex digits.
+func appendHex64(b []byte, v uint64) []byte {
+	var buf [16]byte
+	for i := 15; i >= 0; i-- {
+		buf[i] = hexDigits[v&0xf]
+		v >>= 4
+	}
+	return append(b, buf[:]...)
+}
+
+// needsEscape reports whether s cannot sit in a JSON string as it is.
+func needsEscape(s []byte) bool {
+	for _, c := range s {
+		if c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			return true
+		}
+	}
+	return false
+}
+
+// appendJSONString appends s as a JSON string: quotes, backslashes and
+// control characters escaped, invalid UTF-8 replaced by U+FFFD.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c == '\n':
+				b = append(b, '\\', 'n')
+			case c == '\t':
+				b = append(b, '\\', 't')
+			case c == '\r':
+				b = append(b, '\\', 'r')
+			case c < 0x20 || c == 0x7f:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, `\ufffd`...)
+		} else if r == '\u2028' || r == '\u2029' {
+			b = append(b, `\u202`...)
+			b = append(b, hexDigits[r&0xf])
+		} else {
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(b, '"')
+}

@@ -1,0 +1,288 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/idgenkit/idgen"
+)
+
+// query is what /ids accepts: count and format.
+type query struct {
+	count int
+	text  bool
+}
+
+// parseQuery reads count (1 to max, default 1) and format (json or text)
+// from raw, and the Accept header when format is absent. Other keys are
+// refused, so that a typo (?cout=5) does not silently give one ID.
+func parseQuery(raw, accept string, max int) (query, error) {
+	q := query{count: 1}
+	var sawCount, sawFormat bool
+	for raw != "" {
+		var kv string
+		kv, raw, _ = strings.Cut(raw, "&")
+		if kv == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(kv, "=")
+		if strings.ContainsAny(kv, "%+") {
+			var err error
+			if k, err = url.QueryUnescape(k); err != nil {
+				return q, fmt.Errorf("query parameter %q is not valid percent-encoding", kv)
+			}
+			if v, err = url.QueryUnescape(v); err != nil {
+				return q, fmt.Errorf("query parameter %q is not valid percent-encoding", kv)
+			}
+		}
+		switch k {
+		case "count":
+			if sawCount {
+				return q, errors.New("count given twice")
+			}
+			sawCount = true
+			n, err := parseCount(v, max)
+			if err != nil {
+				return q, err
+			}
+			q.count = n
+		case "format":
+			if sawFormat {
+				return q, errors.New("format given twice")
+			}
+			sawFormat = true
+			switch v {
+			case "json":
+			case "text":
+				q.text = true
+			default:
+				return q, fmt.Errorf("format %q: want json or text", v)
+			}
+		default:
+			return q, fmt.Errorf("unknown query parameter %q; allowed: count, format", k)
+		}
+	}
+	if !sawFormat && accept != "" {
+		q.text = prefersText(accept)
+	}
+	return q, nil
+}
+
+// parseCount reads a decimal count in [1, max].
+func parseCount(v string, max int) (int, error) {
+	if v == "" {
+		return 0, fmt.Errorf("count is empty; want an integer from 1 to %d", max)
+	}
+	n, neg, digits := 0, false, v
+	if digits[0] == '-' || digits[0] == '+' {
+		neg, digits = digits[0] == '-', digits[1:]
+	}
+	if digits == "" {
+		return 0, fmt.Errorf("count %q is not an integer; want 1 to %d", v, max)
+	}
+	for i := 0; i < len(digits); i++ {
+		c := digits[i]
+		if c < '0' || c > '9' {
+			return 0, fmt.Errorf("count %q is not an integer; want 1 to %d", v, max)
+		}
+		if n <= max { // stop growing once out of range; the digits are still checked
+			n = n*10 + int(c-'0')
+		}
+	}
+	if neg && n != 0 {
+		return 0, fmt.Errorf("count %s outside [1, %d]", v, max)
+	}
+	if n < 1 || n > max {
+		return 0, fmt.Errorf("count %s outside [1, %d]", v, max)
+	}
+	return n, nil
+}
+
+// prefersText reports whether an Accept header ranks text/plain above
+// application/json: the first of the two listed wins, and */* or nothing
+// of either means JSON. Quality values are not weighed.
+func prefersText(accept string) bool {
+	for accept != "" {
+		var mr string
+		mr, accept, _ = strings.Cut(accept, ",")
+		mt, _, _ := strings.Cut(mr, ";")
+		switch strings.ToLower(strings.TrimSpace(mt)) {
+		case "text/plain":
+			return true
+		case "application/json", "*/*", "application/*":
+			return false
+		}
+	}
+	return false
+}
+
+// serveIDs issues q.count IDs of g and answers them as JSON or text.
+func (h *Handler) serveIDs(w http.ResponseWriter, r *http.Request, st *reqState, g *genRoute) {
+	var accept string
+	if v := r.Header["Accept"]; len(v) > 0 { // the canonical key: no Get, no canonicalisation
+		accept = v[0]
+	}
+	q, err := parseQuery(r.URL.RawQuery, accept, h.maxCount)
+	if err != nil {
+		h.writeError(w, st, http.StatusBadRequest, err.Error())
+		return
+	}
+	if cap(st.ids) < q.count {
+		st.ids = make([]idgen.ID, q.count, max(q.count, 16))
+	}
+	ids := st.ids[:q.count]
+	ctx := r.Context()
+	if h.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, h.timeout)
+		defer cancel()
+	}
+	if _, err := idgen.NextN(ctx, g.gen, ids); err != nil {
+		h.issueError(w, st, g, err)
+		return
+	}
+	g.issued.Add(uint64(len(ids)))
+	b := st.buf[:0]
+	if q.text {
+		for _, id := range ids {
+			b = g.enc.appendText(b, id)
+			b = append(b, '\n')
+		}
+		h.write(w, st, http.StatusOK, ctText, b)
+		return
+	}
+	b = append(b, `{"ids":[`...)
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = g.enc.appendObject(b, id)
+	}
+	b = append(b, `],"generated_at":"`...)
+	b = st.start.UTC().AppendFormat(b, time.RFC3339)
+	b = append(b, "\"}\n"...)
+	h.write(w, st, http.StatusOK, ctJSON, b)
+}
+
+// Kinds of issuing errors, counted per generator.
+const (
+	errClockRollback = iota
+	errLeaseLost
+	errUnavailable
+	errTimeout
+	errOther
+	numErrKinds
+)
+
+var errKindNames = [numErrKinds]string{"clock_rollback", "lease_lost", "unavailable", "timeout", "other"}
+
+// classify maps an issuing error to its kind and HTTP status: 503 for what
+// passes (a clock rollback, a lost lease, a store down), 500 otherwise.
+func classify(err error) (kind, code int) {
+	switch {
+	case errors.Is(err, idgen.ErrClockRollback):
+		return errClockRollback, http.StatusServiceUnavailable
+	case errors.Is(err, idgen.ErrLeaseLost), errors.Is(err, idgen.ErrNoWorkerIDs):
+		return errLeaseLost, http.StatusServiceUnavailable
+	case errors.Is(err, idgen.ErrUnavailable), errors.Is(err, idgen.ErrClosed):
+		return errUnavailable, http.StatusServiceUnavailable
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return errTimeout, http.StatusServiceUnavailable
+	}
+	return errOther, http.StatusInternalServerError
+}
+
+// issueError answers a failed issue: nothing of the request is sent.
+func (h *Handler) issueError(w http.ResponseWriter, st *reqState, g *genRoute, err error) {
+	kind, code := classify(err)
+	g.errs[kind].Add(1)
+	msg := err.Error()
+	retry := time.Second
+	var rb *idgen.ClockRollbackError
+	switch {
+	case errors.As(err, &rb):
+		g.rollbackFailures.Add(1)
+		retry = max(retry, rb.Drift)
+	case kind == errOther:
+		msg = "internal error issuing IDs; see the server log"
+	}
+	h.log.Error("httpapi: issuing IDs failed", "generator", g.name, "kind", errKindNames[kind], "status", code, "err", err)
+	if code == http.StatusServiceUnavailable {
+		secs := (retry + time.Second - 1) / time.Second
+		w.Header()["Retry-After"] = []string{itoa(int(secs))}
+	}
+	h.writeError(w, st, code, fmt.Sprintf("generator %q: %s", g.name, msg))
+}
+
+// serveDecode answers the breakdown of text, an ID of g's scheme.
+func (h *Handler) serveDecode(w http.ResponseWriter, st *reqState, g *genRoute, text string) {
+	id, err := g.scheme.Parse(text)
+	if err != nil {
+		h.writeError(w, st, http.StatusBadRequest, fmt.Sprintf("%q is not a %s ID of generator %q: %v", text, g.scheme.Name, g.name, err))
+		return
+	}
+	b := g.enc.appendObject(st.buf[:0], id)
+	h.write(w, st, http.StatusOK, ctJSON, append(b, '\n'))
+}
+
+// serveReady checks every generator, in name order, and answers 503 naming
+// the first that cannot issue.
+func (h *Handler) serveReady(w http.ResponseWriter, r *http.Request, st *reqState) {
+	for _, name := range h.names {
+		g := h.gens[name]
+		ctx, cancel := context.WithTimeout(r.Context(), h.readyTO)
+		err := ready(ctx, g.gen)
+		cancel()
+		if err != nil {
+			h.log.Warn("httpapi: generator not ready", "generator", name, "err", err)
+			h.writeError(w, st, http.StatusServiceUnavailable, fmt.Sprintf("generator %q not ready: %v", name, err))
+			return
+		}
+	}
+	h.write(w, st, http.StatusOK, ctJSON, append(st.buf[:0], `{"status":"ready"}`+"\n"...))
+}
+
+// ready asks g whether it can issue: Ready when g is a Readier, else one
+// call to Next whose ID is dropped (a gap, never a duplicate).
+func ready(ctx context.Context, g idgen.Generator) error {
+	if r, ok := g.(Readier); ok {
+		return r.Ready(ctx)
+	}
+	_, err := g.Next(ctx)
+	return err
+}
+
+// serveGenerators lists the generators and their schemes.
+func (h *Handler) serveGenerators(w http.ResponseWriter, st *reqState) {
+	b := append(st.buf[:0], `{"default":`...)
+	b = appendJSONString(b, h.def.name)
+	b = append(b, `,"generators":[`...)
+	for i, name := range h.names {
+		g := h.gens[name]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"name":`...)
+		b = appendJSONString(b, name)
+		b = append(b, `,"scheme":`...)
+		b = appendJSONString(b, g.scheme.Name)
+		b = append(b, `,"size":`...)
+		b = appendUint(b, uint64(g.scheme.Size))
+		b = append(b, `,"time_ordered":`...)
+		b = fmt.Appendf(b, "%t", g.scheme.TimeOrdered)
+		if g.enc.layout != "" {
+			b = append(b, `,"layout":`...)
+			b = appendJSONString(b, g.enc.layout)
+		}
+		b = append(b, `,"path":`...)
+		b = appendJSONString(b, apiPrefix+name+"/ids")
+		b = append(b, '}')
+	}
+	b = append(b, "]}\n"...)
+	h.write(w, st, http.StatusOK, ctJSON, b)
+}

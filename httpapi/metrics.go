@@ -1,0 +1,169 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/segment"
+)
+
+// Counters a Generator may expose for /metrics, detected with a type
+// assertion at each scrape. They are plain methods, so that a library
+// implements them without importing httpapi.
+type (
+	// A RollbackCounter counts the clock rollbacks a generator met: those
+	// it waited out (policies wait and wait-then-fail) and those it failed
+	// on. Without it the handler counts the failures its own requests got,
+	// and cannot see waits.
+	RollbackCounter interface {
+		ClockRollbackWaits() uint64
+		ClockRollbackFailures() uint64
+	}
+	// A SequenceWaitCounter counts the times a generator waited for the
+	// next tick because the tick's sequence was used up.
+	SequenceWaitCounter interface {
+		SequenceWaits() uint64
+	}
+	// A RemainingReporter tells how many IDs a segment generator holds in
+	// memory (current segment plus the prefetched one), issuable with no
+	// store round trip.
+	RemainingReporter interface {
+		Remaining() uint64
+	}
+)
+
+// routeKind labels a request's route in the latency histogram.
+type routeKind uint8
+
+const (
+	routeIDs routeKind = iota
+	routeDecode
+	routeGenerators
+	routeHealth
+	routeReady
+	routeMetrics
+	routeOpenAPI
+	routeNotFound
+	numRoutes
+)
+
+var routeNames = [numRoutes]string{"ids", "decode", "generators", "healthz", "readyz", "metrics", "openapi", "not_found"}
+
+// codes are the status codes whose latency observers are resolved up front.
+var codes = [...]int{http.StatusOK, http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed,
+	http.StatusInternalServerError, http.StatusServiceUnavailable}
+
+// latencyBuckets span 25 µs to 2.5 s: the target p99 is under 1 ms.
+var latencyBuckets = []float64{25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 250e-3, 1, 2.5}
+
+// metrics holds the handler's Prometheus metrics. Request-path updates are
+// atomic adds and one histogram observation; the per-generator counters are
+// read at scrape time by collect.
+type metrics struct {
+	h        *Handler
+	latency  *prometheus.HistogramVec
+	observer [numRoutes][len(codes)]prometheus.Observer
+	panics   atomic.Uint64
+
+	issuedDesc, rbFailDesc, rbWaitDesc, seqWaitDesc, remainingDesc, errorsDesc, panicsDesc *prometheus.Desc
+}
+
+func newMetrics(h *Handler) *metrics {
+	m := &metrics{h: h}
+	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "idgen_http_request_duration_seconds",
+		Help:    "Time to answer an HTTP request of the ID service, by route and status code.",
+		Buckets: latencyBuckets,
+	}, []string{"route", "code"})
+	for r := range numRoutes {
+		for i, c := range codes {
+			m.observer[r][i] = m.latency.WithLabelValues(routeNames[r], strconv.Itoa(c))
+		}
+	}
+	gen := []string{"generator"}
+	m.issuedDesc = prometheus.NewDesc("idgen_ids_issued_total", "IDs sent to clients, by generator.", gen, nil)
+	m.rbFailDesc = prometheus.NewDesc("idgen_clock_rollback_failures_total",
+		"Clock rollbacks that failed an issue, by generator: from the generator's own counter when it has one, else the requests answered 503 for a rollback.", gen, nil)
+	m.rbWaitDesc = prometheus.NewDesc("idgen_clock_rollback_waits_total",
+		"Clock rollbacks the generator waited out; present only for generators that count them.", gen, nil)
+	m.seqWaitDesc = prometheus.NewDesc("idgen_sequence_exhaustion_waits_total",
+		"Waits for the next tick because a tick's sequence was used up; present only for generators that count them.", gen, nil)
+	m.remainingDesc = prometheus.NewDesc("idgen_segment_ids_remaining",
+		"IDs a segment generator holds in memory, issuable without a store round trip.", gen, nil)
+	m.errorsDesc = prometheus.NewDesc("idgen_issue_errors_total",
+		"Requests that failed to get their IDs, by generator and kind (clock_rollback, lease_lost, unavailable, timeout, other).",
+		[]string{"generator", "kind"}, nil)
+	m.panicsDesc = prometheus.NewDesc("idgen_http_panics_total", "Panics recovered while serving a request.", nil, nil)
+	return m
+}
+
+func (m *metrics) register(reg prometheus.Registerer) error {
+	if err := reg.Register(m.latency); err != nil {
+		return err
+	}
+	return reg.Register(collector{m})
+}
+
+// observe records one request's latency.
+func (m *metrics) observe(r routeKind, code int, d time.Duration) {
+	for i, c := range codes {
+		if c == code {
+			m.observer[r][i].Observe(d.Seconds())
+			return
+		}
+	}
+	m.latency.WithLabelValues(routeNames[r], strconv.Itoa(code)).Observe(d.Seconds())
+}
+
+// collector exports the per-generator counters at scrape time.
+type collector struct{ m *metrics }
+
+func (c collector) Describe(ch chan<- *prometheus.Desc) {
+	m := c.m
+	for _, d := range []*prometheus.Desc{m.issuedDesc, m.rbFailDesc, m.rbWaitDesc, m.seqWaitDesc, m.remainingDesc, m.errorsDesc, m.panicsDesc} {
+		ch <- d
+	}
+}
+
+func (c collector) Collect(ch chan<- prometheus.Metric) {
+	m := c.m
+	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	}
+	for _, name := range m.h.names {
+		g := m.h.gens[name]
+		counter(m.issuedDesc, g.issued.Load(), name)
+		if rc, ok := g.gen.(RollbackCounter); ok {
+			counter(m.rbFailDesc, rc.ClockRollbackFailures(), name)
+			counter(m.rbWaitDesc, rc.ClockRollbackWaits(), name)
+		} else {
+			counter(m.rbFailDesc, g.rollbackFailures.Load(), name)
+		}
+		if sc, ok := g.gen.(SequenceWaitCounter); ok {
+			counter(m.seqWaitDesc, sc.SequenceWaits(), name)
+		}
+		if n, ok := remaining(g.gen); ok {
+			ch <- prometheus.MustNewConstMetric(m.remainingDesc, prometheus.GaugeValue, float64(n), name)
+		}
+		for k := range numErrKinds {
+			counter(m.errorsDesc, g.errs[k].Load(), name, errKindNames[k])
+		}
+	}
+	counter(m.panicsDesc, m.panics.Load())
+}
+
+// remaining returns the IDs g holds in memory, for segment generators.
+func remaining(g idgen.Generator) (uint64, bool) {
+	switch x := g.(type) {
+	case *segment.Allocator:
+		return uint64(max(0, x.Stats().Remaining)), true
+	case RemainingReporter:
+		return x.Remaining(), true
+	}
+	return 0, false
+}

@@ -1,0 +1,75 @@
+package cli_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/idgenkit/idgen/internal/cli"
+	"github.com/idgenkit/idgen/internal/testenv"
+)
+
+func runCompare(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = cli.Main(append([]string{"compare"}, args...), strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestCompareBadInput(t *testing.T) {
+	const down = "postgres://postgres@127.0.0.1:1/postgres?connect_timeout=2"
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"zero rows", []string{"--rows", "0", "--dsn", down}, "--rows 0"},
+		{"negative rows", []string{"--rows", "-5", "--dsn", down}, "--rows -5"},
+		{"zero writers", []string{"--writers", "0", "--dsn", down}, "--writers 0"},
+		{"unknown strategy", []string{"--strategies", "uuidv4,nope", "--dsn", down}, `unknown strategy "nope"`},
+		{"unreachable dsn", []string{"--strategies", "uuidv4", "--dsn", down}, "cannot connect"},
+		{"shared buffers with dsn", []string{"--dsn", down, "--shared-buffers", "1GB"}, "--shared-buffers"},
+		{"bad shared buffers", []string{"--shared-buffers", "much"}, `shared buffers "much"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCompare(tt.args...)
+			if code != 2 || !strings.Contains(stderr, tt.want) || stdout != "" {
+				t.Errorf("compare %q = exit %d, stdout %q, stderr %q; want exit 2, no output, an error mentioning %q",
+					tt.args, code, stdout, stderr, tt.want)
+			}
+		})
+	}
+}
+
+func TestCompareRun(t *testing.T) {
+	dsn := testenv.PostgresDSN(t)
+	dir := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := runCompare("--dsn", dsn, "--rows", "3000", "--writers", "2", "--batch", "500",
+		"--strategies", "snowflake?preset=twitter,uuidv4", "--out", dir)
+	if code != 0 {
+		t.Fatalf("compare = exit %d, stderr %q", code, stderr)
+	}
+	for _, s := range []string{"bigserial ", "generate_series ", "snowflake?preset=twitter ", "uuidv4 ", "harness check:"} {
+		if !strings.Contains(stdout, s) {
+			t.Errorf("compare output lacks %q:\n%s", s, stdout)
+		}
+	}
+	// stderr is not a terminal: plain progress lines.
+	if !strings.Contains(stderr, "compare: uuidv4 measure: done, 3000 rows") {
+		t.Errorf("compare stderr lacks the plain progress line:\n%s", stderr)
+	}
+	js, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res []struct {
+		Strategy string `json:"strategy"`
+		Rows     int    `json:"rows"`
+	}
+	if err := json.Unmarshal(js, &res); err != nil || len(res) != 4 || res[2].Strategy != "snowflake?preset=twitter" || res[3].Rows != 3000 {
+		t.Errorf("results.json = %+v, %v; want bigserial, generate_series, snowflake?preset=twitter, uuidv4 with 3000 rows", res, err)
+	}
+}

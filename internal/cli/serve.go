@@ -1,0 +1,180 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/httpapi"
+	"github.com/idgenkit/idgen/snowflake"
+	"github.com/idgenkit/idgen/strategies"
+)
+
+func init() { addCommand(newServeCmd) }
+
+type serveFlags struct {
+	config, spec, addr, logLevel                    string
+	maxCount                                        int
+	timeout, readTimeout, writeTimeout, idleTimeout time.Duration
+	shutdownTimeout                                 time.Duration
+}
+
+func newServeCmd() *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve (--config FILE | -s SPEC) [--addr :8080]",
+		Short: "Serve IDs over HTTP (JSON or text), with /healthz, /readyz and /metrics",
+		Long: `serve runs the ID service: GET /api/v1/ids?count=N answers N IDs of the
+default generator as JSON ({"ids":[{"value_string","value_hex","breakdown"}],
+"generated_at"}), or one per line with ?format=text. Generators named in a
+config file also get /api/v1/{name}/ids. The API is described at
+/api/v1/openapi.json; /healthz, /readyz and /metrics (Prometheus) are served
+beside it. Logs are JSON lines on stderr. SIGTERM or SIGINT stops accepting
+connections and lets requests in flight finish (up to --shutdown-timeout).`,
+		Example: `  idgen serve -s 'snowflake?preset=twitter&datacenter=1&worker=7' --addr :8080
+  curl 'localhost:8080/api/v1/ids?count=3'
+  curl 'localhost:8080/api/v1/ids?count=1000&format=text'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd.Context(), f, cmd.ErrOrStderr()) },
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.config, "config", "c", "", "config file (YAML, TOML or JSON) naming the generators")
+	fl.StringVarP(&f.spec, "spec", "s", "", `one generator's spec, served as "default", e.g. 'snowflake?preset=twitter&worker=7'`)
+	fl.StringVar(&f.addr, "addr", ":8080", "listen address, host:port")
+	fl.IntVar(&f.maxCount, "max-count", httpapi.DefaultMaxCount, "largest count a request may ask for")
+	fl.DurationVar(&f.timeout, "timeout", time.Second, "longest a request waits for its IDs (clock rollback, store) before 503; 0: no bound")
+	fl.DurationVar(&f.readTimeout, "read-timeout", 5*time.Second, "http.Server ReadTimeout (headers and body)")
+	fl.DurationVar(&f.writeTimeout, "write-timeout", 10*time.Second, "http.Server WriteTimeout")
+	fl.DurationVar(&f.idleTimeout, "idle-timeout", 2*time.Minute, "http.Server IdleTimeout for keep-alive connections")
+	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long requests in flight may take to finish after SIGTERM")
+	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	return cmd
+}
+
+func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return badInput(fmt.Errorf("serve: --log-level %q: want debug, info, warn or error", f.logLevel))
+	}
+	if (f.config == "") == (f.spec == "") {
+		return badInput(errors.New("serve: give exactly one of --config FILE or -s SPEC"))
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"timeout", f.timeout}, {"read-timeout", f.readTimeout}, {"write-timeout", f.writeTimeout},
+		{"idle-timeout", f.idleTimeout}, {"shutdown-timeout", f.shutdownTimeout}} {
+		if d.v < 0 {
+			return badInput(fmt.Errorf("serve: --%s %v must not be negative", d.name, d.v))
+		}
+	}
+	if f.maxCount < 1 {
+		return badInput(fmt.Errorf("serve: --max-count %d: want at least 1", f.maxCount))
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	gens, def, err := loadGenerators(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer closeGenerators(log, gens)
+	h, err := httpapi.New(gens, httpapi.Options{Default: def, MaxCount: f.maxCount, Timeout: f.timeout, Logger: log})
+	if err != nil {
+		return badInput(fmt.Errorf("serve: %w", err))
+	}
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return fmt.Errorf("serve: --addr %q: %w", f.addr, err)
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: min(f.readTimeout, 5*time.Second),
+		ReadTimeout:       f.readTimeout,
+		WriteTimeout:      f.writeTimeout,
+		IdleTimeout:       f.idleTimeout,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	log.Info("serving", "addr", ln.Addr().String(), "default", h.Default(), "generators", h.Names(),
+		"max_count", f.maxCount)
+
+	select {
+	case err := <-served: // the listener failed
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: finishing requests in flight", "timeout", f.shutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
+	defer cancel()
+	err = srv.Shutdown(sctx)
+	<-served // http.ErrServerClosed
+	if err != nil {
+		log.Error("shutdown incomplete", "err", err)
+		return fmt.Errorf("serve: shutdown: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// loadGenerators builds the generators of --config or -s, and names the
+// default one.
+func loadGenerators(ctx context.Context, f serveFlags) (map[string]idgen.Generator, string, error) {
+	if f.config != "" {
+		return loadConfig(ctx, f.config)
+	}
+	g, err := strategies.NewContext(ctx, f.spec)
+	if err != nil {
+		if isSpecError(err) {
+			err = badInput(err)
+		}
+		return nil, "", fmt.Errorf("serve: -s %q: %w", f.spec, err)
+	}
+	return map[string]idgen.Generator{httpapi.DefaultName: g}, httpapi.DefaultName, nil
+}
+
+// closeGenerators closes the generators that hold resources.
+func closeGenerators(log *slog.Logger, gens map[string]idgen.Generator) {
+	for name, g := range gens {
+		if c, ok := g.(io.Closer); ok {
+			if err := c.Close(); err != nil {
+				log.Warn("closing generator", "generator", name, "err", err)
+			}
+		}
+	}
+}
+
+// loadConfig builds every generator of a config file (strategies.Load).
+func loadConfig(ctx context.Context, path string) (map[string]idgen.Generator, string, error) {
+	c, err := strategies.Load(path)
+	if err != nil {
+		return nil, "", badInput(fmt.Errorf("serve: --config: %w", err))
+	}
+	gens := make(map[string]idgen.Generator, len(c.Generators))
+	for _, gs := range c.Generators {
+		g, err := c.New(ctx, gs.Name)
+		if err != nil {
+			closeGenerators(slog.New(slog.DiscardHandler), gens)
+			if isSpecError(err) {
+				err = badInput(err)
+			}
+			return nil, "", fmt.Errorf("serve: --config: %w", err)
+		}
+		gens[gs.Name] = g
+	}
+	return gens, c.Default, nil
+}
+
+// isSpecError reports whether building a generator failed on the spec
+// itself (a key, a node value out of range, a layout) rather than on a store.
+func isSpecError(err error) bool {
+	return errors.Is(err, strategies.ErrSpec) || errors.Is(err, idgen.ErrOutOfRange) || errors.Is(err, snowflake.ErrInvalidLayout)
+}

@@ -1,0 +1,520 @@
+package segment
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/idgenkit/idgen"
+)
+
+// Defaults of Config's zero values.
+const (
+	DefaultMaxStep      = 1_000_000 // Leaf's cap on the dynamic step
+	DefaultStep         = 1000      // the step AutoCreate gives a new tag
+	DefaultPrefetch     = 0.1       // fetch the next segment once 10 % of the current is used
+	DefaultGrowBelow    = 15 * time.Minute
+	DefaultShrinkAbove  = 30 * time.Minute
+	DefaultRetryMin     = 50 * time.Millisecond
+	DefaultRetryMax     = 2 * time.Second
+	DefaultFetchTimeout = 5 * time.Second
+)
+
+// Config configures an Allocator. Each field's zero value selects the
+// default documented beside it; New validates the whole once.
+type Config struct {
+	// Store reserves the segments. Required. The Allocator does not close
+	// it (Dial's does).
+	Store Store
+
+	// Tag is the biz tag, 1 to 128 bytes. Required.
+	Tag string
+
+	// Step is the size of the first segment, in [1, MaxStep]. Zero means the
+	// tag's step in the store.
+	Step int64
+
+	// MinStep is the floor of the dynamic step. Zero means the first
+	// segment's step.
+	MinStep int64
+
+	// MaxStep is the cap of the dynamic step, at most 2^31-1. Zero means
+	// DefaultMaxStep (1,000,000), or the first step when that is larger.
+	// Setting MinStep = MaxStep fixes the step.
+	MaxStep int64
+
+	// Prefetch is the share of the current segment, in (0, 1], used when
+	// the next is fetched in the background. Zero means 0.1.
+	Prefetch float64
+
+	// GrowBelow: a segment that lasted less than this doubles the next step.
+	// Zero means 15 min.
+	GrowBelow time.Duration
+
+	// ShrinkAbove: a segment that lasted more than this halves the next
+	// step. Zero means 30 min.
+	ShrinkAbove time.Duration
+
+	// RetryMin and RetryMax bound the backoff between failed fetches, which
+	// doubles from RetryMin up to RetryMax. Zero means 50 ms and 2 s.
+	RetryMin, RetryMax time.Duration
+
+	// FetchTimeout bounds one reservation. Zero means 5 s.
+	FetchTimeout time.Duration
+
+	// AutoCreate creates an unknown tag with Step (DefaultStep when zero)
+	// instead of failing with ErrUnknownTag.
+	AutoCreate bool
+
+	// Now is the clock of the dynamic step (how long a segment lasted).
+	// Nil means time.Now. Fetch latencies are measured on the monotonic
+	// clock regardless.
+	Now func() time.Time
+
+	// OnFetch, when set, is called after each fetch attempt, from the
+	// goroutine that made it. It must not block.
+	OnFetch func(Fetch)
+}
+
+// A Fetch describes one reservation attempt, for Config.OnFetch.
+type Fetch struct {
+	Max     int64         // the reserved range is (Max-Step, Max]; 0 on error
+	Step    int64         // the step asked for (0: the tag's own)
+	Lasted  time.Duration // how long the previous segment lasted, by Config.Now
+	Latency time.Duration // the store's round trip
+	Err     error
+}
+
+// Stats are an Allocator's counters, a plain value (see Allocator.Stats).
+type Stats struct {
+	Segments        int64         // segments fetched, the first included
+	FetchErrors     int64         // failed fetch attempts
+	FetchLatency    time.Duration // total latency of successful fetches
+	MaxFetchLatency time.Duration // the slowest successful fetch
+	Remaining       int64         // IDs left in the current and next segments
+	Step            int64         // the latest segment's step
+	Waits           int64         // calls that found both segments empty and waited for a fetch
+	Unavailable     int64         // calls that got idgen.ErrUnavailable
+}
+
+// MeanFetchLatency returns FetchLatency / Segments.
+func (s Stats) MeanFetchLatency() time.Duration {
+	if s.Segments == 0 {
+		return 0
+	}
+	return s.FetchLatency / time.Duration(s.Segments)
+}
+
+// span is one segment: the IDs [start, end), handed out by next.
+type span struct {
+	next    atomic.Int64
+	start   int64
+	end     int64
+	trigger int64 // the ID whose issue starts the prefetch
+	step    int64
+	fetched time.Time // by Config.Now
+}
+
+// closedSpan replaces an Allocator's current segment at Close: every ID
+// drawn from it is past its end, which sends the caller to advance and
+// ErrClosed without a check on the fast path.
+var closedSpan = &span{start: math.MinInt64, end: math.MinInt64, trigger: math.MinInt64}
+
+// Allocator hands out a biz tag's IDs from memory, two segments at a time
+// (Leaf's double buffer). Next is lock-free while the current segment
+// lasts. Safe for concurrent use; Close stops its background goroutine.
+type Allocator struct {
+	cfg   Config
+	owned bool // Close closes the store (Dial)
+
+	cur    atomic.Pointer[span]
+	closed atomic.Bool
+
+	mu       sync.Mutex
+	next     *span         // the prefetched segment, nil when none
+	lastErr  error         // the last fetch attempt's error, nil after a success
+	attempt  chan struct{} // closed when the fetch attempt under way ends
+	fetchLat time.Duration
+	maxLat   time.Duration
+
+	kick      chan struct{} // cap 1: wake the fetcher
+	stop      chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+
+	segments    atomic.Int64
+	fetchErrors atomic.Int64
+	waits       atomic.Int64
+	unavailable atomic.Int64
+}
+
+var (
+	_ idgen.Generator = (*Allocator)(nil)
+	_ idgen.Batcher   = (*Allocator)(nil)
+)
+
+func (c *Config) validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrConfig}, args...)...)
+	}
+	switch {
+	case c.Store == nil:
+		return bad("no Store")
+	case c.Step < 0 || c.Step > MaxStep:
+		return bad("step %d: want an integer in [1, %d] (0: the tag's own step)", c.Step, MaxStep)
+	case c.MinStep < 0 || c.MinStep > MaxStep:
+		return bad("min step %d: want an integer in [1, %d]", c.MinStep, MaxStep)
+	case c.MaxStep < 0 || c.MaxStep > MaxStep:
+		return bad("max step %d: want an integer in [1, %d]", c.MaxStep, MaxStep)
+	case c.MinStep > 0 && c.MaxStep > 0 && c.MinStep > c.MaxStep:
+		return bad("min step %d above max step %d", c.MinStep, c.MaxStep)
+	case c.MaxStep > 0 && c.Step > c.MaxStep:
+		return bad("step %d above max step %d", c.Step, c.MaxStep)
+	case math.IsNaN(c.Prefetch) || c.Prefetch < 0 || c.Prefetch > 1:
+		return bad("prefetch %v: want a share in (0, 1]", c.Prefetch)
+	case c.GrowBelow < 0 || c.ShrinkAbove < 0 || c.RetryMin < 0 || c.RetryMax < 0 || c.FetchTimeout < 0:
+		return bad("negative duration")
+	}
+	if err := checkTag(c.Tag); err != nil {
+		return err
+	}
+	if c.Prefetch == 0 {
+		c.Prefetch = DefaultPrefetch
+	}
+	if c.GrowBelow == 0 {
+		c.GrowBelow = DefaultGrowBelow
+	}
+	if c.ShrinkAbove == 0 {
+		c.ShrinkAbove = DefaultShrinkAbove
+	}
+	if c.GrowBelow > c.ShrinkAbove {
+		return bad("grow below %v above shrink above %v", c.GrowBelow, c.ShrinkAbove)
+	}
+	if c.RetryMin == 0 {
+		c.RetryMin = DefaultRetryMin
+	}
+	if c.RetryMax == 0 {
+		c.RetryMax = max(DefaultRetryMax, c.RetryMin)
+	}
+	if c.FetchTimeout == 0 {
+		c.FetchTimeout = DefaultFetchTimeout
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return nil
+}
+
+// New validates cfg, reserves the first segment (synchronously, so that an
+// unknown tag or an unreachable store fails here) and starts the background
+// fetcher. Errors wrap ErrConfig, ErrUnknownTag, ErrNotInstalled or
+// ErrUnreachable.
+func New(ctx context.Context, cfg Config) (*Allocator, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	a := &Allocator{
+		cfg:     cfg,
+		attempt: make(chan struct{}),
+		kick:    make(chan struct{}, 1),
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	first, err := a.fetch(ctx, cfg.Step, 0)
+	if err == nil && first == nil {
+		err = fmt.Errorf("segment: biz tag %q: empty first segment", cfg.Tag)
+	}
+	if errorsIsUnknown(err) && cfg.AutoCreate {
+		step := cfg.Step
+		if step == 0 {
+			step = DefaultStep
+		}
+		if _, _, err = cfg.Store.Init(ctx, cfg.Tag, step, "created by idgen (AutoCreate)"); err == nil {
+			first, err = a.fetch(ctx, cfg.Step, 0)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if a.cfg.MinStep == 0 {
+		a.cfg.MinStep = first.step
+	}
+	if a.cfg.MaxStep == 0 {
+		a.cfg.MaxStep = max(DefaultMaxStep, first.step)
+	}
+	if a.cfg.MinStep > a.cfg.MaxStep {
+		return nil, fmt.Errorf("%w: the tag's step %d is above max step %d", ErrConfig, a.cfg.MinStep, a.cfg.MaxStep)
+	}
+	a.cur.Store(first)
+	go a.run()
+	return a, nil
+}
+
+// Dial opens the store dsn names (see Open) and returns an Allocator on it
+// whose Close also closes the store. cfg.Store must be nil.
+func Dial(ctx context.Context, dsn string, cfg Config) (*Allocator, error) {
+	if cfg.Store != nil {
+		return nil, fmt.Errorf("%w: Dial with a Store; call New", ErrConfig)
+	}
+	if err := checkTag(cfg.Tag); err != nil {
+		return nil, err
+	}
+	s, err := Open(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Store = s
+	a, err := New(ctx, cfg)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	a.owned = true
+	return a, nil
+}
+
+// Scheme returns Scheme.
+func (a *Allocator) Scheme() *idgen.Scheme { return Scheme }
+
+// Tag returns the biz tag.
+func (a *Allocator) Tag() string { return a.cfg.Tag }
+
+// Next returns the next ID of the current segment. At the end of a
+// segment it switches to the prefetched one; when none is ready it waits for
+// the fetch under way (honouring ctx), or returns an error wrapping
+// idgen.ErrUnavailable when the store's last attempt failed. After Close it
+// returns idgen.ErrClosed.
+func (a *Allocator) Next(ctx context.Context) (idgen.ID, error) {
+	for {
+		s := a.cur.Load() // closedSpan after Close
+		v := s.next.Add(1) - 1
+		if v < s.end {
+			if v == s.trigger {
+				a.prefetch()
+			}
+			return Scheme.FromUint64(uint64(v)), nil
+		}
+		if err := a.advance(ctx, s); err != nil {
+			return idgen.ID{}, err
+		}
+	}
+}
+
+// NextN fills dst with increasing IDs, taking whole runs of the current
+// segment at once. It returns n < len(dst) only with an error, as Next's.
+func (a *Allocator) NextN(ctx context.Context, dst []idgen.ID) (int, error) {
+	i := 0
+	for i < len(dst) {
+		s := a.cur.Load()
+		want := int64(len(dst) - i)
+		hi := s.next.Add(want)
+		lo := hi - want
+		if lo < s.end {
+			top := min(hi, s.end)
+			if lo <= s.trigger && s.trigger < top {
+				a.prefetch()
+			}
+			for v := lo; v < top; v++ {
+				dst[i] = Scheme.FromUint64(uint64(v))
+				i++
+			}
+			continue
+		}
+		if err := a.advance(ctx, s); err != nil {
+			return i, err
+		}
+	}
+	return i, nil
+}
+
+// prefetch wakes the fetcher without blocking.
+func (a *Allocator) prefetch() {
+	select {
+	case a.kick <- struct{}{}:
+	default:
+	}
+}
+
+// advance moves past the used-up segment old: to the prefetched segment when
+// there is one, else it waits for the fetch under way.
+func (a *Allocator) advance(ctx context.Context, old *span) error {
+	a.mu.Lock()
+	for {
+		if a.closed.Load() {
+			a.mu.Unlock()
+			return idgen.ErrClosed
+		}
+		if a.cur.Load() != old {
+			a.mu.Unlock()
+			return nil
+		}
+		if a.next != nil {
+			a.cur.Store(a.next)
+			a.next = nil
+			a.mu.Unlock()
+			return nil
+		}
+		a.prefetch()
+		if a.lastErr != nil {
+			err := a.lastErr
+			a.mu.Unlock()
+			a.unavailable.Add(1)
+			return fmt.Errorf("%w: biz tag %q: both segments used up, store failing: %w", idgen.ErrUnavailable, a.cfg.Tag, err)
+		}
+		ch := a.attempt
+		a.mu.Unlock()
+		a.waits.Add(1)
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-a.stop:
+			return idgen.ErrClosed
+		}
+		a.mu.Lock()
+	}
+}
+
+// run is the background fetcher: on each kick it fills the next segment,
+// retrying with backoff while the store fails, until Close.
+func (a *Allocator) run() {
+	defer close(a.done)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-a.stop
+		cancel()
+	}()
+	for {
+		select {
+		case <-a.stop:
+			return
+		case <-a.kick:
+		}
+		backoff := a.cfg.RetryMin
+		for {
+			a.mu.Lock()
+			need := a.next == nil
+			a.mu.Unlock()
+			if !need {
+				break
+			}
+			cur := a.cur.Load()
+			if cur == closedSpan {
+				return
+			}
+			s, err := a.fetch(ctx, a.nextStep(cur), a.cfg.Now().Sub(cur.fetched))
+			a.mu.Lock()
+			a.lastErr = err
+			if err == nil {
+				a.next = s
+			}
+			close(a.attempt)
+			a.attempt = make(chan struct{})
+			a.mu.Unlock()
+			if err == nil {
+				break
+			}
+			t := time.NewTimer(backoff)
+			select {
+			case <-a.stop:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			backoff = min(2*backoff, a.cfg.RetryMax)
+		}
+	}
+}
+
+// nextStep applies the dynamic step to the segment cur: double when it
+// lasted under GrowBelow, halve when over ShrinkAbove, within
+// [MinStep, MaxStep].
+func (a *Allocator) nextStep(cur *span) int64 {
+	lasted := a.cfg.Now().Sub(cur.fetched)
+	step := cur.step
+	switch {
+	case lasted < a.cfg.GrowBelow:
+		step *= 2
+	case lasted > a.cfg.ShrinkAbove:
+		step /= 2
+	}
+	return min(max(step, a.cfg.MinStep), a.cfg.MaxStep)
+}
+
+// fetch reserves one segment of step IDs (0: the tag's own step).
+func (a *Allocator) fetch(ctx context.Context, step int64, lasted time.Duration) (*span, error) {
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.FetchTimeout)
+	defer cancel()
+	t0 := time.Now()
+	hi, added, err := a.cfg.Store.Reserve(ctx, a.cfg.Tag, step)
+	lat := time.Since(t0)
+	if err == nil && (added < 1 || hi < added) {
+		err = fmt.Errorf("segment: biz tag %q: store returned max_id %d for step %d", a.cfg.Tag, hi, added)
+	}
+	if a.cfg.OnFetch != nil {
+		f := Fetch{Step: step, Lasted: lasted, Latency: lat, Err: err}
+		if err == nil {
+			f.Max = hi
+		}
+		a.cfg.OnFetch(f)
+	}
+	if err != nil {
+		a.fetchErrors.Add(1)
+		return nil, err
+	}
+	s := &span{start: hi - added + 1, end: hi + 1, step: added, fetched: a.cfg.Now()}
+	s.next.Store(s.start)
+	s.trigger = s.start + min(int64(float64(added)*a.cfg.Prefetch), added-1)
+	a.segments.Add(1)
+	a.mu.Lock()
+	a.fetchLat += lat
+	a.maxLat = max(a.maxLat, lat)
+	a.mu.Unlock()
+	return s, nil
+}
+
+// Stats returns the allocator's counters.
+func (a *Allocator) Stats() Stats {
+	st := Stats{
+		Segments:    a.segments.Load(),
+		FetchErrors: a.fetchErrors.Load(),
+		Waits:       a.waits.Load(),
+		Unavailable: a.unavailable.Load(),
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st.FetchLatency, st.MaxFetchLatency = a.fetchLat, a.maxLat
+	if s := a.cur.Load(); s != nil {
+		st.Remaining = s.end - min(max(s.next.Load(), s.start), s.end)
+		st.Step = s.step
+	}
+	if a.next != nil {
+		st.Remaining += a.next.end - a.next.start
+		st.Step = a.next.step
+	}
+	return st
+}
+
+// Close stops the background fetcher (aborting a fetch under way) and, for
+// an Allocator from Dial, closes the store. The unused rest of both segments
+// is lost: a gap, never a duplicate. Later calls return idgen.ErrClosed.
+func (a *Allocator) Close() error {
+	var err error
+	a.closeOnce.Do(func() {
+		a.closed.Store(true)
+		a.mu.Lock()
+		a.cur.Store(closedSpan)
+		a.next = nil
+		a.mu.Unlock()
+		close(a.stop)
+		<-a.done
+		if a.owned {
+			err = a.cfg.Store.Close()
+		}
+	})
+	return err
+}

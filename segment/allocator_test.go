@@ -1,0 +1,346 @@
+package segment_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/idgentest"
+	"github.com/idgenkit/idgen/internal/testenv"
+	"github.com/idgenkit/idgen/segment"
+)
+
+func TestConformance(t *testing.T) {
+	for _, s := range stores {
+		t.Run(s.name, func(t *testing.T) {
+			dsn := s.dsn(t)
+			tag := uniqueTag(t, dsn)
+			initTag(t, dsn, tag, 1000)
+			a := dial(t, dsn, segment.Config{Tag: tag})
+			idgentest.Run(t, a, idgentest.Options{})
+		})
+	}
+}
+
+// Four allocators with separate pools, as four processes would have, share
+// one tag: 4 × 250,000 IDs, none twice, each allocator's increasing.
+func TestFourAllocators(t *testing.T) {
+	const per = 250_000
+	for _, s := range stores {
+		t.Run(s.name, func(t *testing.T) {
+			dsn := s.dsn(t)
+			tag := uniqueTag(t, dsn)
+			initTag(t, dsn, tag, 1000)
+			ids := make([][]uint64, 4)
+			var wg sync.WaitGroup
+			for i := range ids {
+				a := dial(t, dsn, segment.Config{Tag: tag, MaxStep: 20_000})
+				wg.Go(func() {
+					out := make([]uint64, 0, per)
+					for range per {
+						id, err := a.Next(context.Background())
+						if err != nil {
+							t.Errorf("allocator %d: Next() = %v", i, err)
+							return
+						}
+						v, _ := id.Uint64()
+						out = append(out, v)
+					}
+					ids[i] = out
+				})
+			}
+			wg.Wait()
+			for i, l := range ids {
+				if len(l) != per {
+					t.Fatalf("allocator %d issued %d IDs; want %d", i, len(l), per)
+				}
+				increasing(t, "allocator", l)
+			}
+			noDuplicates(t, ids...)
+		})
+	}
+}
+
+// The store goes down mid-run (a proxy in the test cuts every connection):
+// the allocator serves what it holds, then ErrUnavailable, then recovers
+// without a duplicate.
+func TestStoreOutage(t *testing.T) {
+	for _, s := range stores {
+		t.Run(s.name, func(t *testing.T) {
+			dsn := s.dsn(t)
+			tag := uniqueTag(t, dsn)
+			initTag(t, dsn, tag, 500)
+			pdsn, p := via(t, dsn)
+			var mu sync.Mutex
+			var fetchErrs []error
+			a := dial(t, pdsn, segment.Config{
+				Tag: tag, MinStep: 500, MaxStep: 500, Prefetch: 0.5,
+				RetryMin: 5 * time.Millisecond, RetryMax: 20 * time.Millisecond, FetchTimeout: 2 * time.Second,
+				OnFetch: func(f segment.Fetch) {
+					if f.Err != nil {
+						mu.Lock()
+						fetchErrs = append(fetchErrs, f.Err)
+						mu.Unlock()
+					}
+				},
+			})
+			before := take(t, a, 1800)
+			// Wait for the prefetch to land, so that both segments are full.
+			for a.Stats().Remaining < 500 {
+				time.Sleep(time.Millisecond)
+			}
+			held := a.Stats().Remaining
+			p.cut()
+
+			var during []uint64
+			var err error
+			for {
+				var id idgen.ID
+				if id, err = a.Next(context.Background()); err != nil {
+					break
+				}
+				v, _ := id.Uint64()
+				during = append(during, v)
+				if len(during) > 10_000 {
+					t.Fatalf("issued %d IDs with the store down; want at most what it held", len(during))
+				}
+			}
+			if !errors.Is(err, idgen.ErrUnavailable) {
+				t.Fatalf("Next() with both segments empty = %v; want ErrUnavailable", err)
+			}
+			if int64(len(during)) < held {
+				t.Fatalf("issued %d IDs after the cut; want the %d held in memory", len(during), held)
+			}
+			if st := a.Stats(); st.Unavailable == 0 || st.FetchErrors == 0 {
+				t.Fatalf("Stats() = %+v; want Unavailable and FetchErrors > 0", st)
+			}
+
+			p.restore()
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				if _, err = a.Next(context.Background()); err == nil {
+					break
+				}
+				if !errors.Is(err, idgen.ErrUnavailable) || time.Now().After(deadline) {
+					t.Fatalf("Next() after restore = %v", err)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			after := take(t, a, 3000)
+			all := append(append(append([]uint64{}, before...), during...), after...)
+			increasing(t, "one allocator across the outage", all)
+			noDuplicates(t, all)
+			mu.Lock()
+			defer mu.Unlock()
+			if len(fetchErrs) == 0 || !errors.Is(fetchErrs[0], segment.ErrUnreachable) {
+				t.Fatalf("fetch errors during the outage = %v; want ErrUnreachable", fetchErrs)
+			}
+		})
+	}
+}
+
+// A restart loses at most the unused rest of the segments, never issues an
+// ID twice.
+func TestRestart(t *testing.T) {
+	for _, s := range stores {
+		t.Run(s.name, func(t *testing.T) {
+			dsn := s.dsn(t)
+			tag := uniqueTag(t, dsn)
+			initTag(t, dsn, tag, 1000)
+			a := dial(t, dsn, segment.Config{Tag: tag})
+			first := take(t, a, 1234)
+			for a.Stats().Remaining < 1000 {
+				time.Sleep(time.Millisecond) // the prefetch lands
+			}
+			lost := a.Stats().Remaining
+			if err := a.Close(); err != nil {
+				t.Fatalf("Close() = %v", err)
+			}
+			if _, err := a.Next(context.Background()); !errors.Is(err, idgen.ErrClosed) {
+				t.Fatalf("Next() after Close = %v; want ErrClosed", err)
+			}
+			b := dial(t, dsn, segment.Config{Tag: tag})
+			second := take(t, b, 1234)
+			noDuplicates(t, first, second)
+			gap := int64(second[0]) - int64(first[len(first)-1]) - 1
+			if gap != lost {
+				t.Fatalf("gap after restart = %d IDs; want the %d unused in memory", gap, lost)
+			}
+		})
+	}
+}
+
+// fakeClock is Config.Now under the test's control.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *fakeClock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
+func newFakeClock() *fakeClock           { return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
+
+// The step doubles when a segment lasted under 15 min, halves when over
+// 30 min, stays in between, within [MinStep, MaxStep].
+func TestDynamicStep(t *testing.T) {
+	dsn := redisDSN(t)
+	tag := uniqueTag(t, dsn)
+	initTag(t, dsn, tag, 100)
+	clk := newFakeClock()
+	var mu sync.Mutex
+	var steps []int64
+	a := dial(t, dsn, segment.Config{
+		Tag: tag, MinStep: 25, MaxStep: 400, Prefetch: 1, Now: clk.Now,
+		OnFetch: func(f segment.Fetch) {
+			mu.Lock()
+			steps = append(steps, f.Step)
+			mu.Unlock()
+		},
+	})
+	phases := []struct {
+		name   string
+		lasted time.Duration
+		want   int64
+	}{
+		{"1 min doubles", time.Minute, 200},
+		{"14 min doubles", 14 * time.Minute, 400},
+		{"0 s doubles up to the max", 0, 400},
+		{"20 min keeps", 20 * time.Minute, 400},
+		{"31 min halves", 31 * time.Minute, 200},
+		{"1 h halves", time.Hour, 100},
+		{"1 h halves again", time.Hour, 50},
+		{"1 h halves to the min", time.Hour, 25},
+		{"1 h stays at the min", time.Hour, 25},
+	}
+	got := take(t, a, 100) // the first segment, step 0: the tag's 100
+	for _, ph := range phases {
+		// The last ID of the segment starts the fetch (Prefetch 1); the next
+		// Next waits for it.
+		clk.Add(ph.lasted)
+		st := a.Stats()
+		got = append(got, take(t, a, int(st.Remaining)+1)...)
+		mu.Lock()
+		last := steps[len(steps)-1]
+		mu.Unlock()
+		if last != ph.want {
+			t.Fatalf("%s: step = %d; want %d (steps so far %v)", ph.name, last, ph.want, steps)
+		}
+	}
+	increasing(t, "IDs across steps", got)
+	if steps[0] != 0 {
+		t.Fatalf("first step asked = %d; want 0 (the tag's own)", steps[0])
+	}
+}
+
+// redisDSN is the store of tests that need one store only: the fastest.
+func redisDSN(t testing.TB) string { return testenv.RedisURL(t) }
+
+func TestNextN(t *testing.T) {
+	dsn := redisDSN(t)
+	tag := uniqueTag(t, dsn)
+	initTag(t, dsn, tag, 300)
+	a := dial(t, dsn, segment.Config{Tag: tag, MinStep: 300, MaxStep: 300})
+	var all []uint64
+	for _, n := range []int{1, 299, 1000, 7, 2500} {
+		dst := make([]idgen.ID, n)
+		got, err := a.NextN(context.Background(), dst)
+		if err != nil || got != n {
+			t.Fatalf("NextN(%d) = %d, %v; want %d, nil", n, got, err, n)
+		}
+		for _, id := range dst {
+			v, _ := id.Uint64()
+			all = append(all, v)
+		}
+	}
+	increasing(t, "NextN", all)
+	// One allocator alone on its tag hands out 1, 2, 3, ... without a gap.
+	for i, v := range all {
+		if v != uint64(i+1) {
+			t.Fatalf("NextN: ID #%d = %d; want %d", i, v, i+1)
+		}
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	ctx := context.Background()
+	for _, s := range stores {
+		t.Run(s.name+"/unknown tag", func(t *testing.T) {
+			dsn := s.dsn(t)
+			tag := uniqueTag(t, dsn)
+			_, err := segment.Dial(ctx, dsn, segment.Config{Tag: tag})
+			if !errors.Is(err, segment.ErrUnknownTag) || !strings.Contains(err.Error(), tag) {
+				t.Fatalf("Dial(tag %q) = %v; want ErrUnknownTag naming the tag", tag, err)
+			}
+		})
+		t.Run(s.name+"/auto create", func(t *testing.T) {
+			dsn := s.dsn(t)
+			tag := uniqueTag(t, dsn)
+			a := dial(t, dsn, segment.Config{Tag: tag, AutoCreate: true, Step: 50})
+			if got := take(t, a, 3); got[0] != 1 || got[2] != 3 {
+				t.Fatalf("auto-created tag issued %v; want 1, 2, 3", got)
+			}
+		})
+		t.Run(s.name+"/init step", func(t *testing.T) {
+			dsn := s.dsn(t)
+			st, err := segment.Open(ctx, dsn)
+			if err != nil {
+				t.Fatalf("Open(%q) = %v", dsn, err)
+			}
+			defer st.Close()
+			for _, step := range []int64{0, -5, 1 << 31} {
+				_, _, err := st.Init(ctx, "never_created", step, "")
+				if !errors.Is(err, segment.ErrConfig) || !strings.Contains(err.Error(), "step "+strconv.FormatInt(step, 10)) {
+					t.Fatalf("Init(step %d) = %v; want ErrConfig naming the step", step, err)
+				}
+			}
+		})
+	}
+	dsn := redisDSN(t)
+	tag := uniqueTag(t, dsn)
+	initTag(t, dsn, tag, 10)
+	configs := []struct {
+		name string
+		cfg  segment.Config
+		want string
+	}{
+		{"negative step", segment.Config{Tag: tag, Step: -1}, "step -1"},
+		{"step above max step", segment.Config{Tag: tag, Step: 500, MaxStep: 100}, "step 500 above max step 100"},
+		{"min above max", segment.Config{Tag: tag, MinStep: 9, MaxStep: 8}, "min step 9"},
+		{"prefetch", segment.Config{Tag: tag, Prefetch: 1.5}, "prefetch 1.5"},
+		{"empty tag", segment.Config{}, `biz tag ""`},
+	}
+	for _, c := range configs {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := segment.Dial(ctx, dsn, c.cfg)
+			if !errors.Is(err, segment.ErrConfig) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Dial(%+v) = %v; want ErrConfig containing %q", c.cfg, err, c.want)
+			}
+		})
+	}
+	dsns := []struct {
+		name, dsn string
+		want      error
+		mention   string
+	}{
+		{"does not parse", "postgres://host:port:x/db", segment.ErrDSN, "host:port:x"},
+		{"unknown scheme", "oracle://127.0.0.1/x", segment.ErrDSN, `"oracle"`},
+		{"no host", "redis:///0", segment.ErrDSN, "redis:///0"},
+		{"bad mysql param", "mysql://root@127.0.0.1:3306/test?parseTime=maybe", segment.ErrDSN, "mysql://root@127.0.0.1:3306/test"},
+		{"postgres unreachable", "postgres://u:secret@127.0.0.1:1/db?connect_timeout=2", segment.ErrUnreachable, "postgres://u:xxxxx@127.0.0.1:1/db"},
+		{"mysql unreachable", "mysql://root@127.0.0.1:1/test", segment.ErrUnreachable, "mysql://root@127.0.0.1:1/test"},
+		{"redis unreachable", "redis://127.0.0.1:1/0", segment.ErrUnreachable, "redis://127.0.0.1:1/0"},
+	}
+	for _, c := range dsns {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := segment.Open(ctx, c.dsn)
+			if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.mention) || strings.Contains(err.Error(), "secret") {
+				t.Fatalf("Open(%q) = %v; want %v naming %q, no password", c.dsn, err, c.want, c.mention)
+			}
+		})
+	}
+}

@@ -1,0 +1,66 @@
+// Package segment issues dense 64-bit IDs from a database, without worker
+// IDs: the segment allocator of Meituan's Leaf, Flickr's ticket servers, and
+// Instagram's PL/pgSQL IDs.
+//
+// # Segment allocator (Leaf)
+//
+// A [Store] holds one row per biz tag:
+//
+//	idgen_segments(biz_tag text primary key, max_id bigint not null,
+//	               step int not null, description text,
+//	               updated_at timestamptz not null default now())
+//
+// Reserving a segment adds step to max_id atomically; the range
+// (max_id - step, max_id] then belongs to the caller, which hands it out from
+// memory. The store is chosen by the DSN's scheme ([Open]):
+//
+//	postgres://  one round trip: UPDATE ... RETURNING (pgx/v5 pool)
+//	mysql://     Leaf's transaction: UPDATE, then SELECT (go-sql-driver/mysql)
+//	redis://     INCRBY on key "idgen:segment:<tag>" (go-redis/v9)
+//
+// An [Allocator] keeps two segments (Leaf's double buffer): once
+// Config.Prefetch of the current one is used (10 % by default), the next is
+// fetched in the background, so a switch never waits on the store while it
+// answers within that window. The step adapts: it doubles when a segment
+// lasted under 15 minutes and halves when one lasted over 30, within
+// [Config.MinStep, Config.MaxStep]. When the store is down the allocator keeps
+// serving what it holds and retries with backoff; Next returns
+// idgen.ErrUnavailable only once both segments are empty.
+//
+// Segment IDs increase strictly within one allocator (and within one
+// goroutine), but IDs of allocators sharing a tag interleave by segment, not
+// by time: the scheme is not TimeOrdered. A restart loses the unused rest of
+// the allocator's segments (a gap), never issues an ID twice.
+//
+// # Ticket servers (Flickr)
+//
+// A [TicketServer] issues single IDs, one round trip each, in its residue
+// class: server k of n issues k, k+n, k+2n, ... so that n servers never
+// collide. [Tickets] round-robins over n servers and fails over when one is
+// down. Servers:
+//
+//	postgres://  a sequence per server, CREATE SEQUENCE ... START k INCREMENT n
+//	mysql://     REPLACE INTO tickets64 (stub) VALUES ('a'); SELECT LAST_INSERT_ID()
+//	             on a dedicated connection with auto_increment_increment = n,
+//	             auto_increment_offset = k
+//	redis://     INCR: ticket = (INCR - 1) * n + k
+//
+// # Instagram
+//
+// [InstallInstagram] installs the PL/pgSQL function idgen_instagram_id(seq,
+// shard) that composes, inside PostgreSQL,
+//
+//	+---------------------------+-------------+-------------------+
+//	| ms since 2011-08-24T21:07:01.721Z | shard | nextval(seq) % 1024 |
+//	| 41 bits                   | 13 bits     | 10 bits           |
+//	+---------------------------+-------------+-------------------+
+//
+// which [Instagram] fetches. Its scheme is the snowflake preset "instagram",
+// so the IDs decompose into time, shard and sequence. Unique while a shard's
+// sequence advances fewer than 1024 times within one millisecond.
+//
+// Sources: Meituan tech blog, "Leaf: Meituan's distributed ID generation
+// system" (2017); Flickr code.flickr.net, "Ticket Servers: Distributed Unique
+// Primary Keys on the Cheap" (2010); Instagram Engineering, "Sharding & IDs at
+// Instagram" (2012).
+package segment

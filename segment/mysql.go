@@ -1,0 +1,167 @@
+package segment
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// MySQL is the MySQL/MariaDB Store. A reservation is Leaf's own
+// transaction: UPDATE max_id, then SELECT it back, then COMMIT (three round
+// trips; the row lock keeps the pair atomic).
+type MySQL struct {
+	db  *sql.DB
+	dsn string
+}
+
+var _ Store = (*MySQL)(nil)
+
+// MySQLConfig converts a URL, mysql://user:pass@host:port/db?param=value, to
+// the driver's Config (user:pass@tcp(host:port)/db?param=value). Port 3306
+// is the default; query parameters are the driver's (timeout, tls, ...). A
+// dial timeout of 5 s applies unless the URL sets timeout.
+func MySQLConfig(dsn string) (*mysql.Config, error) {
+	u, err := parseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	if u.Scheme != "mysql" {
+		return nil, fmt.Errorf("%w: %q: want a mysql:// URL", ErrDSN, redact(u))
+	}
+	host := u.Host
+	if u.Port() == "" {
+		host += ":3306"
+	}
+	var cred string
+	if u.User != nil {
+		cred = u.User.Username()
+		if p, ok := u.User.Password(); ok {
+			cred += ":" + p
+		}
+		cred += "@"
+	}
+	db, _ := url.PathUnescape(u.EscapedPath())
+	if len(db) > 0 && db[0] == '/' {
+		db = db[1:]
+	}
+	text := cred + "tcp(" + host + ")/" + db
+	if u.RawQuery != "" {
+		text += "?" + u.RawQuery
+	}
+	cfg, err := mysql.ParseDSN(text)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q: %v", ErrDSN, redact(u), err)
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	return cfg, nil
+}
+
+// openDB opens a database/sql pool on a mysql:// URL and pings it.
+func openDB(ctx context.Context, dsn string) (*sql.DB, error) {
+	cfg, err := MySQLConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q: %v", ErrDSN, Redact(dsn), err)
+	}
+	db := sql.OpenDB(conn)
+	db.SetMaxOpenConns(4)
+	db.SetConnMaxIdleTime(time.Minute)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, unreachable(Redact(dsn), err)
+	}
+	return db, nil
+}
+
+// OpenMySQL connects to the MySQL or MariaDB at dsn (mysql://...).
+func OpenMySQL(ctx context.Context, dsn string) (*MySQL, error) {
+	db, err := openDB(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	return &MySQL{db: db, dsn: Redact(dsn)}, nil
+}
+
+func (s *MySQL) String() string { return s.dsn }
+
+// Close closes the pool.
+func (s *MySQL) Close() error { return s.db.Close() }
+
+const mysqlSchema = `CREATE TABLE IF NOT EXISTS ` + Table + ` (
+	biz_tag     varchar(128) NOT NULL PRIMARY KEY,
+	max_id      bigint NOT NULL,
+	step        int NOT NULL,
+	description varchar(256),
+	updated_at  timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP
+) ENGINE=InnoDB`
+
+// Init creates the table and the tag if missing.
+func (s *MySQL) Init(ctx context.Context, tag string, step int64, description string) (Tag, bool, error) {
+	if err := checkTag(tag); err != nil {
+		return Tag{}, false, err
+	}
+	if err := checkStep(step); err != nil {
+		return Tag{}, false, err
+	}
+	fail := func(err error) (Tag, bool, error) {
+		return Tag{}, false, fmt.Errorf("segment: init biz tag %q on %s: %w", tag, s.dsn, err)
+	}
+	if _, err := s.db.ExecContext(ctx, mysqlSchema); err != nil {
+		return fail(err)
+	}
+	res, err := s.db.ExecContext(ctx, `INSERT IGNORE INTO `+Table+` (biz_tag, max_id, step, description)
+		VALUES (?, 0, ?, NULLIF(?, ''))`, tag, step, description)
+	if err != nil {
+		return fail(err)
+	}
+	n, _ := res.RowsAffected()
+	t := Tag{Name: tag}
+	var desc sql.NullString
+	if err := s.db.QueryRowContext(ctx, `SELECT max_id, step, description FROM `+Table+` WHERE biz_tag = ?`, tag).
+		Scan(&t.MaxID, &t.Step, &desc); err != nil {
+		return fail(err)
+	}
+	t.Description = desc.String
+	return t, n == 1, nil
+}
+
+// Reserve runs Leaf's transaction: UPDATE, SELECT, COMMIT.
+func (s *MySQL) Reserve(ctx context.Context, tag string, step int64) (max, added int64, err error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, 0, storeErr(s.dsn, "reserve biz tag "+tag, err)
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `UPDATE `+Table+` SET max_id = max_id + IF(? > 0, ?, step) WHERE biz_tag = ?`, step, step, tag)
+	if err != nil {
+		var me *mysql.MySQLError
+		if errors.As(err, &me) && me.Number == 1146 {
+			return 0, 0, fmt.Errorf("%w: table %s on %s; run `idgen segment init --dsn URL --tag %s`", ErrNotInstalled, Table, s.dsn, tag)
+		}
+		return 0, 0, storeErr(s.dsn, "reserve biz tag "+tag, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return 0, 0, fmt.Errorf("%w %q in %s on %s; create it with `idgen segment init --dsn URL --tag %s`", ErrUnknownTag, tag, Table, s.dsn, tag)
+	}
+	var rowStep int64
+	if err := tx.QueryRowContext(ctx, `SELECT max_id, step FROM `+Table+` WHERE biz_tag = ?`, tag).Scan(&max, &rowStep); err != nil {
+		return 0, 0, storeErr(s.dsn, "reserve biz tag "+tag, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, 0, storeErr(s.dsn, "reserve biz tag "+tag, err)
+	}
+	if step == 0 {
+		step = rowStep
+	}
+	return max, step, nil
+}

@@ -1,0 +1,120 @@
+package segment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// RedisPrefix starts the keys of the Redis store: biz tag t keeps its
+// max_id in "idgen:segment:{t}" and its step in "idgen:segment:{t}:step"
+// (one hash slot, for Redis Cluster).
+const RedisPrefix = "idgen:segment:"
+
+// Redis is the Redis Store: INCRBY on the tag's key, in a script that
+// first checks the tag exists (a plain INCRBY would create any tag). Durable
+// only with AOF (appendfsync everysec or always): after a crash, an RDB
+// snapshot can hand out the same range again.
+type Redis struct {
+	c   *redis.Client
+	dsn string
+}
+
+var _ Store = (*Redis)(nil)
+
+// openRedis connects a client to a redis:// URL and pings it.
+func openRedis(ctx context.Context, dsn string) (*redis.Client, error) {
+	if _, err := parseDSN(dsn); err != nil {
+		return nil, err
+	}
+	opt, err := redis.ParseURL(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q: %v", ErrDSN, Redact(dsn), err)
+	}
+	opt.PoolSize = 4
+	opt.MaxRetries = -1 // a failed reservation is retried by the allocator, with backoff
+	c := redis.NewClient(opt)
+	if err := c.Ping(ctx).Err(); err != nil {
+		c.Close()
+		return nil, unreachable(Redact(dsn), err)
+	}
+	return c, nil
+}
+
+// OpenRedis connects to the Redis at dsn (redis://host:port/db).
+func OpenRedis(ctx context.Context, dsn string) (*Redis, error) {
+	c, err := openRedis(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	return &Redis{c: c, dsn: Redact(dsn)}, nil
+}
+
+func (s *Redis) String() string { return s.dsn }
+
+// Close closes the client.
+func (s *Redis) Close() error { return s.c.Close() }
+
+func redisKeys(tag string) []string {
+	k := RedisPrefix + "{" + tag + "}"
+	return []string{k, k + ":step", k + ":description"}
+}
+
+var redisInit = redis.NewScript(`
+local created = 0
+if redis.call('EXISTS', KEYS[1]) == 0 then
+	redis.call('SET', KEYS[1], 0)
+	redis.call('SET', KEYS[2], ARGV[1])
+	if ARGV[2] ~= '' then redis.call('SET', KEYS[3], ARGV[2]) end
+	created = 1
+end
+return {created, tonumber(redis.call('GET', KEYS[1])), tonumber(redis.call('GET', KEYS[2]) or ARGV[1]), redis.call('GET', KEYS[3]) or ''}`)
+
+// Init sets the tag's keys if missing.
+func (s *Redis) Init(ctx context.Context, tag string, step int64, description string) (Tag, bool, error) {
+	if err := checkTag(tag); err != nil {
+		return Tag{}, false, err
+	}
+	if err := checkStep(step); err != nil {
+		return Tag{}, false, err
+	}
+	v, err := redisInit.Run(ctx, s.c, redisKeys(tag), step, description).Slice()
+	if err != nil {
+		return Tag{}, false, storeErr(s.dsn, fmt.Sprintf("init biz tag %q", tag), redisErr(err))
+	}
+	t := Tag{Name: tag, MaxID: v[1].(int64), Step: v[2].(int64), Description: v[3].(string)}
+	return t, v[0].(int64) == 1, nil
+}
+
+var redisReserve = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+local step = tonumber(ARGV[1])
+if step <= 0 then step = tonumber(redis.call('GET', KEYS[2])) end
+return {redis.call('INCRBY', KEYS[1], step), step}`)
+
+// Reserve is one round trip: a script around INCRBY.
+func (s *Redis) Reserve(ctx context.Context, tag string, step int64) (max, added int64, err error) {
+	v, err := redisReserve.Run(ctx, s.c, redisKeys(tag), step).Slice()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return 0, 0, fmt.Errorf("%w %q (no key %s) on %s; create it with `idgen segment init --dsn URL --tag %s`", ErrUnknownTag, tag, redisKeys(tag)[0], s.dsn, tag)
+	case err != nil:
+		return 0, 0, storeErr(s.dsn, "reserve biz tag "+tag, redisErr(err))
+	}
+	return v[0].(int64), v[1].(int64), nil
+}
+
+// serverError marks an error the Redis server answered with.
+type serverError struct{ error }
+
+func (e serverError) Unwrap() error { return e.error }
+
+func redisErr(err error) error {
+	var re redis.Error
+	if errors.As(err, &re) {
+		return serverError{err}
+	}
+	return err
+}

@@ -1,0 +1,58 @@
+package segment
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/idgenkit/idgen"
+)
+
+// Errors. Each is wrapped with the value at fault; match with errors.Is.
+var (
+	// ErrUnknownTag reports a biz tag that has no row in the store (and
+	// Config.AutoCreate is off). Run `idgen segment init --tag NAME`.
+	ErrUnknownTag = errors.New("segment: unknown biz tag")
+
+	// ErrDSN reports a DSN that does not parse or names an unsupported scheme.
+	ErrDSN = errors.New("segment: invalid DSN")
+
+	// ErrUnreachable reports a store that did not answer.
+	ErrUnreachable = errors.New("segment: store unreachable")
+
+	// ErrConfig reports a Config field outside its allowed range.
+	ErrConfig = errors.New("segment: invalid config")
+
+	// ErrNotInstalled reports a table, sequence or function that
+	// `idgen segment init` has not created yet.
+	ErrNotInstalled = errors.New("segment: not installed")
+
+	// ErrResidue reports a ticket server whose existing sequence or table
+	// counts in another residue class than the one configured.
+	ErrResidue = errors.New("segment: ticket server in the wrong residue class")
+)
+
+// int64Codec is decimal text limited to the bigint range [0, 2^63-1]: a
+// store never hands out more.
+type int64Codec struct{ idgen.Uint64Codec }
+
+func (c int64Codec) ParseText(b, text []byte) error {
+	v, err := idgen.ParseUint64(text)
+	if err != nil {
+		return err
+	}
+	if v > math.MaxInt64 {
+		return fmt.Errorf("%w: %s exceeds a bigint (2^63-1)", idgen.ErrOutOfRange, text)
+	}
+	return c.Uint64Codec.ParseText(b, text)
+}
+
+// Scheme is the scheme of segment IDs: 8 bytes, a positive bigint, decimal
+// text, one field "value". Not TimeOrdered: IDs increase within one
+// Allocator, but allocators sharing a biz tag interleave by segment.
+var Scheme = &idgen.Scheme{Name: "segment", Size: 8, Column: idgen.ColumnBigint, Codec: int64Codec{}}
+
+// TicketScheme is the scheme of ticket-server IDs: 8 bytes, a positive
+// bigint, decimal text. Not TimeOrdered: n servers count independently, each
+// in its own residue class.
+var TicketScheme = &idgen.Scheme{Name: "ticket", Size: 8, Column: idgen.ColumnBigint, Codec: int64Codec{}}

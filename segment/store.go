@@ -1,0 +1,141 @@
+package segment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Table is the name of the segment table in SQL stores.
+const Table = "idgen_segments"
+
+// MaxStep is the largest step a store accepts: the step column is an int.
+const MaxStep = 1<<31 - 1
+
+// A Tag is one biz tag's row.
+type Tag struct {
+	Name        string
+	MaxID       int64 // the highest ID reserved so far; 0 for a new tag
+	Step        int64 // the tag's configured step: the first segment's size
+	Description string
+}
+
+// A Store reserves segments for biz tags. Implementations are safe for
+// concurrent use; every method is one atomic operation on the store.
+type Store interface {
+	// Init creates the table (or key space) and tag's row with max_id 0 and
+	// step when they are missing, and returns the tag's row and whether it
+	// was created. An existing tag is left unchanged. step must be in
+	// [1, MaxStep].
+	Init(ctx context.Context, tag string, step int64, description string) (Tag, bool, error)
+
+	// Reserve adds step to tag's max_id (the tag's own step when step is 0)
+	// and returns the new max_id and the step added: the IDs
+	// (max-added, max] are the caller's. An unknown tag gives ErrUnknownTag.
+	Reserve(ctx context.Context, tag string, step int64) (max, added int64, err error)
+
+	// Close releases the store's connections.
+	Close() error
+
+	// String returns the DSN with any password redacted.
+	String() string
+}
+
+// Schemes lists the DSN schemes Open accepts.
+var Schemes = []string{"postgres", "postgresql", "mysql", "redis", "rediss"}
+
+// Open connects to the store a DSN names, by its scheme (see Schemes), and
+// checks that it answers. Errors wrap ErrDSN (the DSN does not parse) or
+// ErrUnreachable and name the DSN, password redacted.
+func Open(ctx context.Context, dsn string) (Store, error) {
+	u, err := parseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	switch u.Scheme {
+	case "postgres", "postgresql":
+		return OpenPostgres(ctx, dsn)
+	case "mysql":
+		return OpenMySQL(ctx, dsn)
+	default:
+		return OpenRedis(ctx, dsn)
+	}
+}
+
+// parseDSN parses dsn as a URL of one of the Schemes.
+func parseDSN(dsn string) (*url.URL, error) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q: %v", ErrDSN, redactText(dsn), unwrapURL(err))
+	}
+	switch u.Scheme {
+	case "postgres", "postgresql", "mysql", "redis", "rediss":
+	default:
+		return nil, fmt.Errorf("%w: %q: scheme %q is not one of %s", ErrDSN, redact(u), u.Scheme, strings.Join(Schemes, ", "))
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("%w: %q: no host (want %s://user@host:port/...)", ErrDSN, redact(u), u.Scheme)
+	}
+	return u, nil
+}
+
+func unwrapURL(err error) error {
+	if ue, ok := err.(*url.Error); ok {
+		return ue.Err
+	}
+	return err
+}
+
+// redact returns u as text with its password replaced by "xxxxx".
+func redact(u *url.URL) string { return u.Redacted() }
+
+var passwordRE = regexp.MustCompile(`(://[^:/@]*:)[^@/]*@`)
+
+// redactText hides the password of a DSN that does not parse as a URL.
+func redactText(dsn string) string { return passwordRE.ReplaceAllString(dsn, "${1}xxxxx@") }
+
+// Redact returns dsn with any password replaced by "xxxxx", for messages.
+func Redact(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil {
+		return u.Redacted()
+	}
+	return redactText(dsn)
+}
+
+func checkTag(tag string) error {
+	if tag == "" || len(tag) > 128 {
+		return fmt.Errorf("%w: biz tag %q: want 1 to 128 bytes", ErrConfig, tag)
+	}
+	return nil
+}
+
+func checkStep(step int64) error {
+	if step < 1 || step > MaxStep {
+		return fmt.Errorf("%w: step %d: want an integer in [1, %d]", ErrConfig, step, MaxStep)
+	}
+	return nil
+}
+
+func unreachable(what string, err error) error {
+	return fmt.Errorf("%w: %s: %v", ErrUnreachable, what, err)
+}
+
+// storeErr wraps err: an error the server answered with is plain, any other
+// (refused, reset, timed out) wraps ErrUnreachable.
+func storeErr(dsn, what string, err error) error {
+	var pe *pgconn.PgError
+	var me *mysql.MySQLError
+	var se serverError
+	if errors.As(err, &pe) || errors.As(err, &me) || errors.As(err, &se) || errors.Is(err, context.Canceled) {
+		return fmt.Errorf("segment: %s on %s: %w", what, dsn, err)
+	}
+	return fmt.Errorf("%w: %s: %s: %w", ErrUnreachable, dsn, what, err)
+}
+
+func errorsIsUnknown(err error) bool { return errors.Is(err, ErrUnknownTag) }

@@ -1,0 +1,499 @@
+package strategies
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+	"gopkg.in/yaml.v3"
+
+	"github.com/idgenkit/idgen"
+)
+
+// A Config names several generators, read by Load from a YAML, TOML or JSON
+// file:
+//
+//	# idgen.yaml
+//	default: orders
+//	generators:
+//	  orders: snowflake?preset=twitter&worker=7   # a spec
+//	  sessions: uuidv7
+//	  events:                                     # or a strategy and its keys
+//	    strategy: sonyflake
+//	    machine: 3
+//	    bits_sequence: 8
+//
+// Switching a service to another scheme is then one line of config.
+type Config struct {
+	// Path is the file the config was read from.
+	Path string
+	// Default names the generator New builds for the name "". Empty means
+	// the only generator when there is one.
+	Default string
+	// Generators in file order.
+	Generators []GeneratorSpec
+}
+
+// A GeneratorSpec is one named generator of a Config.
+type GeneratorSpec struct {
+	Name string
+	Spec string // "name?key=value&...", as New takes
+	Line int    // where the file defines it, from 1
+}
+
+// Lookup returns the named generator's spec.
+func (c *Config) Lookup(name string) (GeneratorSpec, bool) {
+	i := slices.IndexFunc(c.Generators, func(g GeneratorSpec) bool { return g.Name == name })
+	if i < 0 {
+		return GeneratorSpec{}, false
+	}
+	return c.Generators[i], true
+}
+
+// Names returns the generators' names in file order.
+func (c *Config) Names() []string {
+	var names []string
+	for _, g := range c.Generators {
+		names = append(names, g.Name)
+	}
+	return names
+}
+
+// New builds the named generator; "" is the default one. An unknown name
+// gives an error that lists the names; a build error names the file and
+// line of the generator.
+func (c *Config) New(ctx context.Context, name string) (idgen.Generator, error) {
+	if name == "" {
+		name = c.Default
+		if name == "" && len(c.Generators) == 1 {
+			name = c.Generators[0].Name
+		}
+		if name == "" {
+			return nil, fmt.Errorf("%w: %s names no default generator; name one of %s", ErrSpec, c.Path, strings.Join(c.Names(), ", "))
+		}
+	}
+	g, ok := c.Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("%w: %s: no generator %q; valid: %s", ErrSpec, c.Path, name, strings.Join(c.Names(), ", "))
+	}
+	gen, err := NewContext(ctx, g.Spec)
+	if err != nil {
+		return nil, fmt.Errorf("%s:%d: generator %q: %w", c.Path, g.Line, g.Name, err)
+	}
+	return gen, nil
+}
+
+// ConfigFormats are the file extensions Load reads.
+var ConfigFormats = []string{".yaml", ".yml", ".toml", ".json"}
+
+// Load reads a config file, chosen by extension (.yaml, .yml, .toml, .json),
+// and checks every generator: its strategy, keys and values, by building
+// and closing each one that needs no external store (a store-backed one is
+// checked without contacting the store). Errors name the file and line and
+// list the valid choices; a bad spec wraps ErrSpec.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("strategies: reading config: %w", err)
+	}
+	var raw *rawConfig
+	switch ext := strings.ToLower(filepath.Ext(path)); ext {
+	case ".yaml", ".yml":
+		raw, err = readYAML(data)
+	case ".toml":
+		raw, err = readTOML(data)
+	case ".json":
+		raw, err = readJSON(data)
+	default:
+		return nil, fmt.Errorf("%w: %s: unknown config format %q; valid: %s", ErrSpec, path, ext, strings.Join(ConfigFormats, ", "))
+	}
+	if err != nil {
+		var le *lineError
+		if errors.As(err, &le) {
+			return nil, fmt.Errorf("%s:%d: %w", path, le.line, le.err)
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	c := &Config{Path: path, Default: raw.def}
+	for _, g := range raw.gens {
+		spec, err := g.toSpec()
+		if err == nil {
+			err = check(spec)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: generator %q: %w", path, g.lineOf(err), g.name, err)
+		}
+		c.Generators = append(c.Generators, GeneratorSpec{Name: g.name, Spec: spec, Line: g.line})
+	}
+	if len(c.Generators) == 0 {
+		return nil, fmt.Errorf("%w: %s: no generators; want a \"generators\" table naming at least one", ErrSpec, path)
+	}
+	if c.Default != "" {
+		if _, ok := c.Lookup(c.Default); !ok {
+			return nil, fmt.Errorf("%w: %s:%d: default %q is not a generator; valid: %s", ErrSpec, path, raw.defLine, c.Default, strings.Join(c.Names(), ", "))
+		}
+	}
+	return c, nil
+}
+
+// check validates spec as fully as can be done without a store.
+func check(spec string) error {
+	s, p, err := ParseSpec(spec)
+	if err != nil {
+		return err
+	}
+	if _, err := s.Scheme(p); err != nil {
+		return err
+	}
+	if s.External {
+		return nil
+	}
+	g, err := s.Build(context.Background(), p)
+	if err != nil {
+		return err
+	}
+	if c, ok := g.(io.Closer); ok {
+		c.Close()
+	}
+	return nil
+}
+
+type rawConfig struct {
+	def     string
+	defLine int
+	gens    []rawGen
+}
+
+type rawKV struct {
+	key, value string
+	line       int
+}
+
+// rawGen is one generator as the file gives it: a spec, or a strategy and
+// its keys.
+type rawGen struct {
+	name     string
+	line     int
+	spec     string
+	strategy string
+	keys     []rawKV
+	stratAt  int // line of the strategy key
+	isTable  bool
+}
+
+func (g rawGen) toSpec() (string, error) {
+	if !g.isTable {
+		return g.spec, nil
+	}
+	if g.strategy == "" {
+		return "", fmt.Errorf("%w: no strategy key; valid strategies: %s", ErrSpec, strings.Join(Names(), ", "))
+	}
+	s, ok := Lookup(g.strategy)
+	if !ok {
+		return "", fmt.Errorf("%w: unknown strategy %q; valid: %s", ErrSpec, g.strategy, strings.Join(Names(), ", "))
+	}
+	var b strings.Builder
+	b.WriteString(g.strategy)
+	for i, kv := range g.keys {
+		if !slices.ContainsFunc(s.Keys, func(k Key) bool { return k.Name == kv.key }) {
+			return "", fmt.Errorf("%w: %s: unknown key %q; valid keys: %s", ErrSpec, g.strategy, kv.key, keyNames(s))
+		}
+		b.WriteString(map[bool]string{true: "?", false: "&"}[i == 0])
+		b.WriteString(kv.key + "=" + strings.ReplaceAll(url.PathEscape(kv.value), "&", "%26"))
+	}
+	return b.String(), nil
+}
+
+// lineOf returns the line of the key err is about, else the generator's.
+func (g rawGen) lineOf(err error) int {
+	msg := err.Error()
+	for _, kv := range g.keys {
+		if strings.Contains(msg, fmt.Sprintf("key %q", kv.key)) || strings.Contains(msg, ": "+kv.key+"=") ||
+			strings.Contains(msg, " "+kv.key+" ") {
+			return kv.line
+		}
+	}
+	if g.stratAt > 0 && strings.Contains(msg, "strategy") {
+		return g.stratAt
+	}
+	return g.line
+}
+
+// lineError is an error at a line of the file.
+type lineError struct {
+	line int
+	err  error
+}
+
+func (e *lineError) Error() string { return fmt.Sprintf("line %d: %v", e.line, e.err) }
+func (e *lineError) Unwrap() error { return e.err }
+
+func errAt(line int, format string, args ...any) error {
+	return &lineError{line, fmt.Errorf("%w: "+format, append([]any{ErrSpec}, args...)...)}
+}
+
+const topKeys = "default, generators"
+
+func readYAML(data []byte) (*rawConfig, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrSpec, err) // yaml.v3 messages carry "line N"
+	}
+	if len(doc.Content) == 0 {
+		return &rawConfig{}, nil
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return nil, errAt(root.Line, "the top level must be a mapping with keys %s", topKeys)
+	}
+	raw := &rawConfig{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		switch k.Value {
+		case "default":
+			if v.Kind != yaml.ScalarNode {
+				return nil, errAt(v.Line, "default must be a generator's name")
+			}
+			raw.def, raw.defLine = v.Value, v.Line
+		case "generators":
+			if v.Kind != yaml.MappingNode {
+				return nil, errAt(v.Line, "generators must map names to specs")
+			}
+			for j := 0; j+1 < len(v.Content); j += 2 {
+				g, err := yamlGen(v.Content[j], v.Content[j+1])
+				if err != nil {
+					return nil, err
+				}
+				raw.gens = append(raw.gens, g)
+			}
+		default:
+			return nil, errAt(k.Line, "unknown key %q; valid: %s", k.Value, topKeys)
+		}
+	}
+	return raw, nil
+}
+
+func yamlGen(k, v *yaml.Node) (rawGen, error) {
+	g := rawGen{name: k.Value, line: k.Line}
+	switch v.Kind {
+	case yaml.ScalarNode:
+		g.spec = v.Value
+		return g, nil
+	case yaml.MappingNode:
+		g.isTable = true
+		for i := 0; i+1 < len(v.Content); i += 2 {
+			kk, vv := v.Content[i], v.Content[i+1]
+			if vv.Kind != yaml.ScalarNode {
+				return g, errAt(vv.Line, "generator %q: %s must be a single value", g.name, kk.Value)
+			}
+			if kk.Value == "strategy" {
+				g.strategy, g.stratAt = vv.Value, kk.Line
+				continue
+			}
+			g.keys = append(g.keys, rawKV{kk.Value, vv.Value, kk.Line})
+		}
+		return g, nil
+	}
+	return g, errAt(v.Line, "generator %q: want a spec string or a mapping with a strategy key", g.name)
+}
+
+// fromAny reads generic decoded data (TOML, JSON) with the lines found by
+// lines, keyed by dotted path.
+func fromAny(m map[string]any, lines map[string]int) (*rawConfig, error) {
+	raw := &rawConfig{}
+	for k, v := range m {
+		switch k {
+		case "default":
+			s, ok := v.(string)
+			if !ok {
+				return nil, errAt(lines[k], "default must be a generator's name")
+			}
+			raw.def, raw.defLine = s, lines[k]
+		case "generators":
+			gm, ok := v.(map[string]any)
+			if !ok {
+				return nil, errAt(lines[k], "generators must map names to specs")
+			}
+			for name, gv := range gm {
+				path := "generators." + name
+				g := rawGen{name: name, line: lines[path]}
+				switch x := gv.(type) {
+				case string:
+					g.spec = x
+				case map[string]any:
+					g.isTable = true
+					for kk, vv := range x {
+						s, ok := scalar(vv)
+						if !ok {
+							return nil, errAt(lines[path+"."+kk], "generator %q: %s must be a single value", name, kk)
+						}
+						if kk == "strategy" {
+							g.strategy, g.stratAt = s, lines[path+"."+kk]
+							continue
+						}
+						g.keys = append(g.keys, rawKV{kk, s, lines[path+"."+kk]})
+					}
+					slices.SortFunc(g.keys, func(a, b rawKV) int { return a.line - b.line })
+				default:
+					return nil, errAt(g.line, "generator %q: want a spec string or a table with a strategy key", name)
+				}
+				raw.gens = append(raw.gens, g)
+			}
+		default:
+			return nil, errAt(lines[k], "unknown key %q; valid: %s", k, topKeys)
+		}
+	}
+	slices.SortFunc(raw.gens, func(a, b rawGen) int { return a.line - b.line })
+	return raw, nil
+}
+
+func scalar(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case bool:
+		return strconv.FormatBool(x), true
+	case int64:
+		return strconv.FormatInt(x, 10), true
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64), true
+	case json.Number:
+		return x.String(), true
+	}
+	return "", false
+}
+
+func readTOML(data []byte) (*rawConfig, error) {
+	var m map[string]any
+	if _, err := toml.Decode(string(data), &m); err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, &lineError{pe.Position.Line, fmt.Errorf("%w: %s", ErrSpec, pe.Message)}
+		}
+		return nil, fmt.Errorf("%w: %v", ErrSpec, err)
+	}
+	return fromAny(m, tomlLines(data))
+}
+
+var (
+	tomlHeader = regexp.MustCompile(`^\s*\[\s*([^\]]+?)\s*\]`)
+	tomlKey    = regexp.MustCompile(`^\s*("[^"]*"|[A-Za-z0-9_-]+)\s*=`)
+	tomlInline = regexp.MustCompile(`("[^"]*"|[A-Za-z0-9_-]+)\s*=`)
+)
+
+// tomlLines finds the line of each table header and key, by dotted path.
+// It reads the common forms ([a.b] headers, key = value, one-line inline
+// tables); anything else falls back to the enclosing table's line.
+func tomlLines(data []byte) map[string]int {
+	lines := map[string]int{}
+	table := ""
+	for i, l := range strings.Split(string(data), "\n") {
+		n := i + 1
+		if m := tomlHeader.FindStringSubmatch(l); m != nil {
+			var parts []string
+			for p := range strings.SplitSeq(m[1], ".") {
+				parts = append(parts, strings.Trim(strings.TrimSpace(p), `"`))
+			}
+			table = strings.Join(parts, ".")
+			for j := range parts {
+				if _, ok := lines[strings.Join(parts[:j+1], ".")]; !ok {
+					lines[strings.Join(parts[:j+1], ".")] = n
+				}
+			}
+			continue
+		}
+		m := tomlKey.FindStringSubmatchIndex(l)
+		if m == nil {
+			continue
+		}
+		key := strings.Trim(l[m[2]:m[3]], `"`)
+		path := key
+		if table != "" {
+			path = table + "." + key
+		}
+		lines[path] = n
+		if rest := l[m[1]:]; strings.Contains(rest, "{") {
+			for _, im := range tomlInline.FindAllStringSubmatch(rest, -1) {
+				lines[path+"."+strings.Trim(im[1], `"`)] = n
+			}
+		}
+	}
+	return lines
+}
+
+func readJSON(data []byte) (*rawConfig, error) {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	var m map[string]any
+	if err := d.Decode(&m); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, &lineError{lineAt(data, se.Offset), fmt.Errorf("%w: %v", ErrSpec, err)}
+		}
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, &lineError{lineAt(data, te.Offset), fmt.Errorf("%w: the top level must be an object with keys %s", ErrSpec, topKeys)}
+		}
+		return nil, fmt.Errorf("%w: %v", ErrSpec, err)
+	}
+	return fromAny(m, jsonLines(data))
+}
+
+func lineAt(data []byte, off int64) int {
+	off = min(max(off, 0), int64(len(data)))
+	return 1 + bytes.Count(data[:off], []byte("\n"))
+}
+
+// jsonLines finds the line of each object key, by dotted path.
+func jsonLines(data []byte) map[string]int {
+	lines := map[string]int{}
+	d := json.NewDecoder(bytes.NewReader(data))
+	var walk func(path string) bool
+	walk = func(path string) bool {
+		tok, err := d.Token()
+		if err != nil {
+			return false
+		}
+		switch tok {
+		case json.Delim('{'):
+			for d.More() {
+				k, err := d.Token()
+				if err != nil {
+					return false
+				}
+				p := fmt.Sprint(k)
+				if path != "" {
+					p = path + "." + p
+				}
+				lines[p] = lineAt(data, d.InputOffset())
+				if !walk(p) {
+					return false
+				}
+			}
+			_, err = d.Token()
+			return err == nil
+		case json.Delim('['):
+			for d.More() {
+				if !walk(path) {
+					return false
+				}
+			}
+			_, err = d.Token()
+			return err == nil
+		}
+		return true
+	}
+	walk("")
+	return lines
+}

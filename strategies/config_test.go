@@ -1,0 +1,154 @@
+package strategies_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/idgenkit/idgen/strategies"
+)
+
+const goodYAML = `# services' ID generators
+default: orders
+generators:
+  orders: snowflake?preset=twitter&worker=7
+  sessions: uuidv7
+  events:
+    strategy: sonyflake
+    machine: 3
+    bits_sequence: 8
+`
+
+const goodTOML = `default = "orders"
+
+[generators]
+orders = "snowflake?preset=twitter&worker=7"
+sessions = "uuidv7"
+
+[generators.events]
+strategy = "sonyflake"
+machine = 3
+bits_sequence = 8
+`
+
+const goodJSON = `{
+  "default": "orders",
+  "generators": {
+    "orders": "snowflake?preset=twitter&worker=7",
+    "sessions": "uuidv7",
+    "events": {"strategy": "sonyflake", "machine": 3, "bits_sequence": 8}
+  }
+}
+`
+
+func writeConfig(t *testing.T, name, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestLoad(t *testing.T) {
+	tests := []struct {
+		name, file, text string
+		lines            []int
+	}{
+		{name: "yaml", file: "idgen.yaml", text: goodYAML, lines: []int{4, 5, 6}},
+		{name: "toml", file: "idgen.toml", text: goodTOML, lines: []int{4, 5, 7}},
+		{name: "json", file: "idgen.json", text: goodJSON, lines: []int{4, 5, 6}},
+	}
+	want := []strategies.GeneratorSpec{
+		{Name: "orders", Spec: "snowflake?preset=twitter&worker=7"},
+		{Name: "sessions", Spec: "uuidv7"},
+		{Name: "events", Spec: "sonyflake?machine=3&bits_sequence=8"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeConfig(t, tc.file, tc.text)
+			c, err := strategies.Load(path)
+			if err != nil {
+				t.Fatalf("Load(%s) = %v", tc.file, err)
+			}
+			w := slices.Clone(want)
+			for i := range w {
+				w[i].Line = tc.lines[i]
+			}
+			if !slices.Equal(c.Generators, w) || c.Default != "orders" {
+				t.Fatalf("Load(%s) = %+v default %q; want %+v default orders", tc.file, c.Generators, c.Default, w)
+			}
+			for _, name := range []string{"", "orders", "sessions", "events"} {
+				g, err := c.New(context.Background(), name)
+				if err != nil {
+					t.Fatalf("New(%q) = %v", name, err)
+				}
+				wantScheme := map[string]string{"": "snowflake", "orders": "snowflake", "sessions": "uuidv7", "events": "sonyflake"}[name]
+				if g.Scheme().Name != wantScheme {
+					t.Fatalf("New(%q).Scheme() = %s; want %s", name, g.Scheme(), wantScheme)
+				}
+			}
+			_, err = c.New(context.Background(), "payments")
+			wantErr := `strategies: invalid spec: ` + path + `: no generator "payments"; valid: orders, sessions, events`
+			if err == nil || err.Error() != wantErr {
+				t.Fatalf("New(payments) = %v; want %s", err, wantErr)
+			}
+		})
+	}
+}
+
+// TestLoadErrors checks that a bad config names the file, the line and the
+// valid choices.
+func TestLoadErrors(t *testing.T) {
+	tests := []struct {
+		name, file, text string
+		msg              string // after "<path>:"
+	}{
+		{name: "yaml unknown key", file: "c.yaml", text: "generators:\n  events:\n    strategy: sonyflake\n    machine: 3\n    bits_seq: 8\n",
+			msg: `5: generator "events": strategies: invalid spec: sonyflake: unknown key "bits_seq"; valid keys: bits_sequence, bits_machine, time_unit, start_time, machine`},
+		{name: "yaml bad value", file: "c.yaml", text: "generators:\n  events:\n    strategy: sonyflake\n    bits_sequence: 40\n",
+			msg: `4: generator "events": strategies: invalid spec: sonyflake: bits_sequence="40": want an integer in [1, 30]`},
+		{name: "yaml spec typo", file: "c.yaml", text: "generators:\n  a: uuidv7\n  b: snowflak?worker=1\n",
+			msg: `3: generator "b": strategies: invalid spec: unknown strategy "snowflak"; valid: ` + strings.Join(strategies.Names(), ", ")},
+		{name: "yaml no strategy", file: "c.yaml", text: "generators:\n  a:\n    worker: 1\n",
+			msg: `2: generator "a": strategies: invalid spec: no strategy key; valid strategies: ` + strings.Join(strategies.Names(), ", ")},
+		{name: "yaml top key", file: "c.yaml", text: "generators:\n  a: uuidv7\ndefalt: a\n",
+			msg: `3: strategies: invalid spec: unknown key "defalt"; valid: default, generators`},
+		{name: "yaml default", file: "c.yaml", text: "default: b\ngenerators:\n  a: uuidv7\n",
+			msg: `1: default "b" is not a generator; valid: a`},
+		{name: "toml unknown key", file: "c.toml", text: "[generators.events]\nstrategy = \"sonyflake\"\nbits_seq = 8\n",
+			msg: `3: generator "events": strategies: invalid spec: sonyflake: unknown key "bits_seq"; valid keys: bits_sequence, bits_machine, time_unit, start_time, machine`},
+		{name: "toml bad value", file: "c.toml", text: "[generators]\na = \"uuidv7\"\nb = \"flake128?rollback=retry\"\n",
+			msg: `3: generator "b": strategies: invalid spec: flake128: rollback="retry": want one of fail, wait, wait-then-fail`},
+		{name: "json unknown key", file: "c.json", text: "{\"generators\": {\n  \"x\": {\"strategy\": \"ksuid\",\n    \"monotone\": true}}}\n",
+			msg: `3: generator "x": strategies: invalid spec: ksuid: unknown key "monotone"; valid keys: monotonic`},
+		{name: "json syntax", file: "c.json", text: "{\"generators\": {\n  \"x\": \"ulid\",\n}}\n",
+			msg: `3: strategies: invalid spec: invalid character '}' looking for beginning of object key string`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeConfig(t, tc.file, tc.text)
+			_, err := strategies.Load(path)
+			want := path + ":" + tc.msg
+			if tc.name == "yaml default" {
+				want = "strategies: invalid spec: " + path + ":" + tc.msg
+			}
+			if err == nil || err.Error() != want || !errors.Is(err, strategies.ErrSpec) {
+				t.Fatalf("Load(%s) = %v; want %s (ErrSpec)", tc.text, err, want)
+			}
+		})
+	}
+}
+
+func TestLoadFormat(t *testing.T) {
+	path := writeConfig(t, "idgen.ini", "x")
+	_, err := strategies.Load(path)
+	want := `strategies: invalid spec: ` + path + `: unknown config format ".ini"; valid: .yaml, .yml, .toml, .json`
+	if err == nil || err.Error() != want {
+		t.Fatalf("Load(idgen.ini) = %v; want %s", err, want)
+	}
+}

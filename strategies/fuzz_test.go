@@ -1,0 +1,99 @@
+package strategies_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/strategies"
+)
+
+var fuzzSeeds = []string{
+	"017f22e2-79b0-7cc3-98c4-dc0c0c07398f", "919108f7-52d1-4320-9bac-f847db4148a8",
+	"C232AB00-9414-11EC-B3C8-9F6BDECED846", "01ARZ3NDEKTSV4RRFFQ69G5FAV", "01arz3ndektsv4rrffq69g5fav",
+	"7ZZZZZZZZZZZZZZZZZZZZZZZZZ", "0ujtsYcgvSTl8PAuAdqWYSMnLOv", "aWgEPTl1tmebfsQzFP4bxwgy80V",
+	"aWgEPTl1tmebfsQzFP4bxwgy80W", "9m4e2mr0ui3e8a215n4g", "vvvvvvvvvvvvvvvvvvvv", "99999999999999999999",
+	"0000019aa1b2c3d4a1b2c3d4e5f60007", "4194304", "18446744073709551615", "0", "", "-1", " 1",
+	"01ARZ3NDEKTSV4RRFFQ69G5FA!", "zzzzzzzzzzzzzzzzzzzzzzzzzzz", "017f22e2-79b0-7cc3-98c4-dc0c0c07398",
+}
+
+// FuzzParse checks that whatever Parse accepts survives the round trip: its
+// canonical text parses back to the same ID, by detection and by its scheme.
+func FuzzParse(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		id, err := strategies.Parse(text)
+		if err != nil {
+			if !errors.Is(err, idgen.ErrSyntax) && !errors.Is(err, idgen.ErrOutOfRange) {
+				t.Fatalf("Parse(%q) = %v; want ErrSyntax or ErrOutOfRange", text, err)
+			}
+			return
+		}
+		canon := id.String()
+		if back, err := strategies.Parse(canon); err != nil || back != id {
+			t.Fatalf("Parse(%q) = %v; Parse(%q) = %v, %v; want the same ID", text, id, canon, back, err)
+		}
+		if back, err := id.Scheme().Parse(text); err != nil || back != id {
+			t.Fatalf("Parse(%q) = %v (%s); %s.Parse = %v, %v; want the same ID", text, id, id.Scheme(), id.Scheme(), back, err)
+		}
+		if back, err := id.Scheme().FromBytes(id.Bytes()); err != nil || back != id {
+			t.Fatalf("FromBytes(Bytes(%v)) = %v, %v", id, back, err)
+		}
+	})
+}
+
+// fuzzSchemes are every adapter scheme plus the default 64-bit layouts.
+func fuzzSchemes(t testing.TB) []*idgen.Scheme {
+	schemes := []*idgen.Scheme{strategies.UUIDv4Scheme, strategies.UUIDv7Scheme, strategies.UUIDScheme,
+		strategies.ULIDScheme, strategies.KSUIDScheme, strategies.XIDScheme, strategies.Flake128Scheme}
+	for _, spec := range []string{"sonyflake", "sonyflake?bits_sequence=12&bits_machine=8", "snowflake"} {
+		s, err := strategies.SchemeOf(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		schemes = append(schemes, s)
+	}
+	return schemes
+}
+
+// FuzzSchemeParse checks every scheme's parser both ways: any raw bytes
+// survive String then Parse exactly, and any text a scheme accepts
+// re-encodes to a canonical text that parses to the same ID.
+func FuzzSchemeParse(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add([]byte(s), s)
+	}
+	f.Add(make([]byte, 20), "0")
+	f.Add([]byte("\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"), "ZZZZZZZZZZZZZZZZZZZZZZZZZZ")
+	schemes := fuzzSchemes(f)
+	f.Fuzz(func(t *testing.T, raw []byte, text string) {
+		for _, s := range schemes {
+			if len(raw) >= s.Size {
+				b := append([]byte(nil), raw[:s.Size]...)
+				if s.Size == 8 {
+					b[0] &= 0x7f // 63-bit layouts
+				}
+				id, err := s.FromBytes(b)
+				if err != nil {
+					t.Fatalf("%s.FromBytes(%x) = %v", s, b, err)
+				}
+				if back, err := s.Parse(id.String()); err != nil || back != id {
+					t.Fatalf("%s: Parse(String(%x) = %q) = %v, %v; want %v", s, b, id.String(), back, err, id)
+				}
+			}
+			id, err := s.Parse(text)
+			if err != nil {
+				if !errors.Is(err, idgen.ErrSyntax) && !errors.Is(err, idgen.ErrOutOfRange) {
+					t.Fatalf("%s.Parse(%q) = %v; want ErrSyntax or ErrOutOfRange", s, text, err)
+				}
+				continue
+			}
+			canon := id.String()
+			if back, err := s.Parse(canon); err != nil || back != id || back.String() != canon {
+				t.Fatalf("%s.Parse(%q) = %v; Parse(%q) = %v, %v; want the same ID", s, text, id, canon, back, err)
+			}
+		}
+	})
+}

@@ -1,0 +1,197 @@
+package strategies_test
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/strategies"
+)
+
+// TestParseDetect checks that Parse tells each scheme by its text form and
+// decodes known vectors field by field.
+func TestParseDetect(t *testing.T) {
+	tests := []struct {
+		name   string
+		text   string
+		scheme string
+		fields []idgen.Field
+		time   time.Time
+	}{
+		{
+			name: "uuidv7 RFC 9562 A.6", text: "017f22e2-79b0-7cc3-98c4-dc0c0c07398f", scheme: "uuidv7",
+			fields: []idgen.Field{{"unix_ts_ms", 0x017F22E279B0, 48}, {"ver", 7, 4}, {"rand_a", 0xCC3, 12}, {"var", 2, 2}, {"rand_b", 0x18C4DC0C0C07398F, 62}},
+			time:   time.UnixMilli(0x017F22E279B0).UTC(),
+		},
+		{
+			name: "uuidv4 RFC 9562 A.3", text: "919108f7-52d1-4320-9bac-f847db4148a8", scheme: "uuidv4",
+			fields: []idgen.Field{{"random_a", 0x919108f752d1, 48}, {"ver", 4, 4}, {"random_b", 0x320, 12}, {"var", 2, 2}, {"random_c", 0x1bacf847db4148a8, 62}},
+		},
+		{
+			name: "uuid v1", text: "c232ab00-9414-11ec-b3c8-9f6bdeced846", scheme: "uuid",
+			fields: []idgen.Field{{"bits_a", 0xc232ab009414, 48}, {"ver", 1, 4}, {"bits_b", 0x1ec, 12}, {"var", 2, 2}, {"bits_c", 0x33c89f6bdeced846, 62}},
+		},
+		{
+			name: "ulid", text: "01ARZ3NDEKTSV4RRFFQ69G5FAV", scheme: "ulid",
+			fields: []idgen.Field{{"unix_ts_ms", 1469922850259, 48}, {"rand_hi", 0xd676, 16}, {"rand_lo", 0x4c61efb99302bd5b, 64}},
+			time:   time.UnixMilli(1469922850259).UTC(),
+		},
+		{
+			name: "ksuid", text: "0ujtsYcgvSTl8PAuAdqWYSMnLOv", scheme: "ksuid",
+			fields: []idgen.Field{{"timestamp", 107608047, 32}, {"payload_hi", 0xB5A1CD34B5F99D11, 64}, {"payload_lo", 0x54FB6853345C9735, 64}},
+			time:   time.Date(2017, 10, 10, 4, 0, 47, 0, time.UTC),
+		},
+		{
+			name: "xid", text: "9m4e2mr0ui3e8a215n4g", scheme: "xid",
+			fields: []idgen.Field{{"time", 1300816219, 32}, {"machine", 0x60f486, 24}, {"pid", 58408, 16}, {"counter", 4271561, 24}},
+			time:   time.Unix(1300816219, 0).UTC(),
+		},
+		{
+			name: "flake128", text: "0000019aa1b2c3d4a1b2c3d4e5f60007", scheme: "flake128",
+			fields: []idgen.Field{{"timestamp", 0x19aa1b2c3d4, 64}, {"worker", 0xa1b2c3d4e5f6, 48}, {"sequence", 7, 16}},
+			time:   time.UnixMilli(0x19aa1b2c3d4).UTC(),
+		},
+		{
+			name: "snowflake default", text: "4194304", scheme: "snowflake",
+			fields: []idgen.Field{{"time", 1, 41}, {"datacenter", 0, 5}, {"worker", 0, 5}, {"sequence", 0, 12}},
+			time:   time.Date(2026, 1, 1, 0, 0, 0, 1e6, time.UTC),
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			id, err := strategies.Parse(tc.text)
+			if err != nil {
+				t.Fatalf("Parse(%q) = %v", tc.text, err)
+			}
+			if id.Scheme().Name != tc.scheme {
+				t.Fatalf("Parse(%q).Scheme() = %s; want %s", tc.text, id.Scheme(), tc.scheme)
+			}
+			if got := id.Scheme().Decompose(id); !slices.Equal(got, tc.fields) {
+				t.Fatalf("Decompose(%q) = %+v; want %+v", tc.text, got, tc.fields)
+			}
+			if !id.Time().Equal(tc.time) {
+				t.Fatalf("Parse(%q).Time() = %v; want %v", tc.text, id.Time(), tc.time)
+			}
+			if id.String() != tc.text {
+				t.Fatalf("Parse(%q).String() = %q; want the same text", tc.text, id.String())
+			}
+		})
+	}
+}
+
+func TestParseCanonical(t *testing.T) {
+	tests := []struct{ name, text, want string }{
+		{name: "uuid upper", text: "017F22E2-79B0-7CC3-98C4-DC0C0C07398F", want: "017f22e2-79b0-7cc3-98c4-dc0c0c07398f"},
+		{name: "ulid lower", text: "01arz3ndektsv4rrffq69g5fav", want: "01ARZ3NDEKTSV4RRFFQ69G5FAV"},
+		{name: "flake128 upper", text: "0000019AA1B2C3D4A1B2C3D4E5F60007", want: "0000019aa1b2c3d4a1b2c3d4e5f60007"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			id, err := strategies.Parse(tc.text)
+			if err != nil || id.String() != tc.want {
+				t.Fatalf("Parse(%q) = %v, %v; want %s", tc.text, id, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseWith(t *testing.T) {
+	id, err := strategies.ParseWith("1541815603606036480", "snowflake?preset=twitter")
+	if err != nil {
+		t.Fatalf("ParseWith(twitter) = %v", err)
+	}
+	if got := id.Time(); !got.Equal(time.Date(2022, 6, 28, 16, 7, 40, 105e6, time.UTC)) {
+		t.Fatalf("ParseWith(twitter).Time() = %v; want 2022-06-28T16:07:40.105Z", got)
+	}
+	id, err = strategies.ParseWith("12345", "sonyflake?bits_sequence=12&bits_machine=8")
+	if err != nil || id.Scheme().Name != "sonyflake" {
+		t.Fatalf("ParseWith(sonyflake) = %v, %v; want a sonyflake ID", id, err)
+	}
+	if m, _ := field(id, "machine"); m != 12345&0xff {
+		t.Fatalf("ParseWith(12345, sonyflake 8-bit machine): machine = %d; want %d", m, 12345&0xff)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name, text string
+		want       error
+		msg        string
+	}{
+		{name: "empty", text: "", want: idgen.ErrSyntax,
+			msg: `idgen: invalid ID syntax: cannot tell the scheme of "" (0 chars): want a 36-char UUID, 32 hex digits (flake128), 26-char ULID, 27-char KSUID, 20-char xid or a decimal 64-bit ID`},
+		{name: "unknown length", text: "abc", want: idgen.ErrSyntax},
+		{name: "uuid bad hex", text: "017f22e2-79b0-7cc3-98c4-dc0c0c07398g", want: idgen.ErrSyntax},
+		{name: "uuid no dashes", text: "017f22e2079b007cc3098c40dc0c0c07398f", want: idgen.ErrSyntax},
+		{name: "ulid overflow", text: "81ARZ3NDEKTSV4RRFFQ69G5FAV", want: idgen.ErrOutOfRange,
+			msg: `idgen: value out of range: ULID "81ARZ3NDEKTSV4RRFFQ69G5FAV" exceeds 128 bits (first char must be 0-7) (as ulid)`},
+		{name: "ulid bad char", text: "01ARZ3NDEKTSV4RRFFQ69G5FAU", want: idgen.ErrSyntax},
+		{name: "ksuid bad char", text: "0ujtsYcgvSTl8PAuAdqWYSMnLO!", want: idgen.ErrSyntax},
+		{name: "ksuid overflow", text: "zzzzzzzzzzzzzzzzzzzzzzzzzzz", want: idgen.ErrOutOfRange},
+		{name: "xid bad char", text: "9m4e2mr0ui3e8a215n4z", want: idgen.ErrSyntax},
+		{name: "flake128 bad hex", text: "0000019aa1b2c3d4a1b2c3d4e5f6000x", want: idgen.ErrSyntax},
+		{name: "decimal too big", text: "18446744073709551616", want: idgen.ErrOutOfRange},
+		{name: "decimal 25 digits", text: "1234567890123456789012345", want: idgen.ErrOutOfRange},
+		{name: "negative", text: "-5", want: idgen.ErrSyntax},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			id, err := strategies.Parse(tc.text)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("Parse(%q) = %v, %v; want %v", tc.text, id, err, tc.want)
+			}
+			if tc.msg != "" && err.Error() != tc.msg {
+				t.Fatalf("Parse(%q) error = %q; want %q", tc.text, err, tc.msg)
+			}
+		})
+	}
+}
+
+// TestSpecErrors checks that a typo names the key or value and lists the
+// valid choices.
+func TestSpecErrors(t *testing.T) {
+	tests := []struct{ name, spec, msg string }{
+		{name: "unknown strategy", spec: "uuidv8",
+			msg: `strategies: invalid spec: unknown strategy "uuidv8"; valid: ` + strings.Join(strategies.Names(), ", ")},
+		{name: "unknown sonyflake key", spec: "sonyflake?bits_seq=8",
+			msg: `strategies: invalid spec: sonyflake: unknown key "bits_seq"; valid keys: bits_sequence, bits_machine, time_unit, start_time, machine`},
+		{name: "bits out of range", spec: "sonyflake?bits_sequence=31",
+			msg: `strategies: invalid spec: sonyflake: bits_sequence="31": want an integer in [1, 30]`},
+		{name: "bits sum", spec: "sonyflake?bits_sequence=16&bits_machine=16",
+			msg: `strategies: invalid spec: sonyflake: bits_sequence + bits_machine = 32: want at most 31 (time needs 32 bits)`},
+		{name: "time unit", spec: "sonyflake?time_unit=100us",
+			msg: `strategies: invalid spec: sonyflake: time_unit 100µs: want at least 1ms`},
+		{name: "start time", spec: "sonyflake?start_time=yesterday",
+			msg: `strategies: invalid spec: sonyflake: start_time="yesterday": want RFC 3339 (2025-01-01T00:00:00Z), a date (2025-01-01) or unix ms, 1970 or later`},
+		{name: "start time future", spec: "sonyflake?start_time=2199-01-01",
+			msg: `strategies: invalid spec: sonyflake: start_time="2199-01-01": want a time not in the future`},
+		{name: "machine range", spec: "sonyflake?bits_machine=4&machine=16",
+			msg: `strategies: invalid spec: sonyflake: machine="16": want an integer in [0, 15]`},
+		{name: "ksuid monotonic", spec: "ksuid?monotonic=maybe",
+			msg: `strategies: invalid spec: ksuid: monotonic="maybe": want true or false`},
+		{name: "uuid has no keys", spec: "uuidv7?worker=1",
+			msg: `strategies: invalid spec: uuidv7: unknown key "worker"; valid keys: (none)`},
+		{name: "flake128 worker", spec: "flake128?worker=281474976710656",
+			msg: `strategies: invalid spec: flake128: worker="281474976710656": want an integer in [0, 281474976710655]`},
+		{name: "flake128 rollback", spec: "flake128?rollback=retry",
+			msg: `strategies: invalid spec: flake128: rollback="retry": want one of fail, wait, wait-then-fail`},
+		{name: "xid machine", spec: "xid?machine=-1",
+			msg: `strategies: invalid spec: xid: machine="-1": want an integer in [0, 16777215]`},
+	}
+	for _, name := range []string{"flake128", "ksuid", "sonyflake", "snowflake", "ulid", "uuidv4", "uuidv7", "xid"} {
+		if _, ok := strategies.Lookup(name); !ok {
+			t.Fatalf("Lookup(%q) = false; want registered", name)
+		}
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g, err := strategies.New(tc.spec)
+			if err == nil || err.Error() != tc.msg || !errors.Is(err, strategies.ErrSpec) {
+				t.Fatalf("New(%q) = %v, %v; want %s (ErrSpec)", tc.spec, g, err, tc.msg)
+			}
+		})
+	}
+}

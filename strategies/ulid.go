@@ -1,0 +1,154 @@
+package strategies
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/idgenkit/idgen"
+)
+
+// ULIDScheme is the ULID (github.com/ulid/spec): 16 bytes,
+//
+//	 0                   1                   2                   3
+//	+---------------------------------------------------------------+
+//	|                      unix_ts_ms (48 bits)                     |
+//	+-------------------------------+-------------------------------+
+//	|          unix_ts_ms           |      rand_hi (16 bits)        |
+//	+-------------------------------+-------------------------------+
+//	|                      rand_lo (64 bits)                        |
+//	+---------------------------------------------------------------+
+//	|                           rand_lo                             |
+//	+---------------------------------------------------------------+
+//
+// Its text is 26 chars of Crockford base32 (uppercase; parsing accepts
+// lowercase). It is stored in a PostgreSQL uuid column: the same 128 bits
+// (see ULIDToUUID), compared byte by byte, so the time order holds there.
+var ULIDScheme = &idgen.Scheme{Name: "ulid", Size: 16, Column: idgen.ColumnUUID, TimeOrdered: true, Codec: ulidCodec{}}
+
+type ulidCodec struct{}
+
+func (ulidCodec) AppendText(dst, b []byte) []byte {
+	var u ulid.ULID
+	copy(u[:], b)
+	var buf [ulid.EncodedSize]byte
+	_ = u.MarshalTextTo(buf[:])
+	return append(dst, buf[:]...)
+}
+
+func (ulidCodec) ParseText(b, text []byte) error {
+	u, err := ulid.ParseStrict(string(text))
+	switch {
+	case errors.Is(err, ulid.ErrOverflow):
+		return fmt.Errorf("%w: ULID %q exceeds 128 bits (first char must be 0-7)", idgen.ErrOutOfRange, text)
+	case err != nil:
+		return fmt.Errorf("%w: %q is not a ULID (26 chars of Crockford base32): %v", idgen.ErrSyntax, text, err)
+	}
+	copy(b, u[:])
+	return nil
+}
+
+func (ulidCodec) Time(b []byte) time.Time { return time.UnixMilli(int64(uint48(b))).UTC() }
+
+func (ulidCodec) Decompose(b []byte) []idgen.Field {
+	return []idgen.Field{
+		{Name: "unix_ts_ms", Value: uint48(b), Bits: 48},
+		{Name: "rand_hi", Value: uint64(binary.BigEndian.Uint16(b[6:8])), Bits: 16},
+		{Name: "rand_lo", Value: binary.BigEndian.Uint64(b[8:16]), Bits: 64},
+	}
+}
+
+func init() {
+	register(&Strategy{
+		Name:   "ulid",
+		Doc:    "ULID, 48-bit Unix ms + 80 bits of monotonic crypto/rand entropy, 16 B, uuid column; oklog/ulid",
+		Build:  func(context.Context, *Params) (idgen.Generator, error) { return NewULID(), nil },
+		Scheme: func(*Params) (*idgen.Scheme, error) { return ULIDScheme, nil },
+	})
+}
+
+// ULIDGenerator issues ULIDs through oklog/ulid with monotonic entropy:
+// within one millisecond each ULID is the previous one plus a random
+// increment in [1, 2^32), so IDs increase strictly within the generator.
+// The entropy is crypto/rand read through a 4 KiB buffer (oklog/ulid's
+// Monotonic), where ulid.Make uses a math/rand source. A clock that steps
+// back is ignored: IDs keep the last millisecond until it catches up.
+// Safe for concurrent use.
+type ULIDGenerator struct {
+	mu     sync.Mutex
+	last   uint64 // ms of the last ULID Next issued
+	mono   *ulid.MonotonicEntropy
+	atMono *ulid.MonotonicEntropy // NewAt's, so it never resets Next's
+}
+
+var (
+	_ idgen.Generator   = (*ULIDGenerator)(nil)
+	_ idgen.Batcher     = (*ULIDGenerator)(nil)
+	_ idgen.AtGenerator = (*ULIDGenerator)(nil)
+)
+
+// NewULID returns a ULID generator.
+func NewULID() *ULIDGenerator {
+	return &ULIDGenerator{mono: ulid.Monotonic(rand.Reader, 0), atMono: ulid.Monotonic(rand.Reader, 0)}
+}
+
+// Scheme returns ULIDScheme.
+func (g *ULIDGenerator) Scheme() *idgen.Scheme { return ULIDScheme }
+
+// Next returns a new ULID. It fails only past the year 10889
+// (idgen.ErrLayoutExhausted).
+func (g *ULIDGenerator) Next(ctx context.Context) (idgen.ID, error) {
+	var dst [1]idgen.ID
+	_, err := g.NextN(ctx, dst[:])
+	return dst[0], err
+}
+
+// NextN fills dst with increasing ULIDs under one lock.
+func (g *ULIDGenerator) NextN(_ context.Context, dst []idgen.ID) (int, error) {
+	ms := ulid.Now()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	ms = max(ms, g.last)
+	for i := range dst {
+		u, err := ulid.New(ms, g.mono)
+		if errors.Is(err, ulid.ErrMonotonicOverflow) {
+			ms++ // 2^80 entropy used up within one ms: borrow the next
+			u, err = ulid.New(ms, g.mono)
+		}
+		if err != nil {
+			return i, fmt.Errorf("%w: ulid: %v", idgen.ErrLayoutExhausted, err)
+		}
+		g.last = ms
+		dst[i], _ = ULIDScheme.FromBytes(u[:])
+	}
+	return len(dst), nil
+}
+
+// NewAt returns a ULID of t's Unix millisecond. Calls for the same
+// millisecond increase monotonically; otherwise the entropy is fresh, so IDs
+// are unique in probability in any call order. t must lie in
+// [1970, 10889); otherwise the error wraps idgen.ErrBeforeEpoch or
+// idgen.ErrLayoutExhausted.
+func (g *ULIDGenerator) NewAt(t time.Time) (idgen.ID, error) {
+	ms, err := unixMilli48(t)
+	if err != nil {
+		return idgen.ID{}, err
+	}
+	g.mu.Lock()
+	u, err := ulid.New(ms, g.atMono)
+	if errors.Is(err, ulid.ErrMonotonicOverflow) {
+		_, err = io.ReadFull(g.atMono.Reader, u[6:]) // fresh entropy: unique in probability
+	}
+	g.mu.Unlock()
+	if err != nil {
+		return idgen.ID{}, fmt.Errorf("ulid: %w", err)
+	}
+	return ULIDScheme.FromBytes(u[:])
+}
