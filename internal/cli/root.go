@@ -72,7 +72,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(stderr, "idgen: "+strings.ReplaceAll(err.Error(), "\n", "; "))
+	msg := strings.ReplaceAll(err.Error(), "\n", "; ")
+	if !strings.HasPrefix(msg, "idgen: ") {
+		msg = "idgen: " + msg
+	}
+	fmt.Fprintln(stderr, msg)
 	if errors.As(err, new(inputError)) || strings.HasPrefix(err.Error(), "unknown command") ||
 		strings.Contains(err.Error(), "accepts ") || strings.Contains(err.Error(), "requires ") {
 		return exitBadInput

@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/snowflake"
+	"github.com/idgenkit/idgen/strategies"
+	"github.com/spf13/cobra"
+)
+
+func init() { addCommand(newInspectCmd) }
+
+func newInspectCmd() *cobra.Command {
+	var (
+		spec   string
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "inspect ID",
+		Short: "Decode an ID: its scheme, time and fields",
+		Example: `  idgen inspect 1541815603606036480 -s 'snowflake?preset=twitter'
+  idgen inspect 0190f1d2-7a3b-7c4d-8e5f-6a7b8c9d0e1f --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := strategies.ParseWith(args[0], spec)
+			if err != nil {
+				return badInput(err)
+			}
+			r := newReport(id)
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(r)
+			}
+			return r.print(cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVarP(&spec, "spec", "s", "", "decode as this strategy's scheme (default: detect; decimal IDs use the default layout)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON object with scheme, time and fields")
+	return cmd
+}
+
+// report is what inspect prints. Field values above 2^53-1 are JSON strings,
+// so that JavaScript reads them exactly.
+type report struct {
+	ID     string         `json:"id"`
+	Scheme string         `json:"scheme"`
+	Layout string         `json:"layout,omitempty"`
+	Time   string         `json:"time,omitempty"`
+	Hex    string         `json:"hex"`
+	Fields map[string]any `json:"fields"`
+	fields []idgen.Field
+}
+
+func newReport(id idgen.ID) report {
+	s := id.Scheme()
+	r := report{ID: id.String(), Scheme: s.Name, Hex: hex.EncodeToString(id.Bytes()), Fields: map[string]any{}, fields: s.Decompose(id)}
+	if l, ok := snowflake.LayoutOf(s); ok {
+		r.Layout = l.String()
+	}
+	if t := id.Time(); !t.IsZero() {
+		r.Time = t.UTC().Format(time.RFC3339Nano)
+	}
+	for _, f := range r.fields {
+		if f.Value > 1<<53-1 {
+			r.Fields[f.Name] = strconv.FormatUint(f.Value, 10)
+		} else {
+			r.Fields[f.Name] = f.Value
+		}
+	}
+	return r
+}
+
+func (r report) print(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "id\t%s\n", r.ID)
+	fmt.Fprintf(tw, "scheme\t%s\n", r.Scheme)
+	if r.Layout != "" {
+		fmt.Fprintf(tw, "layout\t%s\n", r.Layout)
+	}
+	if r.Time != "" {
+		fmt.Fprintf(tw, "time\t%s\n", r.Time)
+	}
+	fmt.Fprintf(tw, "hex\t%s\n", r.Hex)
+	fmt.Fprintln(tw, "fields")
+	for _, f := range r.fields {
+		fmt.Fprintf(tw, "  %s\t%d\t(%d bits)\n", f.Name, f.Value, f.Bits)
+	}
+	return tw.Flush()
+}
