@@ -58,9 +58,9 @@ type CoarseClock struct {
 	base   Clock
 	ns     atomic.Int64
 	closed atomic.Bool
-	stop chan struct{}
-	once sync.Once
-	done chan struct{}
+	stop   chan struct{}
+	once   sync.Once
+	done   chan struct{}
 }
 
 // NewCoarseClock starts a CoarseClock over base (SystemClock if nil),
