@@ -3,10 +3,8 @@ package snowflake
 import (
 	"fmt"
 	"math/bits"
-	"runtime"
 	"sync"
 	"time"
-	"weak"
 
 	"github.com/idgenkit/idgen"
 )
@@ -34,7 +32,11 @@ func (g *Generator) NewAt(t time.Time) (idgen.ID, error) {
 	if err != nil {
 		return idgen.ID{}, err
 	}
-	return g.scheme.FromUint64(g.compose(tick, seq)), nil
+	node, err := g.nodeState()
+	if err != nil {
+		return idgen.ID{}, err
+	}
+	return g.scheme.FromUint64(g.compose(tick, seq, node.bits)), nil
 }
 
 // ReserveAt is NewAt's hook for callers that compose their own IDs, as
@@ -45,7 +47,7 @@ func (g *Generator) ReserveAt(t time.Time) (tick int64, seq uint64, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	return g.atState().take(g.p, now, t)
+	return g.at.take(g.p, now, t)
 }
 
 // tickOf returns the tick holding t, without the overflow of
@@ -114,20 +116,4 @@ func (s *atState) take(p *plan, now int64, t time.Time) (int64, uint64, error) {
 	}
 	s.req = now
 	return s.tick, s.seq, nil
-}
-
-// atStates holds each Generator's atState without a field in Generator; an
-// entry goes when its Generator is garbage collected.
-var atStates sync.Map // weak.Pointer[Generator] -> *atState
-
-func (g *Generator) atState() *atState {
-	k := weak.Make(g)
-	if s, ok := atStates.Load(k); ok {
-		return s.(*atState)
-	}
-	s, loaded := atStates.LoadOrStore(k, new(atState))
-	if !loaded {
-		runtime.AddCleanup(g, func(k weak.Pointer[Generator]) { atStates.Delete(k) }, k)
-	}
-	return s.(*atState)
 }

@@ -21,6 +21,12 @@ type Config struct {
 	// ...). A field of the layout that is missing here is 0; a name the
 	// layout lacks, or a value outside [0, 2^bits-1], is refused by New.
 	Nodes map[string]int64
+	// Lease, when set, supplies the worker ID (the "worker" field, or
+	// "machine" in a layout without one) and the datacenter ID, overriding
+	// Nodes for those fields. Next fails with idgen.ErrLeaseLost while the
+	// lease returns no identity, and follows a new identity when the lease
+	// is reacquired. Nil means none.
+	Lease idgen.Lease
 	// Clock reads the time. Nil means SystemClock().
 	Clock Clock
 	// Rollback is the clock rollback policy. Zero means WaitThenFail.
@@ -53,13 +59,17 @@ type Generator struct {
 	scheme    *idgen.Scheme
 	clock     Clock
 	nanoClock interface{ UnixNano() int64 }
-	node      uint64
+	node      atomic.Pointer[nodeState]
+	nodes     map[string]int64 // Config.Nodes, the base under a lease's identity
+	lease     idgen.Lease
 	policy    Policy
 	maxWait   time.Duration
 	seqRange  uint64 // random starts are drawn in [0, seqRange); 0 means start at 0
 	unbounded bool   // a random field and no sequence: any number of IDs per tick
 	fast      bool   // Next may take the fast path: a sequence and no random field
 	coarse    *CoarseClock
+
+	at atState // NewAt's own sequence
 
 	hw         HighWaterStore
 	hwMu       sync.Mutex
@@ -95,7 +105,8 @@ func New(ctx context.Context, cfg Config) (*Generator, error) {
 	if g.maxWait == 0 {
 		g.maxWait = DefaultMaxWait
 	}
-	if g.node, err = p.nodeBits(cfg.Nodes); err != nil {
+	g.nodes, g.lease = cfg.Nodes, cfg.Lease
+	if _, err := g.nodeState(); err != nil {
 		return nil, err
 	}
 	if cfg.RandomSequenceStart && p.seqMax >= 7 {
@@ -111,6 +122,59 @@ func New(ctx context.Context, cfg Config) (*Generator, error) {
 		}
 	}
 	return g, nil
+}
+
+// nodeState is the node bits of one identity.
+type nodeState struct {
+	ident *idgen.Identity // nil without a lease
+	bits  uint64
+}
+
+// nodeState returns the node bits to issue under, rebuilding them when the
+// lease's identity changed. It fails with idgen.ErrLeaseLost while the
+// lease holds none.
+func (g *Generator) nodeState() (*nodeState, error) {
+	cur := g.node.Load()
+	if g.lease == nil {
+		if cur != nil {
+			return cur, nil
+		}
+		bits, err := g.p.nodeBits(g.nodes)
+		if err != nil {
+			return nil, err
+		}
+		ns := &nodeState{bits: bits}
+		g.node.Store(ns)
+		return ns, nil
+	}
+	ident := g.lease.Identity()
+	if ident == nil {
+		return nil, fmt.Errorf("%w: no ID is issued until the worker ID is reacquired", idgen.ErrLeaseLost)
+	}
+	if cur != nil && cur.ident == ident {
+		return cur, nil
+	}
+	values := map[string]int64{}
+	for k, v := range g.nodes {
+		values[k] = v
+	}
+	worker := "worker"
+	if _, ok := g.p.node(worker); !ok {
+		worker = "machine"
+	}
+	if _, ok := g.p.node(worker); ok {
+		values[worker] = ident.WorkerID
+	}
+	if _, ok := g.p.node("datacenter"); ok {
+		values["datacenter"] = ident.DatacenterID
+	}
+	bits, err := g.p.nodeBits(values)
+	if err != nil {
+		return nil, err
+	}
+	ns := &nodeState{ident: ident, bits: bits}
+	g.node.Store(ns)
+	return ns, nil
 }
 
 func (p *plan) nodeBits(values map[string]int64) (uint64, error) {
@@ -166,16 +230,21 @@ func (g *Generator) Next(ctx context.Context) (idgen.ID, error) {
 	old := g.state.Load()
 	ns := g.elapsed()
 	last := int64(old >> p.seqBits)
-	if d := ns - last*p.tickNs; d >= 0 && d < p.tickNs && g.fast {
+	node := g.node.Load()
+	if d := ns - last*p.tickNs; d >= 0 && d < p.tickNs && g.fast && (g.lease == nil || g.lease.Identity() == node.ident) {
 		if cur := old & p.seqMax; cur < p.seqMax && g.state.CompareAndSwap(old, old+1) {
-			return g.scheme.FromUint64(uint64(last)<<p.timeShift | g.node | (cur+1)<<p.seqShift), nil
+			return g.scheme.FromUint64(uint64(last)<<p.timeShift | node.bits | (cur+1)<<p.seqShift), nil
 		}
+	}
+	node, err := g.nodeState()
+	if err != nil {
+		return idgen.ID{}, err
 	}
 	t, seq, _, err := g.reserve(ctx, 1)
 	if err != nil {
 		return idgen.ID{}, err
 	}
-	return g.scheme.FromUint64(g.compose(t, seq)), nil
+	return g.scheme.FromUint64(g.compose(t, seq, node.bits)), nil
 }
 
 // NextN fills dst with increasing IDs, reserving the rest of a tick's
@@ -183,25 +252,29 @@ func (g *Generator) Next(ctx context.Context) (idgen.ID, error) {
 func (g *Generator) NextN(ctx context.Context, dst []idgen.ID) (int, error) {
 	i := 0
 	for i < len(dst) {
+		node, err := g.nodeState()
+		if err != nil {
+			return i, err
+		}
 		t, seq, n, err := g.reserve(ctx, uint64(len(dst)-i))
 		if err != nil {
 			return i, err
 		}
 		if g.p.randBits > 0 {
 			for k := range n {
-				dst[i+int(k)] = g.scheme.FromUint64(g.compose(t, seq+k))
+				dst[i+int(k)] = g.scheme.FromUint64(g.compose(t, seq+k, node.bits))
 			}
 		} else {
 			// Without random bits the IDs of one tick are an arithmetic run.
-			g.scheme.FillUint64(dst[i:i+int(n)], g.compose(t, seq), 1<<g.p.seqShift)
+			g.scheme.FillUint64(dst[i:i+int(n)], g.compose(t, seq, node.bits), 1<<g.p.seqShift)
 		}
 		i += int(n)
 	}
 	return i, nil
 }
 
-func (g *Generator) compose(t int64, seq uint64) uint64 {
-	v := uint64(t)<<g.p.timeShift | g.node | seq<<g.p.seqShift
+func (g *Generator) compose(t int64, seq, node uint64) uint64 {
+	v := uint64(t)<<g.p.timeShift | node | seq<<g.p.seqShift
 	if g.p.randBits > 0 {
 		v |= (rand.Uint64() & g.p.randMask) << g.p.randShift
 	}

@@ -1,0 +1,24 @@
+package idgen
+
+// An Identity is what a node holds while its lease is good: the worker ID
+// and, where the layout has one, the datacenter ID. Identities are
+// immutable; a lease that changes hands or IDs returns a new *Identity.
+type Identity struct {
+	WorkerID     int64
+	DatacenterID int64
+	// Generation is the fencing counter: it goes up at every acquire, so a
+	// later holder of the same worker ID has a higher generation.
+	Generation int64
+}
+
+// A Lease holds a node's Identity for as long as it can be trusted: a
+// static value, an environment variable, or a lease in PostgreSQL or etcd
+// (package workerid). Generators that take a Lease read it on every ID and
+// fail with ErrLeaseLost while it returns nil, so that no ID is issued under
+// a lease that may have passed to another node.
+type Lease interface {
+	// Identity returns the identity held now, or nil while the lease is
+	// lost or not yet acquired. It must be cheap (an atomic load): it is
+	// called on every ID.
+	Identity() *Identity
+}
