@@ -44,7 +44,7 @@ func newGenCmd() *cobra.Command {
 			return gen(cmd, g, n, format == "json")
 		},
 	}
-	cmd.Flags().StringVarP(&spec, "spec", "s", "snowflake", "strategy spec, name?key=value&... (see idgen help specs)")
+	cmd.Flags().StringVarP(&spec, "spec", "s", "snowflake", "strategy spec, name?key=value&... (idgen strategies lists them)")
 	cmd.Flags().IntVarP(&n, "count", "n", 1, "how many IDs")
 	cmd.Flags().StringVar(&format, "format", "text", "text (one ID per line) or json (one object per line)")
 	return cmd

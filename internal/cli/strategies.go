@@ -1,0 +1,35 @@
+package cli
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/idgenkit/idgen/strategies"
+	"github.com/spf13/cobra"
+)
+
+func init() { addCommand(newStrategiesCmd) }
+
+func newStrategiesCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "strategies",
+		Short: "List the strategies a spec can name, with their keys",
+		Long: "A spec is name?key=value&key=value, for example snowflake?preset=twitter&worker=7.\n" +
+			"IDGEN_WORKER_ID in the environment overrides the worker ID of every strategy that has one.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+			for _, s := range strategies.List() {
+				store := ""
+				if s.External {
+					store = " (needs a store)"
+				}
+				fmt.Fprintf(tw, "%s\t%s%s\n", s.Name, s.Doc, store)
+				for _, k := range s.Keys {
+					fmt.Fprintf(tw, "  %s\t%s\n", k.Name, k.Doc)
+				}
+			}
+			return tw.Flush()
+		},
+	}
+}
