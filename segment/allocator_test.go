@@ -153,9 +153,9 @@ func TestRestart(t *testing.T) {
 			tag := uniqueTag(t, dsn)
 			initTag(t, dsn, tag, 1000)
 			a := dial(t, dsn, segment.Config{Tag: tag})
-			first := take(t, a, 1234)
-			for a.Stats().Remaining < 1000 {
-				time.Sleep(time.Millisecond) // the prefetch lands
+			first := take(t, a, 1234) // into the second segment, past its 10 %
+			for a.Stats().Segments < 3 {
+				time.Sleep(time.Millisecond) // the third segment's prefetch lands
 			}
 			lost := a.Stats().Remaining
 			if err := a.Close(); err != nil {

@@ -16,7 +16,7 @@
 //
 //	postgres://  one round trip: UPDATE ... RETURNING (pgx/v5 pool)
 //	mysql://     Leaf's transaction: UPDATE, then SELECT (go-sql-driver/mysql)
-//	redis://     INCRBY on key "idgen:segment:<tag>" (go-redis/v9)
+//	redis://     INCRBY on key "idgen:segment:{<tag>}" (go-redis/v9)
 //
 // An [Allocator] keeps two segments (Leaf's double buffer): once
 // Config.Prefetch of the current one is used (10 % by default), the next is
@@ -50,10 +50,12 @@
 // [InstallInstagram] installs the PL/pgSQL function idgen_instagram_id(seq,
 // shard) that composes, inside PostgreSQL,
 //
-//	+---------------------------+-------------+-------------------+
-//	| ms since 2011-08-24T21:07:01.721Z | shard | nextval(seq) % 1024 |
-//	| 41 bits                   | 13 bits     | 10 bits           |
-//	+---------------------------+-------------+-------------------+
+//	 63                            23 22        10 9                0
+//	+--------------------------------+------------+------------------+
+//	| time: ms since 1314220021721   | shard      | sequence:        |
+//	| (2011-08-24T21:07:01.721Z)     | 0 to 8191  | nextval(seq)%1024|
+//	| 41 bits                        | 13 bits    | 10 bits          |
+//	+--------------------------------+------------+------------------+
 //
 // which [Instagram] fetches. Its scheme is the snowflake preset "instagram",
 // so the IDs decompose into time, shard and sequence. Unique while a shard's
