@@ -52,7 +52,12 @@ type Config struct {
 // word, taken with compare-and-swap.
 type Generator struct {
 	_     [64]byte
-	state atomic.Uint64 // last tick << seqBits | last sequence issued
+	// state is the last tick << sShift | a counter of the tick's sequence
+	// numbers taken. The counter has guard bits above the sequence field,
+	// so that atomic adds past the sequence's end never carry into the tick:
+	// each add claims one distinct value, and a value past the sequence is
+	// simply not used.
+	state atomic.Uint64
 	_     [56]byte
 
 	p         *plan
@@ -67,6 +72,9 @@ type Generator struct {
 	seqRange  uint64 // random starts are drawn in [0, seqRange); 0 means start at 0
 	unbounded bool   // a random field and no sequence: any number of IDs per tick
 	fast      bool   // Next may take the fast path: a sequence and no random field
+	addPath   bool   // the fast path takes a sequence number by atomic add (guard bits allow it)
+	sShift    uint   // state's tick shift: sequence bits + guard bits
+	cMask     uint64 // state's counter mask
 	coarse    *CoarseClock
 
 	at atState // NewAt's own sequence
@@ -114,6 +122,11 @@ func New(ctx context.Context, cfg Config) (*Generator, error) {
 	}
 	g.unbounded = p.seqBits == 0 && p.randBits > 0
 	g.fast = p.seqBits > 0 && p.randBits == 0
+	guard := min(64-uint(p.timeBits)-p.seqBits, 20)
+	g.sShift, g.cMask = p.seqBits+guard, 1<<(p.seqBits+guard)-1
+	// Adds past the sequence's end are bounded by the callers in flight at
+	// once; take the add path only with room for a million of them.
+	g.addPath = g.fast && g.cMask-p.seqMax >= 1<<20
 	g.coarse, _ = g.clock.(*CoarseClock)
 	g.markTick.Store(math.MaxInt64)
 	if g.hw != nil {
@@ -208,7 +221,7 @@ func (g *Generator) loadMark(ctx context.Context, ahead time.Duration) error {
 	g.markTick.Store(m)
 	if m > 0 {
 		// Tick m-1 counts as used up: nothing below m is issued again.
-		g.state.Store(uint64(m-1)<<g.p.seqBits | g.p.seqMax)
+		g.state.Store(uint64(m-1)<<g.sShift | g.p.seqMax)
 	}
 	return nil
 }
@@ -224,17 +237,30 @@ func (g *Generator) Layout() Layout { return g.p.layout }
 // last tick issued. Errors: *idgen.ClockRollbackError, idgen.ErrLayoutExhausted,
 // idgen.ErrBeforeEpoch, a high-water Store error, or ctx's error while waiting.
 func (g *Generator) Next(ctx context.Context) (idgen.ID, error) {
-	// Fast path: the clock is still in the last tick and its sequence has
-	// room. One load, one clock read, one compare-and-swap.
+	// Fast path: the clock is still in the state's tick and its sequence
+	// has room. One clock read and one atomic add (or compare-and-swap).
 	p := g.p
-	old := g.state.Load()
-	ns := g.elapsed()
-	last := int64(old >> p.seqBits)
 	node := g.node.Load()
-	if d := ns - last*p.tickNs; d >= 0 && d < p.tickNs && g.fast && (g.lease == nil || g.lease.Identity() == node.ident) {
-		if cur := old & p.seqMax; cur < p.seqMax && g.state.CompareAndSwap(old, old+1) {
-			return g.scheme.FromUint64(uint64(last)<<p.timeShift | node.bits | (cur+1)<<p.seqShift), nil
+	if g.fast && (g.lease == nil || g.lease.Identity() == node.ident) {
+		var v uint64
+		var ns int64
+		if g.addPath {
+			ns = g.elapsed()
+			v = g.state.Add(1)
+		} else {
+			old := g.state.Load()
+			ns = g.elapsed()
+			if old&g.cMask < p.seqMax && g.state.CompareAndSwap(old, old+1) {
+				v = old + 1
+			}
 		}
+		t := int64(v >> g.sShift)
+		if d := ns - t*p.tickNs; v != 0 && d >= 0 && d < p.tickNs && t < g.markTick.Load() {
+			if seq := v & g.cMask; seq <= p.seqMax {
+				return g.scheme.FromUint64(uint64(t)<<p.timeShift | node.bits | seq<<p.seqShift), nil
+			}
+		}
+		// A value taken by add but not used is a gap, never a duplicate.
 	}
 	node, err := g.nodeState()
 	if err != nil {
@@ -307,7 +333,7 @@ func (g *Generator) reserve(ctx context.Context, want uint64) (tick int64, seq, 
 			return 0, 0, 0, fmt.Errorf("%w: clock reads %s, epoch is %s", idgen.ErrBeforeEpoch,
 				time.Unix(0, ns+p.epochNs).UTC().Format(time.RFC3339Nano), p.layout.epoch().Format(time.RFC3339Nano))
 		}
-		last := int64(old >> p.seqBits)
+		last := int64(old >> g.sShift)
 		now := last
 		if d := ns - last*p.tickNs; d < 0 || d >= p.tickNs {
 			// Outside the last tick: divide (a multiply and compare
@@ -328,15 +354,15 @@ func (g *Generator) reserve(ctx context.Context, want uint64) (tick int64, seq, 
 				start = rand.Uint64N(g.seqRange)
 			}
 			n = min(want, p.seqMax-start+1)
-			if g.state.CompareAndSwap(old, uint64(now)<<p.seqBits|(start+n-1)) {
+			if g.state.CompareAndSwap(old, uint64(now)<<g.sShift|(start+n-1)) {
 				return now, start, n, nil
 			}
 		case now == last:
 			if g.unbounded {
 				return now, 0, want, nil
 			}
-			cur := old & p.seqMax
-			if cur == p.seqMax {
+			cur := old & g.cMask
+			if cur >= p.seqMax {
 				if err := g.waitTick(ctx, last, ns); err != nil {
 					return 0, 0, 0, err
 				}
