@@ -51,7 +51,7 @@ type Config struct {
 // concurrent use and lock-free: a tick and its sequence live in one atomic
 // word, taken with compare-and-swap.
 type Generator struct {
-	_     [64]byte
+	_ [64]byte
 	// state is the last tick << sShift | a counter of the tick's sequence
 	// numbers taken. The counter has guard bits above the sequence field,
 	// so that atomic adds past the sequence's end never carry into the tick:

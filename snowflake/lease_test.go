@@ -11,7 +11,9 @@ import (
 	"github.com/idgenkit/idgen/snowflake"
 )
 
-type testLease struct{ p atomic.Pointer[idgen.Identity] }
+type testLease struct {
+	p atomic.Pointer[idgen.Identity]
+}
 
 func (l *testLease) Identity() *idgen.Identity { return l.p.Load() }
 
