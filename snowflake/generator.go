@@ -79,6 +79,9 @@ type Generator struct {
 
 	at atState // NewAt's own sequence
 
+	// counters, touched only on the slow paths
+	seqWaits, rollbackWaits, rollbackFailures atomic.Uint64
+
 	hw         HighWaterStore
 	hwMu       sync.Mutex
 	markTick   atomic.Int64 // ticks >= markTick need a new mark first
@@ -383,6 +386,7 @@ func (g *Generator) reserve(ctx context.Context, want uint64) (tick int64, seq, 
 
 // waitTick waits until the clock leaves tick last; ns is the last reading.
 func (g *Generator) waitTick(ctx context.Context, last, ns int64) error {
+	g.seqWaits.Add(1)
 	remaining := time.Duration((last+1)*g.p.tickNs - ns)
 	if _, ok := g.clock.(Sleeper); ok || remaining > 2*time.Millisecond {
 		if _, ok := g.clock.(Sleeper); !ok {
@@ -404,12 +408,15 @@ func (g *Generator) rollback(ctx context.Context, drift time.Duration, last, ns 
 	}
 	switch g.policy {
 	case Fail:
+		g.rollbackFailures.Add(1)
 		return rb
 	case WaitThenFail:
 		if *waited+drift > g.maxWait {
+			g.rollbackFailures.Add(1)
 			return rb
 		}
 	}
+	g.rollbackWaits.Add(1)
 	if err := sleep(ctx, g.clock, drift); err != nil {
 		return fmt.Errorf("%w: %w", rb, err)
 	}
@@ -440,3 +447,16 @@ func (g *Generator) Decompose(id idgen.ID) (Parts, error) {
 	}
 	return g.p.decompose(v), nil
 }
+
+// SequenceWaits returns how many times Next or NextN waited for the next
+// tick because the tick's sequence was used up (a spin of a few µs counts
+// once per check).
+func (g *Generator) SequenceWaits() uint64 { return g.seqWaits.Load() }
+
+// ClockRollbackWaits returns how many times the generator slept to let the
+// clock pass the last tick issued.
+func (g *Generator) ClockRollbackWaits() uint64 { return g.rollbackWaits.Load() }
+
+// ClockRollbackFailures returns how many *idgen.ClockRollbackError the
+// generator returned.
+func (g *Generator) ClockRollbackFailures() uint64 { return g.rollbackFailures.Load() }

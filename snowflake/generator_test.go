@@ -157,7 +157,13 @@ func TestRollback(t *testing.T) {
 					if got := clk.Slept(); got != step {
 						t.Errorf("slept %v; want %v", got, step)
 					}
+					if got := g.ClockRollbackWaits(); got != 1 {
+						t.Errorf("ClockRollbackWaits() = %d; want 1", got)
+					}
 					return
+				}
+				if got := g.ClockRollbackFailures(); got != 1 {
+					t.Errorf("ClockRollbackFailures() = %d; want 1", got)
 				}
 				var rb *idgen.ClockRollbackError
 				if !errors.As(err, &rb) || !errors.Is(err, idgen.ErrClockRollback) {
@@ -272,6 +278,9 @@ func TestSequenceExhaustionWaitsForNextTick(t *testing.T) {
 	}
 	if clk.Slept() != time.Millisecond {
 		t.Errorf("slept %v; want 1ms (to the next tick)", clk.Slept())
+	}
+	if g.SequenceWaits() != 1 {
+		t.Errorf("SequenceWaits() = %d; want 1", g.SequenceWaits())
 	}
 }
 
