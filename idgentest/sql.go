@@ -78,7 +78,7 @@ func SQLRoundTrip(t testing.TB, db DB, ids []idgen.ID) {
 			t.Fatalf("SELECT id WHERE id = %s: got %s, %v; want %s", id, back, err, id)
 		}
 		text := ColumnText(id)
-		var fromText idgen.ID = s.Zero()
+		fromText := s.Zero()
 		var pgText string
 		q := fmt.Sprintf("SELECT %s, id::text FROM %s WHERE id = %s", cast(s.Column), table, cast(s.Column))
 		if err := db.QueryRow(ctx, q, []any{text}, &fromText, &pgText); err != nil || fromText != id {

@@ -131,7 +131,7 @@ func TestSonyflakeFields(t *testing.T) {
 func TestEnvWorkerID(t *testing.T) {
 	tests := []struct {
 		name, spec, field string
-		want               uint64
+		want              uint64
 	}{
 		{name: "sonyflake", spec: "sonyflake?machine=3", field: "machine", want: 17},
 		{name: "flake128", spec: "flake128?worker=3", field: "worker", want: 17},

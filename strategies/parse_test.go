@@ -23,40 +23,40 @@ func TestParseDetect(t *testing.T) {
 	}{
 		{
 			name: "uuidv7 RFC 9562 A.6", text: "017f22e2-79b0-7cc3-98c4-dc0c0c07398f", scheme: "uuidv7",
-			fields: []idgen.Field{{"unix_ts_ms", 0x017F22E279B0, 48}, {"ver", 7, 4}, {"rand_a", 0xCC3, 12}, {"var", 2, 2}, {"rand_b", 0x18C4DC0C0C07398F, 62}},
+			fields: []idgen.Field{fl("unix_ts_ms", 0x017F22E279B0, 48), fl("ver", 7, 4), fl("rand_a", 0xCC3, 12), fl("var", 2, 2), fl("rand_b", 0x18C4DC0C0C07398F, 62)},
 			time:   time.UnixMilli(0x017F22E279B0).UTC(),
 		},
 		{
 			name: "uuidv4 RFC 9562 A.3", text: "919108f7-52d1-4320-9bac-f847db4148a8", scheme: "uuidv4",
-			fields: []idgen.Field{{"random_a", 0x919108f752d1, 48}, {"ver", 4, 4}, {"random_b", 0x320, 12}, {"var", 2, 2}, {"random_c", 0x1bacf847db4148a8, 62}},
+			fields: []idgen.Field{fl("random_a", 0x919108f752d1, 48), fl("ver", 4, 4), fl("random_b", 0x320, 12), fl("var", 2, 2), fl("random_c", 0x1bacf847db4148a8, 62)},
 		},
 		{
 			name: "uuid v1", text: "c232ab00-9414-11ec-b3c8-9f6bdeced846", scheme: "uuid",
-			fields: []idgen.Field{{"bits_a", 0xc232ab009414, 48}, {"ver", 1, 4}, {"bits_b", 0x1ec, 12}, {"var", 2, 2}, {"bits_c", 0x33c89f6bdeced846, 62}},
+			fields: []idgen.Field{fl("bits_a", 0xc232ab009414, 48), fl("ver", 1, 4), fl("bits_b", 0x1ec, 12), fl("var", 2, 2), fl("bits_c", 0x33c89f6bdeced846, 62)},
 		},
 		{
 			name: "ulid", text: "01ARZ3NDEKTSV4RRFFQ69G5FAV", scheme: "ulid",
-			fields: []idgen.Field{{"unix_ts_ms", 1469922850259, 48}, {"rand_hi", 0xd676, 16}, {"rand_lo", 0x4c61efb99302bd5b, 64}},
+			fields: []idgen.Field{fl("unix_ts_ms", 1469922850259, 48), fl("rand_hi", 0xd676, 16), fl("rand_lo", 0x4c61efb99302bd5b, 64)},
 			time:   time.UnixMilli(1469922850259).UTC(),
 		},
 		{
 			name: "ksuid", text: "0ujtsYcgvSTl8PAuAdqWYSMnLOv", scheme: "ksuid",
-			fields: []idgen.Field{{"timestamp", 107608047, 32}, {"payload_hi", 0xB5A1CD34B5F99D11, 64}, {"payload_lo", 0x54FB6853345C9735, 64}},
+			fields: []idgen.Field{fl("timestamp", 107608047, 32), fl("payload_hi", 0xB5A1CD34B5F99D11, 64), fl("payload_lo", 0x54FB6853345C9735, 64)},
 			time:   time.Date(2017, 10, 10, 4, 0, 47, 0, time.UTC),
 		},
 		{
 			name: "xid", text: "9m4e2mr0ui3e8a215n4g", scheme: "xid",
-			fields: []idgen.Field{{"time", 1300816219, 32}, {"machine", 0x60f486, 24}, {"pid", 58408, 16}, {"counter", 4271561, 24}},
+			fields: []idgen.Field{fl("time", 1300816219, 32), fl("machine", 0x60f486, 24), fl("pid", 58408, 16), fl("counter", 4271561, 24)},
 			time:   time.Unix(1300816219, 0).UTC(),
 		},
 		{
 			name: "flake128", text: "0000019aa1b2c3d4a1b2c3d4e5f60007", scheme: "flake128",
-			fields: []idgen.Field{{"timestamp", 0x19aa1b2c3d4, 64}, {"worker", 0xa1b2c3d4e5f6, 48}, {"sequence", 7, 16}},
+			fields: []idgen.Field{fl("timestamp", 0x19aa1b2c3d4, 64), fl("worker", 0xa1b2c3d4e5f6, 48), fl("sequence", 7, 16)},
 			time:   time.UnixMilli(0x19aa1b2c3d4).UTC(),
 		},
 		{
 			name: "snowflake default", text: "4194304", scheme: "snowflake",
-			fields: []idgen.Field{{"time", 1, 41}, {"datacenter", 0, 5}, {"worker", 0, 5}, {"sequence", 0, 12}},
+			fields: []idgen.Field{fl("time", 1, 41), fl("datacenter", 0, 5), fl("worker", 0, 5), fl("sequence", 0, 12)},
 			time:   time.Date(2026, 1, 1, 0, 0, 0, 1e6, time.UTC),
 		},
 	}
@@ -194,4 +194,8 @@ func TestSpecErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+func fl(name string, v uint64, bits int) idgen.Field {
+	return idgen.Field{Name: name, Value: v, Bits: bits}
 }

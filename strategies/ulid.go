@@ -2,7 +2,6 @@ package strategies
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -77,8 +76,9 @@ func init() {
 // ULIDGenerator issues ULIDs through oklog/ulid with monotonic entropy:
 // within one millisecond each ULID is the previous one plus a random
 // increment in [1, 2^32), so IDs increase strictly within the generator.
-// The entropy is crypto/rand read through a 4 KiB buffer (oklog/ulid's
-// Monotonic), where ulid.Make uses a math/rand source. A clock that steps
+// The entropy is a per-generator ChaCha8 stream (math/rand/v2's
+// cryptographically strong generator) seeded from crypto/rand, where
+// ulid.Make uses a math/rand source seeded with the time. A clock that steps
 // back is ignored: IDs keep the last millisecond until it catches up.
 // Safe for concurrent use.
 type ULIDGenerator struct {
@@ -96,7 +96,9 @@ var (
 
 // NewULID returns a ULID generator.
 func NewULID() *ULIDGenerator {
-	return &ULIDGenerator{mono: ulid.Monotonic(rand.Reader, 0), atMono: ulid.Monotonic(rand.Reader, 0)}
+	// The sources implement Int63n, which MonotonicEntropy uses for its
+	// increments; mu guards them.
+	return &ULIDGenerator{mono: ulid.Monotonic(newChaChaSource(), 0), atMono: ulid.Monotonic(newChaChaSource(), 0)}
 }
 
 // Scheme returns ULIDScheme.
@@ -104,10 +106,15 @@ func (g *ULIDGenerator) Scheme() *idgen.Scheme { return ULIDScheme }
 
 // Next returns a new ULID. It fails only past the year 10889
 // (idgen.ErrLayoutExhausted).
-func (g *ULIDGenerator) Next(ctx context.Context) (idgen.ID, error) {
-	var dst [1]idgen.ID
-	_, err := g.NextN(ctx, dst[:])
-	return dst[0], err
+func (g *ULIDGenerator) Next(context.Context) (idgen.ID, error) {
+	ms := ulid.Now()
+	g.mu.Lock()
+	u, err := g.nextLocked(ms)
+	g.mu.Unlock()
+	if err != nil {
+		return idgen.ID{}, err
+	}
+	return ULIDScheme.FromBytes(u[:])
 }
 
 // NextN fills dst with increasing ULIDs under one lock.
@@ -115,20 +122,29 @@ func (g *ULIDGenerator) NextN(_ context.Context, dst []idgen.ID) (int, error) {
 	ms := ulid.Now()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	ms = max(ms, g.last)
 	for i := range dst {
-		u, err := ulid.New(ms, g.mono)
-		if errors.Is(err, ulid.ErrMonotonicOverflow) {
-			ms++ // 2^80 entropy used up within one ms: borrow the next
-			u, err = ulid.New(ms, g.mono)
-		}
+		u, err := g.nextLocked(ms)
 		if err != nil {
-			return i, fmt.Errorf("%w: ulid: %v", idgen.ErrLayoutExhausted, err)
+			return i, err
 		}
-		g.last = ms
 		dst[i], _ = ULIDScheme.FromBytes(u[:])
 	}
 	return len(dst), nil
+}
+
+// nextLocked issues the ULID after the last one, at ms or later.
+func (g *ULIDGenerator) nextLocked(ms uint64) (ulid.ULID, error) {
+	ms = max(ms, g.last)
+	u, err := ulid.New(ms, g.mono)
+	if errors.Is(err, ulid.ErrMonotonicOverflow) {
+		ms++ // 2^80 entropy used up within one ms: borrow the next
+		u, err = ulid.New(ms, g.mono)
+	}
+	if err != nil {
+		return u, fmt.Errorf("%w: ulid: %v", idgen.ErrLayoutExhausted, err)
+	}
+	g.last = ms
+	return u, nil
 }
 
 // NewAt returns a ULID of t's Unix millisecond. Calls for the same

@@ -104,15 +104,11 @@ func (g *XIDGenerator) Scheme() *idgen.Scheme { return XIDScheme }
 
 // Next returns a new xid. It does not fail.
 func (g *XIDGenerator) Next(context.Context) (idgen.ID, error) {
-	return g.id(xid.New()), nil
-}
-
-func (g *XIDGenerator) id(x xid.ID) idgen.ID {
+	x := xid.New()
 	if g.machine >= 0 {
 		x[4], x[5], x[6] = byte(g.machine>>16), byte(g.machine>>8), byte(g.machine)
 	}
-	id, _ := XIDScheme.FromBytes(x[:])
-	return id
+	return XIDScheme.FromBytes(x[:])
 }
 
 // NewAt returns an xid of t's Unix second; the process-wide counter keeps
@@ -126,5 +122,9 @@ func (g *XIDGenerator) NewAt(t time.Time) (idgen.ID, error) {
 	case s > math.MaxUint32:
 		return idgen.ID{}, fmt.Errorf("%w: %s is past the end of xid's 32-bit seconds (2106-02-07)", idgen.ErrLayoutExhausted, t.UTC().Format(time.RFC3339))
 	}
-	return g.id(xid.NewWithTime(t)), nil
+	x := xid.NewWithTime(t)
+	if g.machine >= 0 {
+		x[4], x[5], x[6] = byte(g.machine>>16), byte(g.machine>>8), byte(g.machine)
+	}
+	return XIDScheme.FromBytes(x[:])
 }
