@@ -40,6 +40,17 @@ func (id *ID) raw() (b [MaxSize]byte) {
 
 // setRaw sets the ID's bytes from b (at most MaxSize of them).
 func (id *ID) setRaw(src []byte) {
+	switch len(src) { // the common sizes without a copy
+	case 8:
+		id.hi, id.lo, id.tail = binary.BigEndian.Uint64(src), 0, 0
+		return
+	case 12:
+		id.hi, id.lo, id.tail = binary.BigEndian.Uint64(src), uint64(binary.BigEndian.Uint32(src[8:]))<<32, 0
+		return
+	case 16:
+		id.hi, id.lo, id.tail = binary.BigEndian.Uint64(src), binary.BigEndian.Uint64(src[8:]), 0
+		return
+	}
 	var b [MaxSize]byte
 	copy(b[:], src)
 	id.hi = binary.BigEndian.Uint64(b[0:8])

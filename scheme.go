@@ -84,11 +84,23 @@ func (s *Scheme) MustParse(text string) ID {
 // FromBytes returns the ID whose raw bytes are b; len(b) must be s.Size.
 func (s *Scheme) FromBytes(b []byte) (ID, error) {
 	if len(b) != s.Size {
-		return ID{}, fmt.Errorf("%w: %s ID is %d bytes, got %d", ErrSyntax, s.Name, s.Size, len(b))
+		return ID{}, s.sizeError(len(b))
 	}
 	id := ID{scheme: s}
 	id.setRaw(b)
 	return id, nil
+}
+
+func (s *Scheme) sizeError(n int) error {
+	return fmt.Errorf("%w: %s ID is %d bytes, got %d", ErrSyntax, s.Name, s.Size, n)
+}
+
+// FromWords returns the ID whose raw bytes, read as big-endian words, are
+// hi (bytes 0-7), lo (bytes 8-15) and tail (bytes 16-19); the words past
+// Size must be zero. It is the allocation- and copy-free way for adapters
+// to build an ID from a library's byte array.
+func (s *Scheme) FromWords(hi, lo uint64, tail uint32) ID {
+	return ID{scheme: s, hi: hi, lo: lo, tail: tail}
 }
 
 // FromUint64 returns the ID of an 8-byte scheme whose value is v.

@@ -104,11 +104,15 @@ func (g *XIDGenerator) Scheme() *idgen.Scheme { return XIDScheme }
 
 // Next returns a new xid. It does not fail.
 func (g *XIDGenerator) Next(context.Context) (idgen.ID, error) {
-	x := xid.New()
+	return g.id(xid.New()), nil
+}
+
+// id places the machine ID, if set, and builds the ID without a copy.
+func (g *XIDGenerator) id(x xid.ID) idgen.ID {
 	if g.machine >= 0 {
 		x[4], x[5], x[6] = byte(g.machine>>16), byte(g.machine>>8), byte(g.machine)
 	}
-	return XIDScheme.FromBytes(x[:])
+	return XIDScheme.FromWords(binary.BigEndian.Uint64(x[0:8]), uint64(binary.BigEndian.Uint32(x[8:12]))<<32, 0)
 }
 
 // NewAt returns an xid of t's Unix second; the process-wide counter keeps
@@ -122,9 +126,5 @@ func (g *XIDGenerator) NewAt(t time.Time) (idgen.ID, error) {
 	case s > math.MaxUint32:
 		return idgen.ID{}, fmt.Errorf("%w: %s is past the end of xid's 32-bit seconds (2106-02-07)", idgen.ErrLayoutExhausted, t.UTC().Format(time.RFC3339))
 	}
-	x := xid.NewWithTime(t)
-	if g.machine >= 0 {
-		x[4], x[5], x[6] = byte(g.machine>>16), byte(g.machine>>8), byte(g.machine)
-	}
-	return XIDScheme.FromBytes(x[:])
+	return g.id(xid.NewWithTime(t)), nil
 }
