@@ -12,9 +12,9 @@
 //
 // Column types by scheme family:
 //
-//	64-bit (Snowflake family, segment, ticket)  bigint
-//	UUIDv4, UUIDv7, ULID                        uuid
-//	KSUID, xid                                  bytea
+//	64-bit (Snowflake family, Sonyflake, segment, ticket, Instagram)  bigint
+//	UUIDv4, UUIDv7, ULID, flake128 (16 bytes)                          uuid
+//	KSUID (20 bytes), xid (12 bytes)                                   bytea
 //
 // Errors are sentinels ([ErrClockRollback], [ErrLayoutExhausted], ...) to be
 // matched with [errors.Is]; where a caller needs data the error is typed

@@ -49,7 +49,8 @@ type Config struct {
 
 // A Generator issues Snowflake-family IDs of one layout. It is safe for
 // concurrent use and lock-free: a tick and its sequence live in one atomic
-// word, taken with compare-and-swap.
+// word. Next takes a sequence number with one atomic add while the clock is
+// in the word's tick; a new tick is entered by compare-and-swap.
 type Generator struct {
 	_ [64]byte
 	// state is the last tick << sShift | a counter of the tick's sequence
