@@ -2,6 +2,7 @@ package snowflake
 
 import (
 	"context"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,12 +56,11 @@ func (wallClock) Now() time.Time { return time.Now() }
 // about one resolution old. Share one CoarseClock between generators, and
 // Close it when done.
 type CoarseClock struct {
-	base   Clock
-	ns     atomic.Int64
-	closed atomic.Bool
-	stop   chan struct{}
-	once   sync.Once
-	done   chan struct{}
+	base Clock
+	ns   atomic.Int64 // the cached reading; closedNs once closed
+	stop chan struct{}
+	once sync.Once
+	done chan struct{}
 }
 
 // NewCoarseClock starts a CoarseClock over base (SystemClock if nil),
@@ -98,17 +98,23 @@ func (c *CoarseClock) Now() time.Time { return time.Unix(0, c.UnixNano()) }
 // UnixNano returns the cached reading in ns since 1970; a Generator uses it
 // in place of Now().UnixNano(). After Close it reads the base clock.
 func (c *CoarseClock) UnixNano() int64 {
-	if c.closed.Load() {
-		return c.base.Now().UnixNano()
+	if v := c.ns.Load(); v != closedNs {
+		return v
 	}
-	return c.ns.Load()
+	return c.baseNow()
 }
+
+// closedNs marks a closed CoarseClock; no reading after 1970 equals it.
+const closedNs = math.MinInt64
+
+func (c *CoarseClock) baseNow() int64 { return c.base.Now().UnixNano() }
 
 // Close stops the refreshing goroutine and waits for it to end. The clock
 // goes on working, reading its base clock at every call.
 func (c *CoarseClock) Close() error {
-	c.once.Do(func() { c.closed.Store(true); close(c.stop) })
+	c.once.Do(func() { close(c.stop) })
 	<-c.done
+	c.ns.Store(closedNs)
 	return nil
 }
 

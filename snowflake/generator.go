@@ -249,7 +249,11 @@ func (g *Generator) Next(ctx context.Context) (idgen.ID, error) {
 		var v uint64
 		var ns int64
 		if g.addPath {
-			ns = g.elapsed()
+			if c := g.coarse; c != nil {
+				ns = c.UnixNano() - p.epochNs
+			} else {
+				ns = g.elapsed()
+			}
 			v = g.state.Add(1)
 		} else {
 			old := g.state.Load()
