@@ -203,13 +203,19 @@ func (g rawGen) toSpec() (string, error) {
 	if !ok {
 		return "", fmt.Errorf("%w: unknown strategy %q; valid: %s", ErrSpec, g.strategy, strings.Join(Names(), ", "))
 	}
+	// Keys in name order: a spec's meaning does not depend on it, and JSON
+	// objects and inline tables give no order of their own.
+	keys := slices.Clone(g.keys)
+	slices.SortStableFunc(keys, func(a, b rawKV) int { return strings.Compare(a.key, b.key) })
 	var b strings.Builder
 	b.WriteString(g.strategy)
-	for i, kv := range g.keys {
+	sep := "?"
+	for _, kv := range keys {
 		if !slices.ContainsFunc(s.Keys, func(k Key) bool { return k.Name == kv.key }) {
 			return "", fmt.Errorf("%w: %s: unknown key %q; valid keys: %s", ErrSpec, g.strategy, kv.key, keyNames(s))
 		}
-		b.WriteString(map[bool]string{true: "?", false: "&"}[i == 0])
+		b.WriteString(sep)
+		sep = "&"
 		b.WriteString(kv.key + "=" + strings.ReplaceAll(url.PathEscape(kv.value), "&", "%26"))
 	}
 	return b.String(), nil

@@ -66,7 +66,7 @@ func TestLoad(t *testing.T) {
 	want := []strategies.GeneratorSpec{
 		{Name: "orders", Spec: "snowflake?preset=twitter&worker=7"},
 		{Name: "sessions", Spec: "uuidv7"},
-		{Name: "events", Spec: "sonyflake?machine=3&bits_sequence=8"},
+		{Name: "events", Spec: "sonyflake?bits_sequence=8&machine=3"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
