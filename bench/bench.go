@@ -12,9 +12,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 	"io"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -189,18 +190,10 @@ func WriteTable(w io.Writer, rs []Result) error {
 	return tw.Flush()
 }
 
-// thousands formats v with commas: 1234567 -> "1,234,567".
-func thousands(v uint64) string {
-	s := strconv.FormatUint(v, 10)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
+func thousands(v uint64) string { return english.Sprintf("%d", v) }
+
+// english prints numbers with thousands separators: 1234567 -> "1,234,567".
+var english = message.NewPrinter(language.English)
 
 // SplitSpecs splits comma-separated lists of specs ("uuidv7,ulid,xid"; the
 // flag may repeat) into specs. A comma inside a spec, as in

@@ -183,14 +183,9 @@ func init() {
 	register(&Strategy{
 		Name: "flake128",
 		Doc:  "Boundary's 128-bit flake: 64-bit Unix ms, 48-bit worker, 16-bit sequence; 16 B, uuid column; on the Snowflake core",
-		Keys: []Key{
+		Keys: append([]Key{
 			{"worker", "48-bit worker ID, 0 to 281474976710655, or mac: the first interface's MAC address (default 0); IDGEN_WORKER_ID overrides"},
-			{"rollback", "clock rollback policy: fail, wait, wait-then-fail (default)"},
-			{"max_wait", "wait-then-fail's bound (default 10ms)"},
-			{"high_water", "file persisting the high-water mark (default none)"},
-			{"high_water_ahead", "how far ahead the mark is written (default 1s)"},
-			{"clock", "system (monotonic, default) or wall (time.Now per ID)"},
-		},
+		}, coreKeys...),
 		Build: func(ctx context.Context, p *Params) (idgen.Generator, error) {
 			cfg, err := flake128Config(p)
 			if err != nil {
@@ -212,26 +207,8 @@ func flake128Config(p *Params) (Flake128Config, error) {
 	} else if cfg.WorkerID, err = nodeID(p, "worker", 0, 1<<48-1); err != nil {
 		return cfg, err
 	}
-	pol, err := p.Choice("rollback", "wait-then-fail", "fail", "wait", "wait-then-fail")
-	if err != nil {
+	if err := readCore(p, &cfg.Clock, &cfg.Rollback, &cfg.MaxWait, &cfg.HighWater, &cfg.HighWaterAhead); err != nil {
 		return cfg, err
-	}
-	cfg.Rollback, _ = snowflake.ParsePolicy(pol)
-	if cfg.MaxWait, err = p.Duration("max_wait", snowflake.DefaultMaxWait); err != nil {
-		return cfg, err
-	}
-	if path := p.String("high_water", ""); path != "" {
-		cfg.HighWater = snowflake.FileHighWater{Path: path}
-	}
-	if cfg.HighWaterAhead, err = p.Duration("high_water_ahead", snowflake.DefaultHighWaterAhead); err != nil {
-		return cfg, err
-	}
-	clk, err := p.Choice("clock", "system", "system", "wall")
-	if err != nil {
-		return cfg, err
-	}
-	if clk == "wall" {
-		cfg.Clock = snowflake.WallClock()
 	}
 	return cfg, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/snowflake"
@@ -22,14 +23,8 @@ func init() {
 	for _, n := range snowflake.NodeFields {
 		keys = append(keys, Key{n, n + " ID, 0 to 2^bits-1 (default 0)"})
 	}
-	keys = append(keys,
-		Key{"rollback", "clock rollback policy: fail, wait, wait-then-fail (default)"},
-		Key{"max_wait", "wait-then-fail's bound (default 10ms)"},
-		Key{"random_start", "start each tick's sequence at a random offset (default false)"},
-		Key{"high_water", "file persisting the high-water mark (default none)"},
-		Key{"high_water_ahead", "how far ahead the mark is written (default 1s)"},
-		Key{"clock", "system (monotonic, default) or wall (time.Now per ID)"},
-	)
+	keys = append(keys, Key{"random_start", "start each tick's sequence at a random offset (default false)"})
+	keys = append(keys, coreKeys...)
 	register(&Strategy{
 		Name:   "snowflake",
 		Doc:    "native 64-bit Snowflake, any layout or preset (twitter, discord, sonyflake, ...)",
@@ -102,29 +97,46 @@ func snowflakeConfig(p *Params) (snowflake.Config, error) {
 			cfg.Nodes["worker"] = v
 		}
 	}
-	pol, err := p.Choice("rollback", "wait-then-fail", "fail", "wait", "wait-then-fail")
-	if err != nil {
-		return cfg, err
-	}
-	cfg.Rollback, _ = snowflake.ParsePolicy(pol)
-	if cfg.MaxWait, err = p.Duration("max_wait", snowflake.DefaultMaxWait); err != nil {
+	if err := readCore(p, &cfg.Clock, &cfg.Rollback, &cfg.MaxWait, &cfg.HighWater, &cfg.HighWaterAhead); err != nil {
 		return cfg, err
 	}
 	if cfg.RandomSequenceStart, err = p.Bool("random_start", false); err != nil {
 		return cfg, err
 	}
-	if path := p.String("high_water", ""); path != "" {
-		cfg.HighWater = snowflake.FileHighWater{Path: path}
+	return cfg, nil
+}
+
+// coreKeys are the keys of every strategy built on the Snowflake core.
+var coreKeys = []Key{
+	{"rollback", "clock rollback policy: fail, wait, wait-then-fail (default)"},
+	{"max_wait", "wait-then-fail's bound (default 10ms)"},
+	{"high_water", "file persisting the high-water mark (default none)"},
+	{"high_water_ahead", "how far ahead the mark is written (default 1s)"},
+	{"clock", "system (monotonic, default) or wall (time.Now per ID)"},
+}
+
+// readCore reads coreKeys into the fields of a Snowflake-core config.
+func readCore(p *Params, clock *snowflake.Clock, policy *snowflake.Policy, maxWait *time.Duration, hw *snowflake.HighWaterStore, ahead *time.Duration) error {
+	pol, err := p.Choice("rollback", "wait-then-fail", "fail", "wait", "wait-then-fail")
+	if err != nil {
+		return err
 	}
-	if cfg.HighWaterAhead, err = p.Duration("high_water_ahead", snowflake.DefaultHighWaterAhead); err != nil {
-		return cfg, err
+	*policy, _ = snowflake.ParsePolicy(pol)
+	if *maxWait, err = p.Duration("max_wait", snowflake.DefaultMaxWait); err != nil {
+		return err
+	}
+	if path := p.String("high_water", ""); path != "" {
+		*hw = snowflake.FileHighWater{Path: path}
+	}
+	if *ahead, err = p.Duration("high_water_ahead", snowflake.DefaultHighWaterAhead); err != nil {
+		return err
 	}
 	clk, err := p.Choice("clock", "system", "system", "wall")
 	if err != nil {
-		return cfg, err
+		return err
 	}
 	if clk == "wall" {
-		cfg.Clock = snowflake.WallClock()
+		*clock = snowflake.WallClock()
 	}
-	return cfg, nil
+	return nil
 }

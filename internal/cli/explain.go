@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 	"io"
 	"strings"
 	"text/tabwriter"
@@ -158,14 +160,7 @@ func nodeNames(l snowflake.Layout) string {
 	return strings.Join(parts, " × ")
 }
 
-func thousands(v uint64) string {
-	s := fmt.Sprintf("%d", v)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
+func thousands(v uint64) string { return english.Sprintf("%d", v) }
+
+// english prints numbers with thousands separators: 1234567 -> "1,234,567".
+var english = message.NewPrinter(language.English)
