@@ -60,7 +60,7 @@ func (r *Report) throughputChart() (*plot.Plot, error) {
 	p.Y.Min = 0
 	p.Legend.Top = true
 	p.Add(plotter.NewGrid())
-	i := 0
+	i, maxY := 0, 0.0
 	for _, x := range r.Results {
 		if len(x.RowsPerSecTenths) == 0 {
 			continue
@@ -68,6 +68,7 @@ func (r *Report) throughputChart() (*plot.Plot, error) {
 		pts := make(plotter.XYs, len(x.RowsPerSecTenths))
 		for k, v := range x.RowsPerSecTenths {
 			pts[k] = plotter.XY{X: float64(k+1) * 10, Y: v}
+			maxY = max(maxY, v)
 		}
 		l, err := plotter.NewLine(pts)
 		if err != nil {
@@ -80,6 +81,8 @@ func (r *Report) throughputChart() (*plot.Plot, error) {
 		p.Legend.Add(x.Strategy, l)
 		i++
 	}
+	// Headroom for the legend, which sits in the top right corner.
+	p.Y.Max = maxY * (1.05 + 0.055*float64(i))
 	return p, nil
 }
 
@@ -119,8 +122,7 @@ func (r *Report) barChart(what, unit string, value func(*Result) (float64, bool)
 		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 		p.Add(l)
 		p.Legend.Add(fmt.Sprintf("fillfactor %.0f %%", mark), l)
-		p.Legend.Top = true
-		p.X.Max = 100
+		p.X.Max = 100 // the legend sits in the bottom right corner, past the bars
 	}
 	return p, nil
 }

@@ -154,3 +154,26 @@ func field(id idgen.ID, name string) uint64 {
 	}
 	return 1<<64 - 1
 }
+
+func TestSplitSpecs(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     []string
+	}{
+		{"plain", "uuidv4,uuidv7", []string{"uuidv4", "uuidv7"}},
+		{"one", "snowflake", []string{"snowflake"}},
+		{"layout commas", "snowflake?layout=time:41,worker:10,sequence:12,uuidv4",
+			[]string{"snowflake?layout=time:41,worker:10,sequence:12", "uuidv4"}},
+		{"query then spec", "snowflake?preset=twitter,snowflake?preset=discord,bigserial",
+			[]string{"snowflake?preset=twitter", "snowflake?preset=discord", "bigserial"}},
+		{"unknown name stays visible", "uuidv4,nope", []string{"uuidv4", "nope"}},
+		{"empty item", "uuidv4,,uuidv7", []string{"uuidv4", "", "uuidv7"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := compare.SplitSpecs(tt.in); !slices.Equal(got, tt.want) {
+				t.Errorf("SplitSpecs(%q) = %q; want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}

@@ -19,7 +19,9 @@
 // the spec sets one), so that k-sorted schemes interleave as they do in
 // production. Writers claim batches of Batch rows from a shared counter and
 // send each batch as one binary COPY (Batch > 1) or as single-row autocommit
-// INSERTs of a prepared statement (Batch = 1). Writers run with
+// INSERTs of a prepared statement (Batch = 1). A COPY goes out in one
+// write (query, data, CopyDone) and each writer keeps PipelineDepth
+// batches in flight, so the server never waits on the client. Writers run with
 // synchronous_commit = off: every batch still commits and writes its WAL,
 // but does not wait for the disk, so the figures are the index's cost and
 // not the disk's fsync latency.
@@ -41,7 +43,9 @@
 //	seconds             s        wall time of the measured phase (first batch sent to last batch acknowledged)
 //	rows_per_sec        rows/s   rows / seconds
 //	rows_per_sec_tenths rows/s   the same for each tenth of the rows, in order: the curve falls when the index outgrows shared_buffers
-//	p50_ms, p99_ms      ms       batch latency percentiles (one COPY, or one INSERT with its commit)
+//	p50_ms, p99_ms      ms       batch latency percentiles: one COPY and its commit, from when the server could start it
+//	                             (its send, or the previous batch's acknowledgement) to its acknowledgement; for batch 1,
+//	                             one INSERT's round trip
 //	index_bytes         bytes    pg_relation_size(index)
 //	table_bytes         bytes    pg_relation_size(table), main fork
 //	index_bytes_per_row bytes    index_bytes / (preload + rows)
@@ -57,6 +61,7 @@
 //	wal_fpi             images   pg_stat_wal.wal_fpi after minus before
 //	wal_fpi_bytes       bytes    sum(fpi_length) of pg_get_wal_records_info over the phase's LSN range
 //	idx_blks_read       blocks   pg_statio_user_indexes.idx_blks_read delta: index blocks not found in shared_buffers
+//	                             (read from the OS or disk, or added to the index: extending it counts as a read)
 //	idx_blks_hit        blocks   pg_statio_user_indexes.idx_blks_hit delta: index blocks found in shared_buffers
 //
 // WAL and pg_stat_wal figures are server-wide: on a server shared with other

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/vbauerster/mpb/v8"
@@ -43,8 +44,9 @@ type Printer struct {
 	mu sync.Mutex
 
 	// bars (terminal)
-	p   *mpb.Progress
-	bar *mpb.Bar
+	p    *mpb.Progress
+	bar  *mpb.Bar
+	done *atomic.Int64
 
 	// lines
 	name, phase string
@@ -58,7 +60,7 @@ var _ Progress = (*Printer)(nil)
 // NewPrinter returns a Printer writing to w.
 func NewPrinter(w io.Writer) *Printer {
 	pr := &Printer{w: w}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) && termWidth(f) > 0 {
 		pr.p = mpb.New(mpb.WithOutput(w), mpb.WithWidth(40), mpb.WithRefreshRate(150*time.Millisecond))
 	}
 	return pr
@@ -86,13 +88,15 @@ func (pr *Printer) Phase(strategy, phase string, rows int) {
 	defer pr.mu.Unlock()
 	pr.name, pr.phase, pr.total, pr.rows, pr.tenth, pr.start = strategy, phase, rows, 0, 0, time.Now()
 	if pr.p != nil {
+		done := new(atomic.Int64) // the phase's duration in ns, once over
+		pr.done = done
 		pr.bar = pr.p.AddBar(int64(rows),
 			mpb.PrependDecorators(
 				decor.Name(fmt.Sprintf("%-28.28s %-7s", strategy, phase), decor.WCSyncSpaceR),
 				decor.CountersNoUnit("%d/%d", decor.WCSyncWidth),
 			),
 			mpb.AppendDecorators(
-				decor.AverageSpeed(nil, "%.0f rows/s", decor.WCSyncSpace),
+				decor.Any(rate(pr.start, done), decor.WCSyncSpace),
 				decor.OnComplete(decor.AverageETA(decor.ET_STYLE_GO, decor.WCSyncSpace), "done"),
 			),
 		)
@@ -129,12 +133,35 @@ func (pr *Printer) PhaseDone(elapsed time.Duration) {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	if pr.bar != nil {
+		pr.done.Store(int64(elapsed))
 		pr.bar.SetTotal(-1, true)
 		pr.bar.Wait()
 		pr.bar = nil
 		return
 	}
 	fmt.Fprintf(pr.w, "compare: %s %s: done, %d rows in %.2fs (%.0f rows/s)\n", pr.name, pr.phase, pr.rows, elapsed.Seconds(), float64(pr.rows)/elapsed.Seconds())
+}
+
+// rate shows rows/s since start, or over the phase once done is set.
+func rate(start time.Time, done *atomic.Int64) decor.DecorFunc {
+	return func(s decor.Statistics) string {
+		el := time.Since(start)
+		if d := done.Load(); d > 0 {
+			el = time.Duration(d)
+		}
+		if el <= 0 {
+			return "- rows/s"
+		}
+		return fmt.Sprintf("%.0f rows/s", float64(s.Current)/el.Seconds())
+	}
+}
+
+func termWidth(f *os.File) int {
+	w, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return w
 }
 
 // Close stops the bars' rendering.

@@ -90,6 +90,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	defer h.dropSchema()
+	if cfg.Keep && cfg.DSN != "" {
+		h.note("tables kept in schema %s; drop them with: DROP SCHEMA %s CASCADE", h.schema, h.schema)
+	}
 
 	if err := h.warmUp(ctx, plans[0]); err != nil {
 		return nil, err

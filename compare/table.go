@@ -53,6 +53,13 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if ref := r.Find(Reference); bs != nil && ref != nil && ref.RowsPerSec > 0 {
 		fmt.Fprintf(&b, "\nharness check: %s by COPY %.0f rows/s, plain INSERT ... SELECT generate_series %.0f rows/s: %.2f× (within 20%% when ≥ 0.80)\n",
 			Baseline, bs.RowsPerSec, ref.RowsPerSec, bs.RowsPerSec/ref.RowsPerSec)
+		for _, x := range r.Results {
+			if x.Scheme != Baseline && x.Column == "bigint" && x.Method == "copy" {
+				fmt.Fprintf(&b, "               same harness, keys from the client (%s): %.0f rows/s: %.2f×\n",
+					x.Strategy, x.RowsPerSec, x.RowsPerSec/ref.RowsPerSec)
+				break
+			}
+		}
 	}
 	if len(r.Notes) > 0 {
 		b.WriteString("\nnotes:\n")

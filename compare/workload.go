@@ -1,11 +1,11 @@
 package compare
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,6 +13,7 @@ import (
 	"github.com/idgenkit/idgen"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 )
 
 // A phaseResult is what one load phase measured.
@@ -112,73 +113,61 @@ func (h *harness) load(ctx context.Context, p *plan, table pgx.Identifier, n int
 	return phaseResult{elapsed: elapsed, tenths: rec.tenths(), latencies: all}, nil
 }
 
+// PipelineDepth is how many COPY batches a writer keeps in flight: while
+// the server works on one, the next is already in its socket, so the
+// server never waits on the client between batches.
+const PipelineDepth = 2
+
 // writer claims batches until n rows are claimed and returns its batch
 // latencies in ms.
 func (h *harness) writer(ctx context.Context, conn *pgx.Conn, p *plan, gen idgen.Generator, table pgx.Identifier, n int, claimed *atomic.Int64, rec *recorder) ([]float64, error) {
-	b := h.cfg.Batch
-	var lats []float64
-	ids := make([]idgen.ID, b)
-	var buf, key []byte
-	cols := "(created_at, payload)"
+	if h.cfg.Batch == 1 {
+		return h.insertWriter(ctx, conn, p, gen, table, n, claimed, rec)
+	}
+	return h.copyWriter(ctx, conn.PgConn(), p, gen, table, n, claimed, rec)
+}
+
+// claim takes the next batch: its row count, 0 when all n are claimed.
+func claim(claimed *atomic.Int64, b, n int) int {
+	start := int(claimed.Add(int64(b))) - b
+	if start >= n {
+		return 0
+	}
+	return min(b, n-start)
+}
+
+// insertWriter sends single-row autocommit INSERTs of a prepared statement,
+// one at a time; its latency is the round trip.
+func (h *harness) insertWriter(ctx context.Context, conn *pgx.Conn, p *plan, gen idgen.Generator, table pgx.Identifier, n int, claimed *atomic.Int64, rec *recorder) ([]float64, error) {
+	const stmt = "idgen_compare_insert"
+	sql := "INSERT INTO " + table.Sanitize() + " (created_at, payload) VALUES ($1, $2)"
 	if gen != nil {
-		cols = "(id, created_at, payload)"
+		sql = "INSERT INTO " + table.Sanitize() + " (id, created_at, payload) VALUES ($1, $2, $3)"
 	}
-	copySQL := "COPY " + table.Sanitize() + " " + cols + " FROM STDIN (FORMAT binary)"
-	stmt := ""
-	if b == 1 {
-		stmt = "idgen_compare_insert"
-		sql := "INSERT INTO " + table.Sanitize() + " (created_at, payload) VALUES ($1, $2)"
-		if gen != nil {
-			sql = "INSERT INTO " + table.Sanitize() + " (id, created_at, payload) VALUES ($1, $2, $3)"
-		}
-		if _, err := conn.PgConn().Prepare(ctx, stmt, sql, nil); err != nil {
-			return nil, fmt.Errorf("%s: prepare insert: %w", p.spec, err)
-		}
-		defer conn.PgConn().Deallocate(context.WithoutCancel(ctx), stmt)
+	if _, err := conn.PgConn().Prepare(ctx, stmt, sql, nil); err != nil {
+		return nil, fmt.Errorf("%s: prepare insert: %w", p.spec, err)
 	}
+	defer conn.PgConn().Deallocate(context.WithoutCancel(ctx), stmt)
+	var lats []float64
+	var key []byte
 	params := make([][]byte, 0, 3)
 	formats := []int16{1, 1, 1}
-	for ctx.Err() == nil {
-		start := int(claimed.Add(int64(b))) - b
-		if start >= n {
-			break
-		}
-		cnt := min(b, n-start)
+	for ctx.Err() == nil && claim(claimed, 1, n) > 0 {
+		params = params[:0]
 		if gen != nil {
-			if _, err := idgen.NextN(ctx, gen, ids[:cnt]); err != nil {
+			id, err := gen.Next(ctx)
+			if err != nil {
 				return lats, fmt.Errorf("%s: generating IDs: %w", p.spec, err)
 			}
+			if key, err = keyBytes(key[:0], id, p.column); err != nil {
+				return lats, fmt.Errorf("%s: %w", p.spec, err)
+			}
+			params = append(params, key)
 		}
 		ts := timestamptz(time.Now())
-		var t0 time.Time
-		var err error
-		if b == 1 {
-			params = params[:0]
-			if gen != nil {
-				if key, err = keyBytes(key[:0], ids[0], p.column); err != nil {
-					return lats, fmt.Errorf("%s: %w", p.spec, err)
-				}
-				params = append(params, key)
-			}
-			params = append(params, ts[:], h.payload)
-			t0 = time.Now()
-			_, err = conn.PgConn().ExecPrepared(ctx, stmt, params, formats[:len(params)], nil).Close()
-		} else {
-			buf = append(buf[:0], copyHeader...)
-			for i := range cnt {
-				var k []byte
-				if gen != nil {
-					if key, err = keyBytes(key[:0], ids[i], p.column); err != nil {
-						return lats, fmt.Errorf("%s: %w", p.spec, err)
-					}
-					k = key
-				}
-				buf = appendRow(buf, k, ts, h.payload)
-			}
-			buf = append(buf, copyTrailer...)
-			t0 = time.Now()
-			_, err = conn.PgConn().CopyFrom(ctx, bytes.NewReader(buf), copySQL)
-		}
+		params = append(params, ts[:], h.payload)
+		t0 := time.Now()
+		_, err := conn.PgConn().ExecPrepared(ctx, stmt, params, formats[:len(params)], nil).Close()
 		lat := time.Since(t0)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -187,9 +176,129 @@ func (h *harness) writer(ctx context.Context, conn *pgx.Conn, p *plan, gen idgen
 			return lats, insertError(p, err)
 		}
 		lats = append(lats, float64(lat)/float64(time.Millisecond))
-		rec.done(cnt)
+		rec.done(1)
 	}
-	return lats, nil
+	return lats, context.Cause(ctx)
+}
+
+// A sentBatch is a COPY batch sent and not yet acknowledged.
+type sentBatch struct {
+	rows int
+	at   time.Time
+}
+
+// copyWriter sends each batch as one binary COPY FROM STDIN, in a single
+// write: the query, the data and CopyDone (pgconn's CopyFrom waits for
+// CopyInResponse before sending the data, a second round trip per batch).
+// Up to PipelineDepth batches are in flight; a reader goroutine takes the
+// replies. The protocol allows both: messages are processed in order, and
+// after an error the server drops the CopyData and CopyDone that follow.
+//
+// A batch's latency runs from when the server could start it (its send,
+// or the previous batch's acknowledgement if later) to its
+// acknowledgement: the server's time for it, not its wait in the pipeline.
+func (h *harness) copyWriter(ctx context.Context, pc *pgconn.PgConn, p *plan, gen idgen.Generator, table pgx.Identifier, n int, claimed *atomic.Int64, rec *recorder) ([]float64, error) {
+	cols := "(created_at, payload)"
+	if gen != nil {
+		cols = "(id, created_at, payload)"
+	}
+	query := &pgproto3.Query{String: "COPY " + table.Sanitize() + " " + cols + " FROM STDIN (FORMAT binary)"}
+	if err := pc.SyncConn(ctx); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	// Unblock the socket when the phase is cancelled; the run is then over.
+	stop := context.AfterFunc(ctx, func() { pc.Conn().SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	fe := pc.Frontend()
+
+	slots := make(chan struct{}, PipelineDepth)
+	sent := make(chan sentBatch, PipelineDepth)
+	var lats []float64
+	readerDone := make(chan struct{})
+	go func() { // the reader: owned by this writer, which waits for it
+		defer close(readerDone)
+		prev := time.Time{}
+		for b := range sent {
+			var qerr error
+			for {
+				msg, err := fe.Receive()
+				if err != nil {
+					cancel(err)
+					return
+				}
+				if m, ok := msg.(*pgproto3.ErrorResponse); ok {
+					qerr = pgconn.ErrorResponseToPgError(m)
+				}
+				if _, ok := msg.(*pgproto3.ReadyForQuery); ok {
+					break
+				}
+			}
+			done := time.Now()
+			if qerr != nil {
+				cancel(insertError(p, qerr))
+				return
+			}
+			begin := b.at
+			if prev.After(begin) {
+				begin = prev
+			}
+			prev = done
+			lats = append(lats, float64(done.Sub(begin))/float64(time.Millisecond))
+			rec.done(b.rows)
+			<-slots
+		}
+	}()
+
+	ids := make([]idgen.ID, h.cfg.Batch)
+	var buf, key []byte
+	err := func() error {
+		for {
+			cnt := claim(claimed, h.cfg.Batch, n)
+			if cnt == 0 {
+				return nil
+			}
+			if gen != nil {
+				if _, err := idgen.NextN(ctx, gen, ids[:cnt]); err != nil {
+					return fmt.Errorf("%s: generating IDs: %w", p.spec, err)
+				}
+			}
+			ts := timestamptz(time.Now())
+			buf = append(buf[:0], copyHeader...)
+			for i := range cnt {
+				var k []byte
+				if gen != nil {
+					var err error
+					if key, err = keyBytes(key[:0], ids[i], p.column); err != nil {
+						return fmt.Errorf("%s: %w", p.spec, err)
+					}
+					k = key
+				}
+				buf = appendRow(buf, k, ts, h.payload)
+			}
+			buf = append(buf, copyTrailer...)
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return nil
+			}
+			fe.Send(query)
+			fe.Send(&pgproto3.CopyData{Data: buf})
+			fe.Send(&pgproto3.CopyDone{})
+			at := time.Now()
+			if err := fe.Flush(); err != nil {
+				return err
+			}
+			sent <- sentBatch{cnt, at}
+		}
+	}()
+	close(sent)
+	if err != nil {
+		cancel(err)
+	}
+	<-readerDone
+	return lats, context.Cause(ctx)
 }
 
 // insertError explains a failed insert; a unique violation means the
@@ -201,7 +310,7 @@ func insertError(p *plan, err error) error {
 		if p.workerKey == "" && len(p.gens) > 1 {
 			hint = " (its writers have no worker key to tell them apart)"
 		}
-		return fmt.Errorf("%s issued a duplicate ID%s: %s: %w", p.spec, hint, pe.Detail, err)
+		return fmt.Errorf("%s issued a duplicate ID%s (%s): %w", p.spec, hint, strings.TrimSuffix(pe.Detail, "."), err)
 	}
 	return fmt.Errorf("%s: insert: %w", p.spec, err)
 }

@@ -62,7 +62,7 @@ store. --out DIR writes results.json, results.csv and charts (PNG, SVG).
 				cfg.SharedBuffers = ""
 			}
 			if f.Changed("strategies") {
-				cfg.Strategies = strings.Split(specs, ",")
+				cfg.Strategies = compare.SplitSpecs(specs)
 			}
 			pr := compare.NewPrinter(cmd.ErrOrStderr())
 			cfg.Progress = pr
