@@ -1,6 +1,7 @@
 package snowflake
 
 import (
+	"context"
 	"fmt"
 	"math/bits"
 	"sync"
@@ -32,7 +33,7 @@ func (g *Generator) NewAt(t time.Time) (idgen.ID, error) {
 	if err != nil {
 		return idgen.ID{}, err
 	}
-	node, err := g.nodeState()
+	node, err := g.nodeState(context.Background())
 	if err != nil {
 		return idgen.ID{}, err
 	}

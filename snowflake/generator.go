@@ -1,6 +1,7 @@
 package snowflake
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -117,10 +118,6 @@ func New(ctx context.Context, cfg Config) (*Generator, error) {
 	if g.maxWait == 0 {
 		g.maxWait = DefaultMaxWait
 	}
-	g.nodes, g.lease = cfg.Nodes, cfg.Lease
-	if _, err := g.nodeState(); err != nil {
-		return nil, err
-	}
 	if cfg.RandomSequenceStart && p.seqMax >= 7 {
 		g.seqRange = (p.seqMax + 1) / 8
 	}
@@ -133,8 +130,14 @@ func New(ctx context.Context, cfg Config) (*Generator, error) {
 	g.addPath = g.fast && g.cMask-p.seqMax >= 1<<20
 	g.coarse, _ = g.clock.(*CoarseClock)
 	g.markTick.Store(math.MaxInt64)
-	if g.hw != nil {
-		if err := g.loadMark(ctx, cfg.HighWaterAhead); err != nil {
+	g.aheadTicks = max(1, int64(cmp.Or(cfg.HighWaterAhead, DefaultHighWaterAhead))/p.tickNs)
+	g.nodes, g.lease = cfg.Nodes, cfg.Lease
+	// Under a lease, nodeState reads the mark of the identity it takes.
+	if _, err := g.nodeState(ctx); err != nil {
+		return nil, err
+	}
+	if g.hw != nil && g.lease == nil {
+		if err := g.adoptMark(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -150,7 +153,7 @@ type nodeState struct {
 // nodeState returns the node bits to issue under, rebuilding them when the
 // lease's identity changed. It fails with idgen.ErrLeaseLost while the
 // lease holds none.
-func (g *Generator) nodeState() (*nodeState, error) {
+func (g *Generator) nodeState(ctx context.Context) (*nodeState, error) {
 	cur := g.node.Load()
 	if g.lease == nil {
 		if cur != nil {
@@ -189,6 +192,16 @@ func (g *Generator) nodeState() (*nodeState, error) {
 	if err != nil {
 		return nil, err
 	}
+	if g.hw != nil {
+		// A reacquired identity may have been used by another node whose
+		// clock ran ahead: its store holds that node's mark.
+		g.hwMu.Lock()
+		err := g.adoptMark(ctx)
+		g.hwMu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+	}
 	ns := &nodeState{ident: ident, bits: bits}
 	g.node.Store(ns)
 	return ns, nil
@@ -209,11 +222,10 @@ func (p *plan) nodeBits(values map[string]int64) (uint64, error) {
 	return v, nil
 }
 
-func (g *Generator) loadMark(ctx context.Context, ahead time.Duration) error {
-	if ahead <= 0 {
-		ahead = DefaultHighWaterAhead
-	}
-	g.aheadTicks = max(1, int64(ahead)/g.p.tickNs)
+// adoptMark reads the high-water mark and makes sure no tick before it is
+// issued: the state moves up to the tick before the mark, used up, and the
+// next tick needs a new mark first. The state never moves down.
+func (g *Generator) adoptMark(ctx context.Context) error {
 	mark, err := g.hw.Load(ctx)
 	if err != nil {
 		return fmt.Errorf("snowflake: loading high-water mark: %w", err)
@@ -223,9 +235,12 @@ func (g *Generator) loadMark(ctx context.Context, ahead time.Duration) error {
 		m = (d + g.p.tickNs - 1) / g.p.tickNs // first tick starting at or after the mark
 	}
 	g.markTick.Store(m)
-	if m > 0 {
+	for m > 0 {
 		// Tick m-1 counts as used up: nothing below m is issued again.
-		g.state.Store(uint64(m-1)<<g.sShift | g.p.seqMax)
+		old := g.state.Load()
+		if int64(old>>g.sShift) >= m || g.state.CompareAndSwap(old, max(old, uint64(m-1)<<g.sShift|g.p.seqMax)) {
+			break
+		}
 	}
 	return nil
 }
@@ -270,7 +285,7 @@ func (g *Generator) Next(ctx context.Context) (idgen.ID, error) {
 		}
 		// A value taken by add but not used is a gap, never a duplicate.
 	}
-	node, err := g.nodeState()
+	node, err := g.nodeState(ctx)
 	if err != nil {
 		return idgen.ID{}, err
 	}
@@ -286,7 +301,7 @@ func (g *Generator) Next(ctx context.Context) (idgen.ID, error) {
 func (g *Generator) NextN(ctx context.Context, dst []idgen.ID) (int, error) {
 	i := 0
 	for i < len(dst) {
-		node, err := g.nodeState()
+		node, err := g.nodeState(ctx)
 		if err != nil {
 			return i, err
 		}

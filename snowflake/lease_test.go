@@ -3,6 +3,7 @@ package snowflake_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -52,5 +53,52 @@ func TestLease(t *testing.T) {
 	lost := &testLease{}
 	if _, err := snowflake.New(context.Background(), snowflake.Config{Lease: lost}); !errors.Is(err, idgen.ErrLeaseLost) {
 		t.Fatalf("New() with a lease holding nothing: %v; want ErrLeaseLost", err)
+	}
+}
+
+// memMark is an in-memory HighWaterStore.
+type memMark struct {
+	mu   sync.Mutex
+	mark time.Time
+}
+
+func (m *memMark) Load(context.Context) (time.Time, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.mark, nil
+}
+
+func (m *memMark) Store(_ context.Context, t time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.mark = t
+	return nil
+}
+
+// TestLeaseReacquiredReadsMark: a worker ID reacquired after another node
+// used it with a clock 2 s ahead is not issued under until the clock passes
+// that node's mark.
+func TestLeaseReacquiredReadsMark(t *testing.T) {
+	lease := &testLease{}
+	lease.p.Store(&idgen.Identity{WorkerID: 1, Generation: 1})
+	clk := newFakeClock(t0)
+	hw := &memMark{}
+	g := mustNew(t, snowflake.Config{Layout: twitter(t), Clock: clk, Lease: lease, HighWater: hw, Rollback: snowflake.Fail})
+	first := next(t, g)
+	// Meanwhile another node held worker 2 up to t0+2s and wrote its mark.
+	hw.Store(context.Background(), t0.Add(2*time.Second))
+	lease.p.Store(&idgen.Identity{WorkerID: 2, Generation: 7})
+	_, err := g.Next(context.Background())
+	var rb *idgen.ClockRollbackError
+	if !errors.As(err, &rb) || rb.Drift < 1990*time.Millisecond {
+		t.Fatalf("Next() under a worker whose mark is 2s ahead = %v; want a rollback of about 2s", err)
+	}
+	clk.Add(2 * time.Second)
+	id := next(t, g)
+	if id.Compare(first) <= 0 || id.Time().Before(t0.Add(2*time.Second)) {
+		t.Fatalf("ID %s at %v after reacquiring; want at or after %v", id, id.Time(), t0.Add(2*time.Second))
+	}
+	if mark, _ := hw.Load(context.Background()); !mark.After(id.Time()) {
+		t.Fatalf("mark %v not ahead of the ID issued at %v", mark, id.Time())
 	}
 }
