@@ -34,6 +34,9 @@ func newInspectCmd() *cobra.Command {
 				return badInput(err)
 			}
 			r := newReport(id)
+			if _, ok := snowflake.LayoutOf(id.Scheme()); ok && spec == "" {
+				r.Note = "decoded with the default layout; give -s SPEC (e.g. -s 'snowflake?preset=twitter') for another"
+			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -56,6 +59,7 @@ type report struct {
 	Time   string         `json:"time,omitempty"`
 	Hex    string         `json:"hex"`
 	Fields map[string]any `json:"fields"`
+	Note   string         `json:"note,omitempty"`
 	fields []idgen.Field
 }
 
@@ -92,6 +96,9 @@ func (r report) print(w io.Writer) error {
 	fmt.Fprintln(tw, "fields")
 	for _, f := range r.fields {
 		fmt.Fprintf(tw, "  %s\t%d\t(%d bits)\n", f.Name, f.Value, f.Bits)
+	}
+	if r.Note != "" {
+		fmt.Fprintf(tw, "note\t%s\n", r.Note)
 	}
 	return tw.Flush()
 }
