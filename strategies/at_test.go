@@ -121,3 +121,25 @@ func TestNewAtBackwards(t *testing.T) {
 		})
 	}
 }
+
+// TestUUIDv7NewAtSubMillisecondOrder: NewAt keeps the order of times within
+// one millisecond (rand_a holds the sub-millisecond fraction).
+func TestUUIDv7NewAtSubMillisecondOrder(t *testing.T) {
+	g, err := strategies.New("uuidv7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := g.(idgen.AtGenerator)
+	base := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	var prev idgen.ID
+	for _, ns := range []int{0, 1000, 65535, 65536, 100000, 400000, 999999} {
+		id, err := at.NewAt(base.Add(time.Duration(ns)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if prev.Scheme() != nil && id.Compare(prev) <= 0 {
+			t.Fatalf("NewAt(+%dns) = %s, not above %s", ns, id, prev)
+		}
+		prev = id
+	}
+}

@@ -165,7 +165,7 @@ func (g *UUIDv7Generator) NewAt(t time.Time) (idgen.ID, error) {
 	if err != nil {
 		return idgen.ID{}, err
 	}
-	sub := uint16(t.Nanosecond()%int(time.Millisecond)) >> 8
+	sub := uint16((t.Nanosecond() % int(time.Millisecond)) >> 8) // 0-3906: the sub-ms fraction in 12 bits
 	putUint48(u[:], ms)
 	binary.BigEndian.PutUint16(u[6:8], 0x7000|sub)
 	return UUIDv7Scheme.FromBytes(u[:])
