@@ -1,0 +1,51 @@
+// Package migrate moves a PostgreSQL table from one key scheme to another
+// (bigserial or UUIDv4 keys to Snowflake or UUIDv7 keys) while the
+// application keeps writing, without losing a row.
+//
+// A migration of table t with primary key column id and the children c1, c2
+// whose single-column foreign keys reference it runs in phases, each
+// recorded in the state table idgen_migrate_state (one row per table, in
+// t's schema) so that Run resumes where an interrupted run stopped:
+//
+//	prepare   one transaction: add t.id_idgen_new and c.fk_idgen_new
+//	          (nullable, no default: no table rewrite), the mapping table
+//	          t_idgen_map(old PRIMARY KEY, new), the key function
+//	          t_idgen_next() and the triggers that give rows inserted
+//	          from now on their new key (and children their new foreign key)
+//	backfill  batches of --batch rows in creation order (--time-column) or
+//	          key order: new keys from AtGenerator.NewAt, written with the
+//	          mapping rows and the cursor in one transaction per batch
+//	index     CHECK (id_idgen_new IS NOT NULL) NOT VALID + VALIDATE, and
+//	          CREATE UNIQUE INDEX CONCURRENTLY: no lock that blocks writes
+//	children  per child, batches of heap blocks (TID range scans) set
+//	          fk_idgen_new from the parent; CHECK + VALIDATE; an index on
+//	          the new column when the old one had one (CONCURRENTLY)
+//	swap      one short transaction under ACCESS EXCLUSIVE locks (lock_timeout
+//	          5s, retried): drop the foreign keys and the primary key, rename
+//	          id to id_old and id_idgen_new to id, SET NOT NULL (proved by the
+//	          validated CHECK, no scan), PRIMARY KEY USING INDEX, foreign keys
+//	          re-added NOT VALID; id's default becomes t_idgen_next()
+//	validate  ALTER TABLE c VALIDATE CONSTRAINT (no lock that blocks writes)
+//
+// Keys issued during the migration. For a Snowflake target, t_idgen_next()
+// is PL/pgSQL parameterised by the layout: the tick of clock_timestamp()
+// since the epoch, the node fields of the --to spec with the worker field
+// (or the first node field) set to 2^bits-1, a worker ID reserved for the
+// trigger, and the sequence field taken from a PostgreSQL sequence modulo
+// 2^sequence bits (unique while fewer than 2^sequence rows are inserted in
+// one tick; the unique index would refuse a duplicate). The backfill uses
+// worker ID 2^bits-2. The application's generators must use other worker
+// IDs. For a UUIDv7 target, t_idgen_next() is a PL/pgSQL UUIDv7 (RFC 9562):
+// the 48-bit Unix ms of clock_timestamp() over gen_random_uuid()'s random
+// bits with the version nibble set to 7.
+//
+// Order. For a bigint → Snowflake migration every new key must be larger
+// than the current maximum key, so that keys issued before and after stay
+// in one order (cursors such as "WHERE id > $last" keep working, and a
+// value at most the old maximum is recognisably an old key, found in the
+// mapping table). Inspect computes the smallest key the backfill can issue
+// and Run refuses when it is not above the maximum.
+//
+// The old key columns stay, renamed to id_old and fk_old, nullable and
+// without default, with the mapping table, until the operator drops them.
+package migrate

@@ -1,0 +1,177 @@
+package migrate
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/idgenkit/idgen/snowflake"
+)
+
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+func ident(name string) string { return pgx.Identifier{name}.Sanitize() }
+
+// keyFuncSQL returns the CREATE FUNCTION of the key function the trigger
+// (and, after the swap, the key column's default) calls.
+func (p *Plan) keyFuncSQL() []string {
+	if p.NewType != "bigint" {
+		return []string{fmt.Sprintf(`CREATE OR REPLACE FUNCTION %s() RETURNS uuid LANGUAGE plpgsql VOLATILE AS $f$
+DECLARE
+	-- RFC 9562 UUIDv7: 48-bit Unix ms, version 7, 74 random bits (variant 10 from gen_random_uuid)
+	b bytea := uuid_send(gen_random_uuid());
+	ms bigint := floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+BEGIN
+	b := overlay(b PLACING substring(int8send(ms) FROM 3) FROM 1 FOR 6);
+	b := set_byte(b, 6, (get_byte(b, 6) & 15) | 112);
+	RETURN encode(b, 'hex')::uuid;
+END $f$`, p.keyFunc())}
+	}
+	l := p.Layout
+	total := l.Bits()
+	shift := total
+	var timeShift, seqShift, randShift, seqBits, randBits, timeBits int
+	var node uint64
+	for _, f := range l.Fields {
+		shift -= f.Bits
+		switch f.Name {
+		case snowflake.FieldTime:
+			timeShift, timeBits = shift, f.Bits
+		case snowflake.FieldSequence:
+			seqShift, seqBits = shift, f.Bits
+		case snowflake.FieldRandom:
+			randShift, randBits = shift, f.Bits
+		default:
+			v := uint64(p.Nodes[f.Name])
+			if f.Name == p.ReservedField {
+				v = uint64(p.TriggerWorker)
+			}
+			node |= v << uint(shift)
+		}
+	}
+	epoch := l.TickTime(0)
+	tick := l.TickTime(1).Sub(epoch)
+	expr := fmt.Sprintf("(t << %d) | %d", timeShift, node)
+	if seqBits > 0 {
+		expr += fmt.Sprintf(" | ((nextval(%s) %% %d) << %d)", quoteLiteral(p.seqName()), uint64(1)<<seqBits, seqShift)
+	}
+	if randBits > 0 {
+		expr += fmt.Sprintf(" | (floor(random() * %d)::bigint << %d)", uint64(1)<<randBits, randShift)
+	}
+	return []string{
+		"CREATE SEQUENCE IF NOT EXISTS " + p.seqName(),
+		fmt.Sprintf(`CREATE OR REPLACE FUNCTION %s() RETURNS bigint LANGUAGE plpgsql VOLATILE AS $f$
+DECLARE
+	-- Snowflake layout %s; %s %d is reserved for this function
+	t bigint := (floor(extract(epoch FROM clock_timestamp()) * 1000000)::bigint - %d) / %d;
+BEGIN
+	IF t < 0 OR t > %d THEN
+		RAISE EXCEPTION 'idgen: tick %% is outside the layout''s %d-bit time field', t;
+	END IF;
+	RETURN %s;
+END $f$`, p.keyFunc(), l, p.ReservedField, p.TriggerWorker, epoch.UnixMicro(), tick/time.Microsecond,
+			int64(1)<<timeBits-1, timeBits, expr),
+	}
+}
+
+// prepareSQL returns the statements of the prepare phase (run in one
+// transaction).
+func (p *Plan) prepareSQL() []string {
+	key, nc := ident(p.Key), ident(p.newCol())
+	s := []string{
+		fmt.Sprintf("ALTER TABLE %s ADD COLUMN IF NOT EXISTS %s %s", p.qtable(), nc, p.NewType),
+		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (old_key %s PRIMARY KEY, new_key %s NOT NULL)", p.mapTable(), p.KeyType, p.NewType),
+	}
+	s = append(s, p.keyFuncSQL()...)
+	s = append(s, fmt.Sprintf(`CREATE OR REPLACE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+	IF TG_OP = 'UPDATE' THEN
+		IF NEW.%[2]s IS DISTINCT FROM OLD.%[2]s THEN
+			RAISE EXCEPTION 'idgen: %[6]s is being migrated to new keys; its key %[2]s cannot change meanwhile';
+		END IF;
+		RETURN NEW;
+	END IF;
+	IF NEW.%[3]s IS NULL THEN
+		NEW.%[3]s := %[4]s();
+	END IF;
+	INSERT INTO %[5]s AS m (old_key, new_key) VALUES (NEW.%[2]s, NEW.%[3]s) ON CONFLICT (old_key) DO UPDATE SET new_key = EXCLUDED.new_key;
+	RETURN NEW;
+END $f$`, p.assignFunc(), key, nc, p.keyFunc(), p.mapTable(), strings.ReplaceAll(p.Table, "'", "''")),
+		fmt.Sprintf("DROP TRIGGER IF EXISTS %s ON %s", ident(p.Table+"_idgen_assign"), p.qtable()),
+		fmt.Sprintf("CREATE TRIGGER %s BEFORE INSERT OR UPDATE OF %s ON %s FOR EACH ROW EXECUTE FUNCTION %s()",
+			ident(p.Table+"_idgen_assign"), key, p.qtable(), p.assignFunc()))
+	for _, fk := range p.FKs {
+		col, fnc := ident(fk.Column), ident(fk.newCol())
+		trig := ident(fk.Table + "_" + fk.Column + "_idgen_assign")
+		s = append(s,
+			fmt.Sprintf("ALTER TABLE %s ADD COLUMN IF NOT EXISTS %s %s", fk.qtable(), fnc, p.NewType),
+			fmt.Sprintf(`CREATE OR REPLACE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+	IF NEW.%[2]s IS NULL THEN
+		NEW.%[3]s := NULL;
+	ELSE
+		SELECT p.%[5]s INTO NEW.%[3]s FROM %[4]s p WHERE p.%[6]s = NEW.%[2]s;
+	END IF;
+	RETURN NEW;
+END $f$`, fk.assignFunc(), col, fnc, p.qtable(), nc, key),
+			fmt.Sprintf("DROP TRIGGER IF EXISTS %s ON %s", trig, fk.qtable()),
+			fmt.Sprintf("CREATE TRIGGER %s BEFORE INSERT OR UPDATE OF %s ON %s FOR EACH ROW EXECUTE FUNCTION %s()",
+				trig, col, fk.qtable(), fk.assignFunc()))
+	}
+	return s
+}
+
+// fkCheck is the CHECK that proves a child's new column complete.
+func (fk FK) check() string {
+	if fk.NotNull {
+		return fmt.Sprintf("CHECK (%s IS NOT NULL)", ident(fk.newCol()))
+	}
+	return fmt.Sprintf("CHECK ((%s IS NULL) = (%s IS NULL))", ident(fk.Column), ident(fk.newCol()))
+}
+
+// swapSQL returns the statements of the swap transaction.
+func (p *Plan) swapSQL() []string {
+	key, nc, oc := ident(p.Key), ident(p.newCol()), ident(p.oldCol())
+	tables := []string{p.qtable()}
+	for _, fk := range p.FKs {
+		tables = append(tables, fk.qtable())
+	}
+	s := []string{
+		"SET LOCAL lock_timeout = '5s'",
+		fmt.Sprintf("LOCK TABLE %s IN ACCESS EXCLUSIVE MODE", strings.Join(tables, ", ")),
+	}
+	for _, fk := range p.FKs {
+		s = append(s,
+			fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", fk.qtable(), ident(fk.Name)),
+			fmt.Sprintf("DROP TRIGGER IF EXISTS %s ON %s", ident(fk.Table+"_"+fk.Column+"_idgen_assign"), fk.qtable()),
+			fmt.Sprintf("DROP FUNCTION IF EXISTS %s()", fk.assignFunc()))
+	}
+	s = append(s,
+		fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", p.qtable(), ident(p.PKName)),
+		fmt.Sprintf("DROP TRIGGER IF EXISTS %s ON %s", ident(p.Table+"_idgen_assign"), p.qtable()),
+		fmt.Sprintf("DROP FUNCTION IF EXISTS %s()", p.assignFunc()),
+		fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", p.qtable(), key, oc),
+		fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", p.qtable(), nc, key),
+		fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL, ALTER COLUMN %s DROP DEFAULT, ALTER COLUMN %s SET NOT NULL, ALTER COLUMN %s SET DEFAULT %s()",
+			p.qtable(), oc, oc, key, key, p.keyFunc()),
+		fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s PRIMARY KEY USING INDEX %s", p.qtable(), ident(p.PKName), ident(p.uniqueIndex())),
+		fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", p.qtable(), ident(p.checkName())),
+	)
+	for _, fk := range p.FKs {
+		col, fnc, foc := ident(fk.Column), ident(fk.newCol()), ident(fk.oldCol())
+		alter := fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL", fk.qtable(), foc)
+		if fk.NotNull {
+			alter += fmt.Sprintf(", ALTER COLUMN %s SET NOT NULL", col)
+		}
+		s = append(s,
+			fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", fk.qtable(), col, foc),
+			fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", fk.qtable(), fnc, col),
+			alter,
+			fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", fk.qtable(), ident(fk.checkName())),
+			fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s FOREIGN KEY (%s) REFERENCES %s (%s) ON DELETE %s ON UPDATE %s NOT VALID",
+				fk.qtable(), ident(fk.Name), col, p.qtable(), key, fk.OnDelete, fk.OnUpdate))
+	}
+	return s
+}
