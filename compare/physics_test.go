@@ -206,11 +206,13 @@ func TestRunExistingSchema(t *testing.T) {
 }
 
 // TestRunDuplicateIDs runs a layout with no node field on two writers: both
-// generators issue the same IDs, and the run must say so and clean up.
+// generators issue the same IDs, and the run must say so and clean up. The
+// day-long tick puts both writers in the same tick, each counting from
+// sequence 0, whenever they start.
 func TestRunDuplicateIDs(t *testing.T) {
 	dsn := testenv.PostgresDSN(t)
 	schema := uniqueSchema(t)
-	spec := "snowflake?layout=time:41,sequence:22"
+	spec := "snowflake?layout=time:41,sequence:22;tick=24h"
 	rep, err := compare.Run(context.Background(), compare.Config{
 		DSN: dsn, Schema: schema, Rows: 4000, Writers: 2, Batch: 1000, Strategies: []string{spec},
 	})
