@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/snowflake"
+	"github.com/idgenkit/idgen/workerid"
 )
 
 // Flake128Scheme is Boundary's flake: 16 bytes,
@@ -77,6 +79,11 @@ type Flake128Config struct {
 	HighWater snowflake.HighWaterStore
 	// HighWaterAhead is how far ahead the mark is written. Zero means 1 s.
 	HighWaterAhead time.Duration
+	// Lease, when set, supplies the worker ID (its Identity's WorkerID,
+	// 0 to 2^48-1) in place of WorkerID; Next fails with idgen.ErrLeaseLost
+	// while it holds none, and a new identity's high-water mark is read
+	// (HighWater.Load) before anything is issued under it. Nil means none.
+	Lease idgen.Lease
 }
 
 // Flake128Generator issues flake128 IDs on the Snowflake core: the time and
@@ -86,6 +93,20 @@ type Flake128Config struct {
 type Flake128Generator struct {
 	core   *snowflake.Generator
 	worker [6]byte
+	lease  idgen.Lease
+	node   atomic.Pointer[flake128Node] // under a lease: the identity issued under
+}
+
+// flake128Node is the worker ID bytes of one lease identity.
+type flake128Node struct {
+	ident  *idgen.Identity
+	worker [6]byte
+}
+
+func worker48(id uint64) (b [6]byte) {
+	binary.BigEndian.PutUint16(b[0:2], uint16(id>>32))
+	binary.BigEndian.PutUint32(b[2:6], uint32(id))
+	return b
 }
 
 var (
@@ -100,26 +121,59 @@ func NewFlake128(ctx context.Context, cfg Flake128Config) (*Flake128Generator, e
 	if cfg.WorkerID >= 1<<48 {
 		return nil, fmt.Errorf("%w: flake128: worker %d outside [0, %d] (48 bits)", idgen.ErrOutOfRange, cfg.WorkerID, uint64(1<<48-1))
 	}
+	// Under a lease the core checks the identity and reads its mark; its
+	// layout has no worker field, so the worker ID itself is set here.
 	core, err := snowflake.New(ctx, snowflake.Config{
 		Layout: flake128Layout, Clock: cfg.Clock, Rollback: cfg.Rollback, MaxWait: cfg.MaxWait,
-		HighWater: cfg.HighWater, HighWaterAhead: cfg.HighWaterAhead,
+		HighWater: cfg.HighWater, HighWaterAhead: cfg.HighWaterAhead, Lease: cfg.Lease,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("flake128: %w", err)
 	}
-	g := &Flake128Generator{core: core}
-	binary.BigEndian.PutUint16(g.worker[0:2], uint16(cfg.WorkerID>>32))
-	binary.BigEndian.PutUint32(g.worker[2:6], uint32(cfg.WorkerID))
+	g := &Flake128Generator{core: core, worker: worker48(cfg.WorkerID), lease: cfg.Lease}
+	if g.lease != nil {
+		if _, err := g.nodeWorker(ctx, false); err != nil {
+			return nil, err
+		}
+	}
 	return g, nil
+}
+
+// nodeWorker returns the worker ID bytes to issue under: the lease's
+// identity's, or the configured one. A new identity goes through the
+// core's Next once (a gap of one sequence number), which reads the
+// identity's high-water mark before anything is issued under it.
+func (g *Flake128Generator) nodeWorker(ctx context.Context, sync bool) (*[6]byte, error) {
+	if g.lease == nil {
+		return &g.worker, nil
+	}
+	ident := g.lease.Identity()
+	if ident == nil {
+		return nil, fmt.Errorf("%w: flake128: no ID is issued until the worker ID is reacquired", idgen.ErrLeaseLost)
+	}
+	if n := g.node.Load(); n != nil && n.ident == ident {
+		return &n.worker, nil
+	}
+	if ident.WorkerID < 0 || ident.WorkerID >= 1<<48 {
+		return nil, fmt.Errorf("%w: flake128: leased worker %d outside [0, %d] (48 bits)", idgen.ErrOutOfRange, ident.WorkerID, uint64(1<<48-1))
+	}
+	if sync {
+		if _, err := g.core.Next(ctx); err != nil {
+			return nil, err
+		}
+	}
+	n := &flake128Node{ident: ident, worker: worker48(uint64(ident.WorkerID))}
+	g.node.Store(n)
+	return &n.worker, nil
 }
 
 // Scheme returns Flake128Scheme.
 func (g *Flake128Generator) Scheme() *idgen.Scheme { return Flake128Scheme }
 
-func (g *Flake128Generator) compose(tick int64, seq uint64) idgen.ID {
+func (g *Flake128Generator) compose(tick int64, seq uint64, worker *[6]byte) idgen.ID {
 	var b [16]byte
 	binary.BigEndian.PutUint64(b[0:8], uint64(tick)) // the core's epoch is 1970: ticks are Unix ms
-	copy(b[8:14], g.worker[:])
+	copy(b[8:14], worker[:])
 	binary.BigEndian.PutUint16(b[14:16], uint16(seq))
 	id, _ := Flake128Scheme.FromBytes(b[:])
 	return id
@@ -127,11 +181,15 @@ func (g *Flake128Generator) compose(tick int64, seq uint64) idgen.ID {
 
 // Next returns a new ID; errors are snowflake.Generator.Next's.
 func (g *Flake128Generator) Next(ctx context.Context) (idgen.ID, error) {
+	w, err := g.nodeWorker(ctx, true)
+	if err != nil {
+		return idgen.ID{}, err
+	}
 	tick, seq, _, err := g.core.Reserve(ctx, 1)
 	if err != nil {
 		return idgen.ID{}, err
 	}
-	return g.compose(tick, seq), nil
+	return g.compose(tick, seq, w), nil
 }
 
 // NextN fills dst with increasing IDs, a tick's sequence range per
@@ -139,12 +197,16 @@ func (g *Flake128Generator) Next(ctx context.Context) (idgen.ID, error) {
 func (g *Flake128Generator) NextN(ctx context.Context, dst []idgen.ID) (int, error) {
 	i := 0
 	for i < len(dst) {
+		w, err := g.nodeWorker(ctx, true)
+		if err != nil {
+			return i, err
+		}
 		tick, seq, n, err := g.core.Reserve(ctx, uint64(len(dst)-i))
 		if err != nil {
 			return i, err
 		}
 		for k := range n {
-			dst[i] = g.compose(tick, seq+k)
+			dst[i] = g.compose(tick, seq+k, w)
 			i++
 		}
 	}
@@ -154,11 +216,15 @@ func (g *Flake128Generator) NextN(ctx context.Context, dst []idgen.ID) (int, err
 // NewAt returns an ID of t's Unix millisecond, as snowflake.Generator.NewAt
 // does: a sequence of its own, t in nondecreasing order, t from 1970.
 func (g *Flake128Generator) NewAt(t time.Time) (idgen.ID, error) {
+	w, err := g.nodeWorker(context.Background(), true)
+	if err != nil {
+		return idgen.ID{}, err
+	}
 	tick, seq, err := g.core.ReserveAt(t)
 	if err != nil {
 		return idgen.ID{}, err
 	}
-	return g.compose(tick, seq), nil
+	return g.compose(tick, seq, w), nil
 }
 
 // MACWorkerID returns Boundary's worker ID: the 48-bit hardware address of
@@ -185,13 +251,30 @@ func init() {
 		Doc:  "Boundary's 128-bit flake: 64-bit Unix ms, 48-bit worker, 16-bit sequence; 16 B, uuid column; on the Snowflake core",
 		Keys: append([]Key{
 			{"worker", "48-bit worker ID, 0 to 281474976710655, or mac: the first interface's MAC address (default 0); IDGEN_WORKER_ID overrides"},
+			{"worker_source", WorkerSourceDoc + " (default: the worker key)"},
 		}, coreKeys...),
 		Build: func(ctx context.Context, p *Params) (idgen.Generator, error) {
 			cfg, err := flake128Config(p)
 			if err != nil {
 				return nil, err
 			}
-			return NewFlake128(ctx, cfg)
+			if !p.Has("worker_source") {
+				return NewFlake128(ctx, cfg)
+			}
+			src, err := OpenWorkerSource(ctx, p.String("worker_source", ""), workerid.Space{Workers: 1 << 48})
+			if err != nil {
+				return nil, err
+			}
+			cfg.Lease = src
+			if hw, ok := src.(snowflake.HighWaterStore); ok && cfg.HighWater == nil {
+				cfg.HighWater = hw
+			}
+			g, err := NewFlake128(ctx, cfg)
+			if err != nil {
+				src.Close()
+				return nil, err
+			}
+			return &LeasedFlake128{Flake128Generator: g, src: src}, nil
 		},
 		Scheme: func(*Params) (*idgen.Scheme, error) { return Flake128Scheme, nil },
 	})

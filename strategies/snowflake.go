@@ -25,6 +25,7 @@ func init() {
 	}
 	keys = append(keys, Key{"random_start", "start each tick's sequence at a random offset (default false)"})
 	keys = append(keys, coreKeys...)
+	keys = append(keys, Key{"worker_source", WorkerSourceDoc + " (default: the worker key)"})
 	register(&Strategy{
 		Name:   "snowflake",
 		Doc:    "native 64-bit Snowflake, any layout or preset (twitter, discord, sonyflake, ...)",
@@ -68,7 +69,27 @@ func buildSnowflake(ctx context.Context, p *Params) (idgen.Generator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return snowflake.New(ctx, cfg)
+	if !p.Has("worker_source") {
+		return snowflake.New(ctx, cfg)
+	}
+	space, err := layoutSpace(cfg.Layout, cfg.Nodes)
+	if err != nil {
+		return nil, err
+	}
+	src, err := OpenWorkerSource(ctx, p.String("worker_source", ""), space)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Lease = src
+	if hw, ok := src.(snowflake.HighWaterStore); ok && cfg.HighWater == nil {
+		cfg.HighWater = hw // the lease row (or key) keeps the mark
+	}
+	g, err := snowflake.New(ctx, cfg)
+	if err != nil {
+		src.Close()
+		return nil, err
+	}
+	return &LeasedSnowflake{Generator: g, src: src}, nil
 }
 
 func snowflakeConfig(p *Params) (snowflake.Config, error) {

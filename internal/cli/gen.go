@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/idgenkit/idgen"
@@ -16,16 +18,17 @@ func init() { addCommand(newGenCmd) }
 
 func newGenCmd() *cobra.Command {
 	var (
-		spec   string
-		n      int
-		format string
+		spec, workerSource string
+		n                  int
+		format             string
 	)
 	cmd := &cobra.Command{
 		Use:   "gen",
 		Short: "Print new IDs, one per line",
 		Example: `  idgen gen -s 'snowflake?preset=twitter&datacenter=1&worker=3' -n 5
   idgen gen -s 'snowflake?layout=time:41,worker:10,sequence:12;tick=1ms&worker=7&rollback=wait-then-fail&max_wait=10ms'
-  idgen gen -s uuidv7 -n 3 --format json`,
+  idgen gen -s uuidv7 -n 3 --format json
+  idgen gen -s 'snowflake?preset=twitter&datacenter=1' --worker-source 'postgres://postgres@db:5432/idgen'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if n < 1 {
@@ -33,6 +36,10 @@ func newGenCmd() *cobra.Command {
 			}
 			if format != "text" && format != "json" {
 				return badInput(fmt.Errorf("--format %q: want text or json", format))
+			}
+			spec, err := withWorkerSource(spec, workerSource)
+			if err != nil {
+				return badInput(err)
 			}
 			g, err := strategies.NewContext(cmd.Context(), spec)
 			if err != nil {
@@ -47,7 +54,28 @@ func newGenCmd() *cobra.Command {
 	cmd.Flags().StringVarP(&spec, "spec", "s", "snowflake", "strategy spec, name?key=value&... (idgen strategies lists them)")
 	cmd.Flags().IntVarP(&n, "count", "n", 1, "how many IDs")
 	cmd.Flags().StringVar(&format, "format", "text", "text (one ID per line) or json (one object per line)")
+	cmd.Flags().StringVar(&workerSource, "worker-source", "", strategies.WorkerSourceDoc+"; sets the spec's worker_source")
 	return cmd
+}
+
+// withWorkerSource adds worker_source=URL (escaped) to spec; an empty URL
+// leaves spec alone.
+func withWorkerSource(spec, source string) (string, error) {
+	if source == "" {
+		return spec, nil
+	}
+	_, params, err := strategies.ParseSpec(spec)
+	if err != nil {
+		return "", err
+	}
+	if params.Has("worker_source") {
+		return "", fmt.Errorf("--worker-source %q: the spec already sets worker_source", source)
+	}
+	sep := "?"
+	if strings.Contains(spec, "?") {
+		sep = "&"
+	}
+	return spec + sep + "worker_source=" + url.QueryEscape(source), nil
 }
 
 // jsonID is one line of gen --format json.

@@ -21,7 +21,7 @@ import (
 func init() { addCommand(newServeCmd) }
 
 type serveFlags struct {
-	config, spec, addr, logLevel                    string
+	config, spec, addr, logLevel, workerSource      string
 	maxCount                                        int
 	timeout, readTimeout, writeTimeout, idleTimeout time.Duration
 	shutdownTimeout                                 time.Duration
@@ -56,6 +56,7 @@ connections and lets requests in flight finish (up to --shutdown-timeout).`,
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", 2*time.Minute, "http.Server IdleTimeout for keep-alive connections")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long requests in flight may take to finish after SIGTERM")
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fl.StringVar(&f.workerSource, "worker-source", "", strategies.WorkerSourceDoc+"; sets the -s spec's worker_source")
 	return cmd
 }
 
@@ -129,9 +130,16 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 // default one.
 func loadGenerators(ctx context.Context, f serveFlags) (map[string]idgen.Generator, string, error) {
 	if f.config != "" {
+		if f.workerSource != "" {
+			return nil, "", badInput(errors.New("serve: --worker-source applies to -s; in a config file set each spec's worker_source"))
+		}
 		return loadConfig(ctx, f.config)
 	}
-	g, err := strategies.NewContext(ctx, f.spec)
+	spec, err := withWorkerSource(f.spec, f.workerSource)
+	if err != nil {
+		return nil, "", badInput(fmt.Errorf("serve: %w", err))
+	}
+	g, err := strategies.NewContext(ctx, spec)
 	if err != nil {
 		if isSpecError(err) {
 			err = badInput(err)

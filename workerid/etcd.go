@@ -1,0 +1,215 @@
+package workerid
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/idgenkit/idgen"
+)
+
+// EtcdConfig configures an etcd lease.
+type EtcdConfig struct {
+	LeaseConfig
+	// Endpoints are the etcd client URLs or host:port pairs. Required.
+	Endpoints []string
+	// DialTimeout bounds the first contact at startup. Zero means 5 s.
+	DialTimeout time.Duration
+}
+
+// Etcd is a Source leasing a worker ID in etcd: the key
+// /idgen/<namespace>/workers/<id>, created only if absent (a transaction
+// comparing its CreateRevision with 0) and attached to an etcd lease of TTL
+// seconds that the Source keeps alive every RenewEvery. The generation is
+// the key's create revision, which only goes up. The high-water mark is kept
+// under /idgen/<namespace>/highwater/<id>, written only while the worker
+// key is attached to this node's lease (Etcd is a snowflake.HighWaterStore).
+type Etcd struct {
+	*lease
+}
+
+var _ Source = (*Etcd)(nil)
+
+// OpenEtcd connects to the cluster and acquires a worker ID before it
+// returns. Errors: a cluster that cannot be reached within DialTimeout
+// wraps idgen.ErrUnavailable; every ID held, idgen.ErrNoWorkerIDs; a bad
+// configuration, ErrConfig.
+func OpenEtcd(ctx context.Context, cfg EtcdConfig) (*Etcd, error) {
+	lc, err := cfg.LeaseConfig.resolve()
+	if err != nil {
+		return nil, err
+	}
+	if len(cfg.Endpoints) == 0 {
+		return nil, fmt.Errorf("%w: etcd: no endpoints", ErrConfig)
+	}
+	if strings.ContainsAny(lc.Namespace, "/ ") {
+		return nil, fmt.Errorf("%w: etcd namespace %q must not contain '/' or spaces", ErrConfig, lc.Namespace)
+	}
+	if cfg.DialTimeout == 0 {
+		cfg.DialTimeout = 5 * time.Second
+	}
+	c, err := clientv3.New(clientv3.Config{Endpoints: cfg.Endpoints, DialTimeout: cfg.DialTimeout, Logger: zap.NewNop()})
+	if err != nil {
+		return nil, fmt.Errorf("%w: workerid: etcd %v: %v", idgen.ErrUnavailable, cfg.Endpoints, err)
+	}
+	b := &etcdBackend{c: c, prefix: "/idgen/" + lc.Namespace + "/", max: lc.max(), owner: lc.Owner,
+		ttl: int64(math.Ceil(lc.TTL.Seconds())), endpoints: cfg.Endpoints}
+	// A first read, bounded, tells an unreachable cluster from a slow one.
+	rctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
+	_, err = c.Get(rctx, b.prefix+"workers/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	cancel()
+	if err != nil {
+		c.Close()
+		return nil, b.unreachable(err)
+	}
+	l, err := open(ctx, b, lc)
+	if err != nil {
+		return nil, err
+	}
+	return &Etcd{l}, nil
+}
+
+type etcdBackend struct {
+	c         *clientv3.Client
+	prefix    string
+	max       int64
+	owner     string
+	ttl       int64 // seconds
+	endpoints []string
+
+	mu      sync.Mutex
+	leaseID clientv3.LeaseID // of the ID held
+}
+
+func (b *etcdBackend) unreachable(err error) error {
+	return fmt.Errorf("%w: workerid: etcd %v: %v", idgen.ErrUnavailable, b.endpoints, err)
+}
+
+func (b *etcdBackend) workerKey(id int64) string {
+	return b.prefix + "workers/" + strconv.FormatInt(id, 10)
+}
+func (b *etcdBackend) markKey(id int64) string {
+	return b.prefix + "highwater/" + strconv.FormatInt(id, 10)
+}
+
+func (b *etcdBackend) acquire(ctx context.Context, preferred int64) (id, gen int64, hw time.Time, err error) {
+	resp, err := b.c.Get(ctx, b.prefix+"workers/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	if err != nil {
+		return 0, 0, hw, b.unreachable(err)
+	}
+	taken := map[int64]bool{}
+	for _, kv := range resp.Kvs {
+		n, err := strconv.ParseInt(strings.TrimPrefix(string(kv.Key), b.prefix+"workers/"), 10, 64)
+		if err == nil {
+			taken[n] = true
+		}
+	}
+	var candidates []int64
+	if preferred >= 0 && preferred <= b.max && !taken[preferred] {
+		candidates = append(candidates, preferred)
+	}
+	for i := int64(0); i <= b.max; i++ {
+		if !taken[i] && i != preferred {
+			candidates = append(candidates, i)
+		}
+	}
+	if len(candidates) == 0 {
+		return 0, 0, hw, b.full()
+	}
+	g, err := b.c.Grant(ctx, b.ttl)
+	if err != nil {
+		return 0, 0, hw, b.unreachable(err)
+	}
+	for _, id := range candidates {
+		key := b.workerKey(id)
+		tr, err := b.c.Txn(ctx).
+			If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+			Then(clientv3.OpPut(key, b.owner, clientv3.WithLease(g.ID)), clientv3.OpGet(b.markKey(id))).
+			Commit()
+		if err != nil {
+			b.revoke(g.ID)
+			return 0, 0, hw, b.unreachable(err)
+		}
+		if !tr.Succeeded {
+			continue
+		}
+		if kvs := tr.Responses[1].GetResponseRange().Kvs; len(kvs) > 0 {
+			hw, _ = time.Parse(time.RFC3339Nano, string(kvs[0].Value))
+		}
+		b.mu.Lock()
+		b.leaseID = g.ID
+		b.mu.Unlock()
+		return id, tr.Header.Revision, hw, nil
+	}
+	b.revoke(g.ID)
+	return 0, 0, hw, b.full()
+}
+
+func (b *etcdBackend) full() error {
+	return fmt.Errorf("%w: workerid: all %d worker IDs under etcd %sworkers/ are leased", idgen.ErrNoWorkerIDs, b.max+1, b.prefix)
+}
+
+func (b *etcdBackend) revoke(id clientv3.LeaseID) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	b.c.Revoke(ctx, id)
+}
+
+func (b *etcdBackend) lease() clientv3.LeaseID {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.leaseID
+}
+
+func (b *etcdBackend) renew(ctx context.Context, id, gen int64) error {
+	resp, err := b.c.KeepAliveOnce(ctx, b.lease())
+	if errors.Is(err, rpctypes.ErrLeaseNotFound) || (err == nil && resp.TTL <= 0) {
+		return errGone
+	}
+	return err
+}
+
+func (b *etcdBackend) release(ctx context.Context, id, gen int64) error {
+	lid := b.lease()
+	if lid == 0 {
+		return nil
+	}
+	_, err := b.c.Revoke(ctx, lid)
+	if errors.Is(err, rpctypes.ErrLeaseNotFound) {
+		err = nil
+	}
+	if err == nil {
+		b.mu.Lock()
+		if b.leaseID == lid {
+			b.leaseID = 0
+		}
+		b.mu.Unlock()
+	}
+	return err
+}
+
+func (b *etcdBackend) storeMark(ctx context.Context, id, gen int64, mark time.Time) error {
+	key := b.workerKey(id)
+	tr, err := b.c.Txn(ctx).
+		If(clientv3.Compare(clientv3.LeaseValue(key), "=", b.lease()), clientv3.Compare(clientv3.CreateRevision(key), "=", gen)).
+		Then(clientv3.OpPut(b.markKey(id), mark.UTC().Format(time.RFC3339Nano))).
+		Commit()
+	if err != nil {
+		return b.unreachable(err)
+	}
+	if !tr.Succeeded {
+		return errGone
+	}
+	return nil
+}
+
+func (b *etcdBackend) close() { b.c.Close() }

@@ -1,0 +1,261 @@
+package workerid_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.etcd.io/etcd/server/v3/embed"
+
+	"github.com/idgenkit/idgen/internal/testenv"
+)
+
+var (
+	etcdOnce sync.Once
+	etcdSrv  *embed.Etcd
+	etcdURL  string
+	etcdErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if etcdSrv != nil {
+		etcdSrv.Close()
+		os.RemoveAll(etcdSrv.Config().Dir)
+	}
+	os.Exit(code)
+}
+
+// freePort returns a loopback port nothing listens on now.
+func freePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// startEtcd starts an embedded single-member etcd on loopback with free
+// ports, in dir. The caller closes it.
+func startEtcd(t testing.TB, dir string) (*embed.Etcd, string, error) {
+	cfg := embed.NewConfig()
+	cfg.Dir = dir
+	cfg.Name = "idgen-test"
+	cfg.LogLevel = "fatal"
+	cfg.LogOutputs = []string{"stderr"}
+	cu, _ := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", freePort(t)))
+	pu, _ := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", freePort(t)))
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
+	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+	case <-time.After(30 * time.Second):
+		e.Close()
+		return nil, "", fmt.Errorf("embedded etcd not ready after 30s")
+	}
+	return e, cu.Host, nil
+}
+
+// sharedEtcd returns host:port of the package's embedded etcd, started on
+// first use and stopped by TestMain.
+func sharedEtcd(t testing.TB) string {
+	t.Helper()
+	etcdOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "idgen-workerid-etcd")
+		if err != nil {
+			etcdErr = err
+			return
+		}
+		etcdSrv, etcdURL, etcdErr = startEtcd(t, dir)
+	})
+	if etcdErr != nil {
+		t.Fatalf("embedded etcd: %v", etcdErr)
+	}
+	return etcdURL
+}
+
+var nameSeq atomic.Int64
+
+var nonWord = regexp.MustCompile(`[^a-z0-9_]+`)
+
+// uniqueName returns a table name or namespace no other test uses.
+func uniqueName(t testing.TB) string {
+	name := nonWord.ReplaceAllString(strings.ToLower(t.Name()), "_")
+	if len(name) > 30 {
+		name = name[len(name)-30:]
+	}
+	return fmt.Sprintf("test_wid_%s_%d_%d", name, time.Now().UnixNano()%1e9, nameSeq.Add(1))
+}
+
+// pgTable returns a unique table name, dropped at the end of the test.
+func pgTable(t testing.TB, dsn string) string {
+	t.Helper()
+	table := uniqueName(t)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Logf("cleanup of table %s: %v", table, err)
+			return
+		}
+		defer c.Close(ctx)
+		if _, err := c.Exec(ctx, `DROP TABLE IF EXISTS `+table); err != nil {
+			t.Logf("cleanup of table %s: %v", table, err)
+		}
+	})
+	return table
+}
+
+func postgresDSN(t testing.TB) string { return testenv.PostgresDSN(t) }
+
+// proxy forwards TCP connections from 127.0.0.1:random to a real server,
+// and can be cut (every connection closed, new ones refused at once), to
+// take a store away from one node only. (As segment's test proxy.)
+type proxy struct {
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	down   bool
+	conns  map[net.Conn]struct{}
+	wg     sync.WaitGroup
+}
+
+func newProxy(t testing.TB, target string) *proxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("proxy listen: %v", err)
+	}
+	p := &proxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
+	p.wg.Go(p.serve)
+	t.Cleanup(p.close)
+	return p
+}
+
+func (p *proxy) addr() string { return p.ln.Addr().String() }
+
+func (p *proxy) serve() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		if p.down {
+			p.mu.Unlock()
+			c.Close()
+			continue
+		}
+		p.conns[c] = struct{}{}
+		p.mu.Unlock()
+		p.wg.Go(func() { p.forward(c) })
+	}
+}
+
+func (p *proxy) forward(c net.Conn) {
+	s, err := net.Dial("tcp", p.target)
+	if err != nil {
+		p.drop(c)
+		return
+	}
+	p.mu.Lock()
+	if p.down {
+		p.mu.Unlock()
+		s.Close()
+		p.drop(c)
+		return
+	}
+	p.conns[s] = struct{}{}
+	p.mu.Unlock()
+	done := make(chan struct{}, 2)
+	go func() { io.Copy(s, c); done <- struct{}{} }()
+	go func() { io.Copy(c, s); done <- struct{}{} }()
+	<-done
+	p.drop(c)
+	p.drop(s)
+	<-done
+}
+
+func (p *proxy) drop(c net.Conn) {
+	p.mu.Lock()
+	delete(p.conns, c)
+	p.mu.Unlock()
+	c.Close()
+}
+
+// cut closes every connection and refuses new ones.
+func (p *proxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = true
+	for c := range p.conns {
+		c.Close()
+	}
+}
+
+// restore accepts connections again.
+func (p *proxy) restore() {
+	p.mu.Lock()
+	p.down = false
+	p.mu.Unlock()
+}
+
+func (p *proxy) close() {
+	p.ln.Close()
+	p.cut()
+	p.wg.Wait()
+}
+
+// viaProxy returns dsn with its host:port replaced by a proxy's.
+func viaProxy(t testing.TB, dsn string) (string, *proxy) {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatalf("url.Parse(%q) = %v", dsn, err)
+	}
+	p := newProxy(t, u.Host)
+	u.Host = p.addr()
+	return u.String(), p
+}
+
+// fakeClock is a snowflake.Clock and Sleeper whose sleeps advance it.
+type fakeClock struct {
+	mu    sync.Mutex
+	t     time.Time
+	slept time.Duration
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+	c.slept += d
+	return nil
+}

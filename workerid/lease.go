@@ -1,0 +1,338 @@
+package workerid
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/idgenkit/idgen"
+)
+
+// Lease defaults.
+const (
+	DefaultTTL       = 30 * time.Second
+	DefaultNamespace = "default"
+	// MaxLeaseWorkers is the largest worker space a lease hands out from
+	// (one PostgreSQL row per worker ID).
+	MaxLeaseWorkers = 1 << 16
+)
+
+// LeaseConfig configures a PostgreSQL or etcd lease. Every field's zero
+// value is usable.
+type LeaseConfig struct {
+	// Space is the worker ID space and the datacenter ID carried.
+	Space
+	// Namespace separates independent ID spaces in one table or etcd
+	// cluster: /idgen/<namespace>/workers/<id>. Empty means "default".
+	Namespace string
+	// TTL is how long the lease outlives the last renewal on the server.
+	// Zero means 30 s. etcd rounds it up to whole seconds.
+	TTL time.Duration
+	// RenewEvery is the renewal (keep-alive) interval. Zero means TTL/3.
+	RenewEvery time.Duration
+	// LostAfter bounds how long after the start of the last successful
+	// renewal the identity is trusted: past it, Identity returns nil. It
+	// must be below TTL, so that the node stops issuing before the lease
+	// can expire and pass to another node. Zero means TTL/2.
+	LostAfter time.Duration
+	// StateFile remembers the last worker ID held; it is tried first on
+	// the next start. Empty means none.
+	StateFile string
+	// Owner is written beside the lease for operators. Empty means
+	// hostname-pid-random.
+	Owner string
+}
+
+func (c LeaseConfig) resolve() (LeaseConfig, error) {
+	if c.Namespace == "" {
+		c.Namespace = DefaultNamespace
+	}
+	if c.TTL == 0 {
+		c.TTL = DefaultTTL
+	}
+	if c.RenewEvery == 0 {
+		c.RenewEvery = c.TTL / 3
+	}
+	if c.LostAfter == 0 {
+		c.LostAfter = c.TTL / 2
+	}
+	switch {
+	case c.Workers < 0 || c.Workers > MaxLeaseWorkers:
+		return c, fmt.Errorf("%w: Workers %d: a lease space holds 1 to %d worker IDs", ErrConfig, c.Workers, MaxLeaseWorkers)
+	case c.TTL < 0 || c.RenewEvery <= 0 || c.LostAfter <= 0:
+		return c, fmt.Errorf("%w: TTL %v, RenewEvery %v, LostAfter %v must be positive", ErrConfig, c.TTL, c.RenewEvery, c.LostAfter)
+	case !(c.RenewEvery < c.LostAfter && c.LostAfter < c.TTL):
+		return c, fmt.Errorf("%w: want RenewEvery (%v) < LostAfter (%v) < TTL (%v)", ErrConfig, c.RenewEvery, c.LostAfter, c.TTL)
+	}
+	if c.Owner == "" {
+		h, _ := os.Hostname()
+		var b [4]byte
+		rand.Read(b[:])
+		c.Owner = fmt.Sprintf("%s-%d-%s", h, os.Getpid(), hex.EncodeToString(b[:]))
+	}
+	return c, nil
+}
+
+// errGone reports a renewal of a lease that is no longer this node's.
+var errGone = errors.New("workerid: lease no longer held")
+
+// A backend is the store of a lease.
+type backend interface {
+	// acquire takes preferred if it is free, else the lowest free worker
+	// ID, and returns it with its new generation and stored high-water
+	// mark. Every ID held: idgen.ErrNoWorkerIDs.
+	acquire(ctx context.Context, preferred int64) (id, gen int64, hw time.Time, err error)
+	// renew extends the lease; errGone when it is no longer held.
+	renew(ctx context.Context, id, gen int64) error
+	// release gives the ID up.
+	release(ctx context.Context, id, gen int64) error
+	// storeMark persists the high-water mark beside the lease, only while
+	// it is held (else errGone).
+	storeMark(ctx context.Context, id, gen int64, mark time.Time) error
+	close()
+}
+
+// held is the lease the renewal goroutine holds.
+type held struct {
+	ok       bool
+	id, gen  int64
+	mark     time.Time // the stored high-water mark read at acquire
+	deadline time.Time // start of the last good renewal + LostAfter
+}
+
+// lease runs a backend: it acquires, renews, marks lost and reacquires.
+type lease struct {
+	b   backend
+	cfg LeaseConfig
+	cur atomic.Pointer[idgen.Identity]
+
+	mu     sync.Mutex
+	lost   chan struct{} // closed when cur's identity is lost
+	timer  *time.Timer   // fires at the published identity's deadline
+	closed bool
+
+	mark time.Time // the stored mark read when cur was acquired, for Load
+
+	h held // owned by the renewal goroutine (and open/Close around it)
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// open acquires synchronously and starts the renewal goroutine.
+func open(ctx context.Context, b backend, cfg LeaseConfig) (*lease, error) {
+	l := &lease{b: b, cfg: cfg, lost: closedCh, stop: make(chan struct{}), done: make(chan struct{})}
+	start := time.Now()
+	id, gen, mark, err := b.acquire(ctx, readState(cfg.StateFile))
+	if err != nil {
+		b.close()
+		return nil, err
+	}
+	l.h = held{ok: true, id: id, gen: gen, mark: mark, deadline: start.Add(cfg.LostAfter)}
+	if err := writeState(cfg.StateFile, id); err != nil {
+		b.release(context.Background(), id, gen)
+		b.close()
+		return nil, err
+	}
+	l.publish()
+	go l.run()
+	return l, nil
+}
+
+// Identity returns the identity held, or nil while lost. One atomic load.
+func (l *lease) Identity() *idgen.Identity { return l.cur.Load() }
+
+// Lost returns a channel closed when the current identity is lost; it is
+// already closed while none is held.
+func (l *lease) Lost() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lost
+}
+
+// Load returns the high-water mark the lease row (or key) held when the
+// current identity was acquired: the mark of the last node that issued
+// under the worker ID. A snowflake.Generator with the lease as its
+// HighWater store reads it at every new identity and applies its rollback
+// policy while its clock is behind it.
+func (l *lease) Load(context.Context) (time.Time, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mark, nil
+}
+
+// Store persists mark in the lease, if it is still held: else the error
+// wraps idgen.ErrLeaseLost.
+func (l *lease) Store(ctx context.Context, mark time.Time) error {
+	ident := l.cur.Load()
+	if ident == nil {
+		return fmt.Errorf("%w: high-water mark not stored", idgen.ErrLeaseLost)
+	}
+	err := l.b.storeMark(ctx, ident.WorkerID, ident.Generation, mark)
+	if errors.Is(err, errGone) {
+		return fmt.Errorf("%w: worker ID %d generation %d", idgen.ErrLeaseLost, ident.WorkerID, ident.Generation)
+	}
+	return err
+}
+
+// publish makes l.h the current identity, with a timer at its deadline.
+func (l *lease) publish() {
+	ident := &idgen.Identity{WorkerID: l.h.id, DatacenterID: l.cfg.DatacenterID, Generation: l.h.gen}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return
+	}
+	l.mark = l.h.mark
+	l.lost = make(chan struct{})
+	l.cur.Store(ident)
+	l.timer = time.AfterFunc(time.Until(l.h.deadline), func() { l.expire(ident) })
+}
+
+// expire marks ident lost if it is still current.
+func (l *lease) expire(ident *idgen.Identity) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cur.Load() == ident {
+		l.loseLocked()
+	}
+}
+
+func (l *lease) loseLocked() {
+	if l.cur.Load() != nil {
+		l.cur.Store(nil)
+		close(l.lost)
+		l.lost = closedCh
+	}
+	if l.timer != nil {
+		l.timer.Stop()
+		l.timer = nil
+	}
+}
+
+// extend moves the published identity's deadline to l.h.deadline. It
+// reports false when the identity was lost meanwhile.
+func (l *lease) extend() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cur.Load() == nil || l.timer == nil {
+		return false
+	}
+	if !l.timer.Stop() {
+		return false // expire runs now
+	}
+	l.timer.Reset(time.Until(l.h.deadline))
+	return true
+}
+
+// stepCtx returns a context ending at deadline or at Close.
+func (l *lease) stepCtx(deadline time.Time) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	go func() {
+		select {
+		case <-l.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+func (l *lease) run() {
+	defer close(l.done)
+	t := time.NewTimer(l.cfg.RenewEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+		}
+		t.Reset(l.step())
+	}
+}
+
+// step renews or acquires once and returns the wait before the next step.
+func (l *lease) step() time.Duration {
+	retry := max(l.cfg.RenewEvery/4, 10*time.Millisecond)
+	if l.h.ok {
+		start := time.Now()
+		ctx, cancel := l.stepCtx(l.h.deadline)
+		err := l.b.renew(ctx, l.h.id, l.h.gen)
+		cancel()
+		switch {
+		case err == nil && start.Before(l.h.deadline):
+			l.h.deadline = start.Add(l.cfg.LostAfter)
+			if !l.extend() {
+				// Lost locally meanwhile: give the ID up and acquire
+				// again, under a new generation.
+				l.giveUp()
+				return 0
+			}
+			return l.cfg.RenewEvery
+		case err == nil || errors.Is(err, errGone) || !time.Now().Before(l.h.deadline):
+			l.giveUp()
+			return 0
+		default:
+			return retry // transient: try again before the deadline
+		}
+	}
+	start := time.Now()
+	ctx, cancel := l.stepCtx(start.Add(l.cfg.LostAfter))
+	id, gen, mark, err := l.b.acquire(ctx, readState(l.cfg.StateFile))
+	cancel()
+	if err != nil {
+		return retry
+	}
+	l.h = held{ok: true, id: id, gen: gen, mark: mark, deadline: start.Add(l.cfg.LostAfter)}
+	writeState(l.cfg.StateFile, id)
+	// A generator reads the ID's stored mark (Load) before it issues under
+	// the new identity, and waits or fails by its policy while behind it.
+	l.publish()
+	return l.cfg.RenewEvery
+}
+
+// giveUp marks the identity lost and releases the lease (best effort).
+func (l *lease) giveUp() {
+	l.mu.Lock()
+	l.loseLocked()
+	l.mu.Unlock()
+	if l.h.ok {
+		ctx, cancel := l.stepCtx(time.Now().Add(l.cfg.RenewEvery))
+		l.b.release(ctx, l.h.id, l.h.gen)
+		cancel()
+	}
+	l.h = held{}
+}
+
+// Close stops renewals, marks the identity lost and releases the lease
+// (waiting at most RenewEvery for the store).
+func (l *lease) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	l.closed = true
+	l.loseLocked()
+	l.mu.Unlock()
+	close(l.stop)
+	<-l.done
+	var err error
+	if l.h.ok {
+		ctx, cancel := context.WithTimeout(context.Background(), l.cfg.RenewEvery)
+		err = l.b.release(ctx, l.h.id, l.h.gen)
+		cancel()
+		l.h = held{}
+	}
+	l.b.close()
+	return err
+}
