@@ -95,7 +95,7 @@ func TestStoreOutage(t *testing.T) {
 				time.Sleep(time.Millisecond)
 			}
 			held := a.Stats().Remaining
-			p.cut()
+			p.Cut()
 
 			var during []uint64
 			var err error
@@ -120,7 +120,7 @@ func TestStoreOutage(t *testing.T) {
 				t.Fatalf("Stats() = %+v; want Unavailable and FetchErrors > 0", st)
 			}
 
-			p.restore()
+			p.Restore()
 			deadline := time.Now().Add(30 * time.Second)
 			for {
 				if _, err = a.Next(context.Background()); err == nil {

@@ -4,13 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"io"
-	"net"
-	"net/url"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -168,110 +164,9 @@ func increasing(t testing.TB, what string, ids []uint64) {
 	}
 }
 
-// proxy forwards TCP connections from 127.0.0.1:random to a real server,
-// and can be cut (every connection closed, new ones refused at once) and
-// restored, to take a store down for one test only.
-type proxy struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	down   bool
-	conns  map[net.Conn]struct{}
-	wg     sync.WaitGroup
-}
+// proxy is the test's cuttable TCP proxy (internal/testenv).
+type proxy = testenv.Proxy
 
-func newProxy(t testing.TB, target string) *proxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("proxy listen: %v", err)
-	}
-	p := &proxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
-	p.wg.Go(p.serve)
-	t.Cleanup(p.close)
-	return p
-}
+func newProxy(t testing.TB, target string) *proxy { return testenv.NewProxy(t, target) }
 
-func (p *proxy) serve() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
-		if p.down {
-			p.mu.Unlock()
-			c.Close()
-			continue
-		}
-		p.conns[c] = struct{}{}
-		p.mu.Unlock()
-		p.wg.Go(func() { p.forward(c) })
-	}
-}
-
-func (p *proxy) forward(c net.Conn) {
-	s, err := net.Dial("tcp", p.target)
-	if err != nil {
-		p.drop(c)
-		return
-	}
-	p.mu.Lock()
-	if p.down {
-		p.mu.Unlock()
-		s.Close()
-		p.drop(c)
-		return
-	}
-	p.conns[s] = struct{}{}
-	p.mu.Unlock()
-	done := make(chan struct{}, 2)
-	go func() { io.Copy(s, c); done <- struct{}{} }()
-	go func() { io.Copy(c, s); done <- struct{}{} }()
-	<-done
-	p.drop(c)
-	p.drop(s)
-	<-done
-}
-
-func (p *proxy) drop(c net.Conn) {
-	p.mu.Lock()
-	delete(p.conns, c)
-	p.mu.Unlock()
-	c.Close()
-}
-
-// cut closes every connection and refuses new ones until restore.
-func (p *proxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.down = true
-	for c := range p.conns {
-		c.Close()
-	}
-}
-
-func (p *proxy) restore() {
-	p.mu.Lock()
-	p.down = false
-	p.mu.Unlock()
-}
-
-func (p *proxy) close() {
-	p.ln.Close()
-	p.cut()
-	p.wg.Wait()
-}
-
-// via returns dsn with its host:port replaced by the proxy's, and the
-// proxy, forwarding to the original host:port.
-func via(t testing.TB, dsn string) (string, *proxy) {
-	t.Helper()
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatalf("url.Parse(%q) = %v", dsn, err)
-	}
-	p := newProxy(t, u.Host)
-	u.Host = p.ln.Addr().String()
-	return u.String(), p
-}
+func via(t testing.TB, dsn string) (string, *proxy) { return testenv.ViaProxy(t, dsn) }

@@ -157,14 +157,14 @@ func TestTicketFailover(t *testing.T) {
 				t.Fatalf("NewTickets() = %v", err)
 			}
 			before := take(t, g, 100)
-			p.cut()
+			p.Cut()
 			during := take(t, g, 100)
 			for _, v := range during {
 				if v%2 != 1 {
 					t.Fatalf("ID %d from the stopped server (even class)", v)
 				}
 			}
-			p.restore()
+			p.Restore()
 			time.Sleep(60 * time.Millisecond) // the cooldown ends
 			var after []uint64
 			deadline := time.Now().Add(10 * time.Second)
@@ -179,7 +179,7 @@ func TestTicketFailover(t *testing.T) {
 			}
 			noDuplicates(t, before, during, after)
 
-			p.cut()
+			p.Cut()
 			servers[0].Close()
 			if _, err := g.Next(ctx); !errors.Is(err, idgen.ErrUnavailable) {
 				t.Fatalf("Next() with both servers down = %v; want ErrUnavailable", err)

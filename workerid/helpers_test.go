@@ -3,7 +3,6 @@ package workerid_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/url"
 	"os"
@@ -126,115 +125,12 @@ func pgTable(t testing.TB, dsn string) string {
 
 func postgresDSN(t testing.TB) string { return testenv.PostgresDSN(t) }
 
-// proxy forwards TCP connections from 127.0.0.1:random to a real server,
-// and can be cut (every connection closed, new ones refused at once), to
-// take a store away from one node only. (As segment's test proxy.)
-type proxy struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	down   bool
-	conns  map[net.Conn]struct{}
-	wg     sync.WaitGroup
-}
+// proxy is the test's cuttable TCP proxy (internal/testenv).
+type proxy = testenv.Proxy
 
-func newProxy(t testing.TB, target string) *proxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("proxy listen: %v", err)
-	}
-	p := &proxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
-	p.wg.Go(p.serve)
-	t.Cleanup(p.close)
-	return p
-}
+func newProxy(t testing.TB, target string) *proxy { return testenv.NewProxy(t, target) }
 
-func (p *proxy) addr() string { return p.ln.Addr().String() }
-
-func (p *proxy) serve() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
-		if p.down {
-			p.mu.Unlock()
-			c.Close()
-			continue
-		}
-		p.conns[c] = struct{}{}
-		p.mu.Unlock()
-		p.wg.Go(func() { p.forward(c) })
-	}
-}
-
-func (p *proxy) forward(c net.Conn) {
-	s, err := net.Dial("tcp", p.target)
-	if err != nil {
-		p.drop(c)
-		return
-	}
-	p.mu.Lock()
-	if p.down {
-		p.mu.Unlock()
-		s.Close()
-		p.drop(c)
-		return
-	}
-	p.conns[s] = struct{}{}
-	p.mu.Unlock()
-	done := make(chan struct{}, 2)
-	go func() { io.Copy(s, c); done <- struct{}{} }()
-	go func() { io.Copy(c, s); done <- struct{}{} }()
-	<-done
-	p.drop(c)
-	p.drop(s)
-	<-done
-}
-
-func (p *proxy) drop(c net.Conn) {
-	p.mu.Lock()
-	delete(p.conns, c)
-	p.mu.Unlock()
-	c.Close()
-}
-
-// cut closes every connection and refuses new ones.
-func (p *proxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.down = true
-	for c := range p.conns {
-		c.Close()
-	}
-}
-
-// restore accepts connections again.
-func (p *proxy) restore() {
-	p.mu.Lock()
-	p.down = false
-	p.mu.Unlock()
-}
-
-func (p *proxy) close() {
-	p.ln.Close()
-	p.cut()
-	p.wg.Wait()
-}
-
-// viaProxy returns dsn with its host:port replaced by a proxy's.
-func viaProxy(t testing.TB, dsn string) (string, *proxy) {
-	t.Helper()
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatalf("url.Parse(%q) = %v", dsn, err)
-	}
-	p := newProxy(t, u.Host)
-	u.Host = p.addr()
-	return u.String(), p
-}
+func viaProxy(t testing.TB, dsn string) (string, *proxy) { return testenv.ViaProxy(t, dsn) }
 
 // fakeClock is a snowflake.Clock and Sleeper whose sleeps advance it.
 type fakeClock struct {

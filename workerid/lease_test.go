@@ -60,7 +60,7 @@ var backends = []struct {
 				}
 				return s, nil
 			},
-			via: func(t *testing.T) (string, *proxy) { p := newProxy(t, host); return p.addr(), p },
+			via: func(t *testing.T) (string, *proxy) { p := newProxy(t, host); return p.Addr(), p },
 		}
 	}},
 }
@@ -170,7 +170,7 @@ func TestLeaseLostAndReacquired(t *testing.T) {
 			default:
 			}
 			cut := time.Now()
-			p.cut()
+			p.Cut()
 			// While the holder's lease is alive on the server nobody else
 			// may take the ID.
 			if s, err := b.open(context.Background(), b.addr, cfg); !errors.Is(err, idgen.ErrNoWorkerIDs) {
@@ -400,7 +400,7 @@ func TestReacquireAfterRestore(t *testing.T) {
 				t.Fatalf("Next() = %v", err)
 			}
 			lost := holder.Lost()
-			p.cut()
+			p.Cut()
 			select {
 			case <-lost:
 			case <-time.After(cfg.TTL):
@@ -409,7 +409,7 @@ func TestReacquireAfterRestore(t *testing.T) {
 			if _, err := g.Next(context.Background()); !errors.Is(err, idgen.ErrLeaseLost) {
 				t.Fatalf("Next() while lost = %v; want ErrLeaseLost", err)
 			}
-			p.restore()
+			p.Restore()
 			deadline := time.Now().Add(4 * cfg.TTL)
 			for holder.Identity() == nil {
 				if time.Now().After(deadline) {
