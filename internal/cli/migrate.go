@@ -61,38 +61,38 @@ idgen_migrate_state: after an interruption, run the same command again.
 	cmd.PersistentFlags().StringVar(&dsn, "dsn", "", "PostgreSQL URL or keyword/value DSN (default $DATABASE_URL)")
 	cmd.PersistentFlags().StringVar(&opt.Table, "table", "", "table to migrate: name or schema.name")
 
-	plan := &cobra.Command{
-		Use:   "plan",
-		Short: "Print the row count, key type, foreign keys, steps and index sizes; change nothing",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+	withConn := func(f func(*cobra.Command, *pgx.Conn) error) func(*cobra.Command, []string) error {
+		return func(cmd *cobra.Command, _ []string) error {
 			conn, err := connect(cmd)
 			if err != nil {
 				return err
 			}
 			defer conn.Close(cmd.Context())
+			return f(cmd, conn)
+		}
+	}
+	plan := &cobra.Command{
+		Use:   "plan",
+		Short: "Print the row count, key type, foreign keys, steps and index sizes; change nothing",
+		Args:  cobra.NoArgs,
+		RunE: withConn(func(cmd *cobra.Command, conn *pgx.Conn) error {
 			p, err := migrate.Inspect(cmd.Context(), conn, opt)
 			if err != nil {
 				return wrap(err)
 			}
 			return p.Write(cmd.OutOrStdout())
-		},
+		}),
 	}
 	run := &cobra.Command{
 		Use:   "run",
 		Short: "Migrate the table, or resume an interrupted migration",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			conn, err := connect(cmd)
-			if err != nil {
-				return err
-			}
-			defer conn.Close(cmd.Context())
+		RunE: withConn(func(cmd *cobra.Command, conn *pgx.Conn) error {
 			opt.Log = cmd.OutOrStdout()
 			if !opt.DryRun {
 				opt.Progress = cmd.ErrOrStderr()
 			}
-			_, err = migrate.Run(cmd.Context(), conn, opt)
+			_, err := migrate.Run(cmd.Context(), conn, opt)
 			if err != nil {
 				return wrap(err)
 			}
@@ -100,18 +100,13 @@ idgen_migrate_state: after an interruption, run the same command again.
 				fmt.Fprintf(cmd.OutOrStdout(), "done; check it with: idgen migrate verify --table %s\n", opt.Table)
 			}
 			return nil
-		},
+		}),
 	}
 	verify := &cobra.Command{
 		Use:   "verify",
 		Short: "Check counts, uniqueness, foreign-key integrity and mapping completeness",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			conn, err := connect(cmd)
-			if err != nil {
-				return err
-			}
-			defer conn.Close(cmd.Context())
+		RunE: withConn(func(cmd *cobra.Command, conn *pgx.Conn) error {
 			r, err := migrate.Verify(cmd.Context(), conn, opt.Table)
 			if err != nil {
 				return wrap(err)
@@ -123,7 +118,7 @@ idgen_migrate_state: after an interruption, run the same command again.
 				return fmt.Errorf("%w: %d problem(s) in %s", migrate.ErrVerify, len(r.Problems), r.Table)
 			}
 			return nil
-		},
+		}),
 	}
 	for _, c := range []*cobra.Command{plan, run} {
 		c.Flags().StringVar(&opt.To, "to", "", "target spec: snowflake?... for integer keys, uuidv7 for uuid keys")
