@@ -245,6 +245,37 @@ func (g *Generator) adoptMark(ctx context.Context) error {
 	return nil
 }
 
+// Ready reports whether Next can issue now, issuing nothing. It returns
+// nil, or an error wrapping idgen.ErrLeaseLost while the lease holds no
+// identity, idgen.ErrOutOfRange for a leased worker ID outside its field,
+// idgen.ErrBeforeEpoch or idgen.ErrLayoutExhausted when the clock is
+// outside the layout's lifetime, *idgen.ClockRollbackError when the clock is
+// behind the last tick issued by more than the policy waits (Fail: any;
+// WaitThenFail: MaxWait; Wait: never), or a high-water Load error. A new lease
+// identity's high-water mark is read here, as Next would read it.
+func (g *Generator) Ready(ctx context.Context) error {
+	if _, err := g.nodeState(ctx); err != nil {
+		return err
+	}
+	p := g.p
+	ns := g.elapsed()
+	switch {
+	case ns < 0:
+		return p.beforeEpoch(ns)
+	case ns/p.tickNs > p.timeMax:
+		return p.timeEnded()
+	}
+	// A clock behind the last tick issued: Next would fail at once under
+	// Fail, or after MaxWait under WaitThenFail.
+	if last := int64(g.state.Load() >> g.sShift); ns < last*p.tickNs {
+		drift := time.Duration(last*p.tickNs - ns)
+		if g.policy == Fail || (g.policy == WaitThenFail && drift > g.maxWait) {
+			return &idgen.ClockRollbackError{Drift: drift, Last: p.layout.TickTime(last), Now: time.Unix(0, ns+p.epochNs).UTC()}
+		}
+	}
+	return nil
+}
+
 // Scheme returns the scheme of the layout: "snowflake", 8 bytes, bigint.
 func (g *Generator) Scheme() *idgen.Scheme { return g.scheme }
 
@@ -353,8 +384,7 @@ func (g *Generator) reserve(ctx context.Context, want uint64) (tick int64, seq, 
 		old := g.state.Load()
 		ns := g.elapsed()
 		if ns < 0 {
-			return 0, 0, 0, fmt.Errorf("%w: clock reads %s, epoch is %s", idgen.ErrBeforeEpoch,
-				time.Unix(0, ns+p.epochNs).UTC().Format(time.RFC3339Nano), p.layout.epoch().Format(time.RFC3339Nano))
+			return 0, 0, 0, p.beforeEpoch(ns)
 		}
 		last := int64(old >> g.sShift)
 		now := last
@@ -362,7 +392,7 @@ func (g *Generator) reserve(ctx context.Context, want uint64) (tick int64, seq, 
 			// Outside the last tick: divide (a multiply and compare
 			// settle the common case without the division).
 			if now = ns / p.tickNs; now > p.timeMax {
-				return 0, 0, 0, fmt.Errorf("%w: the %d-bit time field ended at %s", idgen.ErrLayoutExhausted, p.timeBits, p.layout.End().Format(time.RFC3339))
+				return 0, 0, 0, p.timeEnded()
 			}
 		}
 		switch {
@@ -480,3 +510,14 @@ func (g *Generator) ClockRollbackWaits() uint64 { return g.rollbackWaits.Load() 
 // ClockRollbackFailures returns how many *idgen.ClockRollbackError the
 // generator returned.
 func (g *Generator) ClockRollbackFailures() uint64 { return g.rollbackFailures.Load() }
+
+// beforeEpoch is the error of a clock reading ns before the epoch.
+func (p *plan) beforeEpoch(ns int64) error {
+	return fmt.Errorf("%w: clock reads %s, epoch is %s", idgen.ErrBeforeEpoch,
+		time.Unix(0, ns+p.epochNs).UTC().Format(time.RFC3339Nano), p.layout.epoch().Format(time.RFC3339Nano))
+}
+
+// timeEnded is the error of a clock past the time field's end.
+func (p *plan) timeEnded() error {
+	return fmt.Errorf("%w: the %d-bit time field ended at %s", idgen.ErrLayoutExhausted, p.timeBits, p.layout.End().Format(time.RFC3339))
+}

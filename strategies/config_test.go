@@ -109,7 +109,7 @@ func TestLoadErrors(t *testing.T) {
 		msg              string // after "<path>:"
 	}{
 		{name: "yaml unknown key", file: "c.yaml", text: "generators:\n  events:\n    strategy: sonyflake\n    machine: 3\n    bits_seq: 8\n",
-			msg: `5: generator "events": strategies: invalid spec: sonyflake: unknown key "bits_seq"; valid keys: bits_sequence, bits_machine, time_unit, start_time, machine`},
+			msg: `5: generator "events": strategies: invalid spec: sonyflake: unknown key "bits_seq"; valid keys: bits_sequence, bits_machine, time_unit, start_time, machine, worker_source, rollback, max_wait, high_water, high_water_ahead, clock`},
 		{name: "yaml bad value", file: "c.yaml", text: "generators:\n  events:\n    strategy: sonyflake\n    bits_sequence: 40\n",
 			msg: `4: generator "events": strategies: invalid spec: sonyflake: bits_sequence="40": want an integer in [1, 30]`},
 		{name: "yaml spec typo", file: "c.yaml", text: "generators:\n  a: uuidv7\n  b: snowflak?worker=1\n",
@@ -121,7 +121,7 @@ func TestLoadErrors(t *testing.T) {
 		{name: "yaml default", file: "c.yaml", text: "default: b\ngenerators:\n  a: uuidv7\n",
 			msg: `1: default "b" is not a generator; valid: a`},
 		{name: "toml unknown key", file: "c.toml", text: "[generators.events]\nstrategy = \"sonyflake\"\nbits_seq = 8\n",
-			msg: `3: generator "events": strategies: invalid spec: sonyflake: unknown key "bits_seq"; valid keys: bits_sequence, bits_machine, time_unit, start_time, machine`},
+			msg: `3: generator "events": strategies: invalid spec: sonyflake: unknown key "bits_seq"; valid keys: bits_sequence, bits_machine, time_unit, start_time, machine, worker_source, rollback, max_wait, high_water, high_water_ahead, clock`},
 		{name: "toml bad value", file: "c.toml", text: "[generators]\na = \"uuidv7\"\nb = \"flake128?rollback=retry\"\n",
 			msg: `3: generator "b": strategies: invalid spec: flake128: rollback="retry": want one of fail, wait, wait-then-fail`},
 		{name: "json unknown key", file: "c.json", text: "{\"generators\": {\n  \"x\": {\"strategy\": \"ksuid\",\n    \"monotone\": true}}}\n",

@@ -141,8 +141,9 @@ func NewFlake128(ctx context.Context, cfg Flake128Config) (*Flake128Generator, e
 
 // nodeWorker returns the worker ID bytes to issue under: the lease's
 // identity's, or the configured one. A new identity goes through the
-// core's Next once (a gap of one sequence number), which reads the
-// identity's high-water mark before anything is issued under it.
+// core's Ready, which reads the identity's high-water mark before anything
+// is issued under it (a clock behind the mark meets the rollback policy in
+// Reserve).
 func (g *Flake128Generator) nodeWorker(ctx context.Context, sync bool) (*[6]byte, error) {
 	if g.lease == nil {
 		return &g.worker, nil
@@ -158,13 +159,22 @@ func (g *Flake128Generator) nodeWorker(ctx context.Context, sync bool) (*[6]byte
 		return nil, fmt.Errorf("%w: flake128: leased worker %d outside [0, %d] (48 bits)", idgen.ErrOutOfRange, ident.WorkerID, uint64(1<<48-1))
 	}
 	if sync {
-		if _, err := g.core.Next(ctx); err != nil {
+		if err := g.core.Ready(ctx); err != nil && !errors.Is(err, idgen.ErrClockRollback) {
 			return nil, err
 		}
 	}
 	n := &flake128Node{ident: ident, worker: worker48(uint64(ident.WorkerID))}
 	g.node.Store(n)
 	return &n.worker, nil
+}
+
+// Ready reports whether Next can issue now, issuing nothing; its errors
+// are snowflake.Generator.Ready's. /readyz of package httpapi calls it.
+func (g *Flake128Generator) Ready(ctx context.Context) error {
+	if _, err := g.nodeWorker(ctx, true); err != nil {
+		return err
+	}
+	return g.core.Ready(ctx)
 }
 
 // Scheme returns Flake128Scheme.
@@ -261,17 +271,11 @@ func init() {
 			if !p.Has("worker_source") {
 				return NewFlake128(ctx, cfg)
 			}
-			src, err := OpenWorkerSource(ctx, p.String("worker_source", ""), workerid.Space{Workers: 1 << 48})
+			g, src, err := underSource(ctx, p, workerid.Space{Workers: 1 << 48}, func(src workerid.Source) (*Flake128Generator, error) {
+				cfg.Lease, cfg.HighWater = src, sourceMark(src, cfg.HighWater)
+				return NewFlake128(ctx, cfg)
+			})
 			if err != nil {
-				return nil, err
-			}
-			cfg.Lease = src
-			if hw, ok := src.(snowflake.HighWaterStore); ok && cfg.HighWater == nil {
-				cfg.HighWater = hw
-			}
-			g, err := NewFlake128(ctx, cfg)
-			if err != nil {
-				src.Close()
 				return nil, err
 			}
 			return &LeasedFlake128{Flake128Generator: g, src: src}, nil

@@ -157,7 +157,7 @@ func TestSpecErrors(t *testing.T) {
 		{name: "unknown strategy", spec: "uuidv8",
 			msg: `strategies: invalid spec: unknown strategy "uuidv8"; valid: ` + strings.Join(strategies.Names(), ", ")},
 		{name: "unknown sonyflake key", spec: "sonyflake?bits_seq=8",
-			msg: `strategies: invalid spec: sonyflake: unknown key "bits_seq"; valid keys: bits_sequence, bits_machine, time_unit, start_time, machine`},
+			msg: `strategies: invalid spec: sonyflake: unknown key "bits_seq"; valid keys: bits_sequence, bits_machine, time_unit, start_time, machine, worker_source, rollback, max_wait, high_water, high_water_ahead, clock`},
 		{name: "bits out of range", spec: "sonyflake?bits_sequence=31",
 			msg: `strategies: invalid spec: sonyflake: bits_sequence="31": want an integer in [1, 30]`},
 		{name: "bits sum", spec: "sonyflake?bits_sequence=16&bits_machine=16",

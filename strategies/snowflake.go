@@ -9,6 +9,7 @@ import (
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/snowflake"
+	"github.com/idgenkit/idgen/workerid"
 )
 
 // EnvWorkerID names the environment variable that overrides the worker ID.
@@ -76,17 +77,11 @@ func buildSnowflake(ctx context.Context, p *Params) (idgen.Generator, error) {
 	if err != nil {
 		return nil, err
 	}
-	src, err := OpenWorkerSource(ctx, p.String("worker_source", ""), space)
+	g, src, err := underSource(ctx, p, space, func(src workerid.Source) (*snowflake.Generator, error) {
+		cfg.Lease, cfg.HighWater = src, sourceMark(src, cfg.HighWater)
+		return snowflake.New(ctx, cfg)
+	})
 	if err != nil {
-		return nil, err
-	}
-	cfg.Lease = src
-	if hw, ok := src.(snowflake.HighWaterStore); ok && cfg.HighWater == nil {
-		cfg.HighWater = hw // the lease row (or key) keeps the mark
-	}
-	g, err := snowflake.New(ctx, cfg)
-	if err != nil {
-		src.Close()
 		return nil, err
 	}
 	return &LeasedSnowflake{Generator: g, src: src}, nil

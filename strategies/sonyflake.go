@@ -12,6 +12,7 @@ import (
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/snowflake"
+	"github.com/idgenkit/idgen/workerid"
 )
 
 // SonyflakeSettings are the settings of a Sonyflake generator. Every field's
@@ -30,6 +31,25 @@ type SonyflakeSettings struct {
 	StartTime time.Time
 	// Machine is the machine ID, 0 to 2^BitsMachine-1. Zero is machine 0.
 	Machine int
+	// Lease, when set, supplies the machine ID (its Identity's WorkerID)
+	// in place of Machine, and the IDs come from the Snowflake core on the
+	// same layout instead of the sony library: Next fails with
+	// idgen.ErrLeaseLost while the lease holds no identity, and a clock
+	// behind the last tick meets the core's rollback policy (wait-then-fail,
+	// 10 ms) where the library would keep counting on the last tick. Nil
+	// means none.
+	Lease idgen.Lease
+	// HighWater persists a mark ahead of the ticks issued, under a Lease
+	// (a PostgreSQL or etcd lease is one). Nil means none.
+	HighWater snowflake.HighWaterStore
+	// Under a Lease, the core's settings, as in snowflake.Config: the
+	// rollback policy (zero: wait-then-fail), its bound (zero: 10 ms), how
+	// far ahead the mark is written (zero: 1 s) and the clock (nil: the
+	// monotonic system clock). Without a Lease they must be zero.
+	Rollback       snowflake.Policy
+	MaxWait        time.Duration
+	HighWaterAhead time.Duration
+	Clock          snowflake.Clock
 }
 
 // sonyflakeDefaultStart is sonyflake/v2's default StartTime.
@@ -125,19 +145,39 @@ func init() {
 	register(&Strategy{
 		Name: "sonyflake",
 		Doc:  "Sonyflake (sony/sonyflake/v2): time, sequence, machine in 63 bits; 8 B, bigint column",
-		Keys: []Key{
+		Keys: append([]Key{
 			{"bits_sequence", "sequence bits, 1-30 (default 8)"},
 			{"bits_machine", "machine ID bits, 1-30 (default 16); bits_sequence + bits_machine <= 31"},
 			{"time_unit", "tick, at least 1ms (default 10ms)"},
 			{"start_time", "epoch, not in the future: RFC 3339, a date, or unix ms (default 2025-01-01)"},
 			{"machine", "machine ID, 0 to 2^bits_machine-1, or ip: the low 16 bits of the private IPv4 address (default 0); IDGEN_WORKER_ID overrides"},
-		},
-		Build: func(_ context.Context, p *Params) (idgen.Generator, error) {
-			s, err := sonyflakeSettings(p, true)
+			{"worker_source", WorkerSourceDoc + "; the machine ID's source, IDs then from the Snowflake core on the same layout, with the keys below (default: the machine key)"},
+		}, coreKeys...),
+		Build: func(ctx context.Context, p *Params) (idgen.Generator, error) {
+			leased := p.Has("worker_source")
+			s, err := sonyflakeSettings(p, !leased)
 			if err != nil {
 				return nil, err
 			}
-			return NewSonyflake(s)
+			if !leased {
+				for _, k := range coreKeys {
+					if p.Has(k.Name) {
+						return nil, p.bad(k.Name, p.String(k.Name, ""), "worker_source set beside it (without one the sony library issues IDs, with its own clock and no mark)")
+					}
+				}
+				return newSonyflake(ctx, s)
+			}
+			if err := readCore(p, &s.Clock, &s.Rollback, &s.MaxWait, &s.HighWater, &s.HighWaterAhead); err != nil {
+				return nil, err
+			}
+			g, src, err := underSource(ctx, p, workerid.Space{Workers: 1 << s.BitsMachine}, func(src workerid.Source) (*SonyflakeGenerator, error) {
+				s.Lease, s.HighWater = src, sourceMark(src, s.HighWater)
+				return newSonyflake(ctx, s)
+			})
+			if err != nil {
+				return nil, err
+			}
+			return &LeasedSonyflake{SonyflakeGenerator: g, src: src}, nil
 		},
 		Scheme: func(p *Params) (*idgen.Scheme, error) {
 			s, err := sonyflakeSettings(p, false)
@@ -222,11 +262,12 @@ func privateIPv4Low16() (uint64, error) {
 // SonyflakeGenerator issues IDs through sony/sonyflake/v2. Next is the
 // library's NextID (a mutex; when a tick's sequence is used up it sleeps to
 // the next tick; a clock that steps back keeps counting on the last tick).
-// NewAt composes IDs on the Snowflake core's equal layout. Safe for
-// concurrent use.
+// Under a Lease, and for NewAt, IDs come from the Snowflake core on the
+// equal layout, the sequence starting at 0 in each tick as the library's
+// does. Safe for concurrent use.
 type SonyflakeGenerator struct {
-	sf     *sonyflake.Sonyflake
-	at     *snowflake.Generator // same layout and machine, for NewAt
+	sf     *sonyflake.Sonyflake // nil under a lease
+	core   *snowflake.Generator // same layout and machine: NewAt, and Next under a lease
 	scheme *idgen.Scheme
 }
 
@@ -236,8 +277,13 @@ var (
 )
 
 // NewSonyflake validates s and returns a generator. Errors wrap ErrSpec or
-// idgen.ErrOutOfRange and name the setting at fault.
+// idgen.ErrOutOfRange and name the setting at fault; under a Lease, also
+// idgen.ErrLeaseLost while it holds no identity, or a HighWater Load error.
 func NewSonyflake(s SonyflakeSettings) (*SonyflakeGenerator, error) {
+	return newSonyflake(context.Background(), s)
+}
+
+func newSonyflake(ctx context.Context, s SonyflakeSettings) (*SonyflakeGenerator, error) {
 	s = s.withDefaults()
 	l, err := s.Layout()
 	if err != nil {
@@ -249,7 +295,29 @@ func NewSonyflake(s SonyflakeSettings) (*SonyflakeGenerator, error) {
 	if s.StartTime.After(time.Now()) {
 		return nil, fmt.Errorf("%w: sonyflake: start_time %s is in the future", ErrSpec, s.StartTime.Format(time.RFC3339))
 	}
-	sf, err := sonyflake.New(sonyflake.Settings{
+	scheme, err := sonyflakeScheme(l)
+	if err != nil {
+		return nil, err
+	}
+	if s.Lease == nil && (s.HighWater != nil || s.Rollback != 0 || s.MaxWait != 0 || s.HighWaterAhead != 0 || s.Clock != nil) {
+		return nil, fmt.Errorf("%w: sonyflake: HighWater, Rollback, MaxWait, HighWaterAhead and Clock apply under a Lease only (the sony library issues without one)", ErrSpec)
+	}
+	core, err := snowflake.New(ctx, snowflake.Config{Layout: l, Nodes: map[string]int64{"machine": int64(s.Machine)},
+		Lease: s.Lease, HighWater: s.HighWater, Rollback: s.Rollback, MaxWait: s.MaxWait,
+		HighWaterAhead: s.HighWaterAhead, Clock: s.Clock})
+	if err != nil {
+		return nil, fmt.Errorf("sonyflake: %w", err)
+	}
+	g := &SonyflakeGenerator{core: core, scheme: scheme}
+	if s.Lease != nil {
+		// The first identity's mark is read before New returns; a clock
+		// behind it meets the rollback policy in Next.
+		if err := core.Ready(ctx); err != nil && !errors.Is(err, idgen.ErrClockRollback) {
+			return nil, fmt.Errorf("sonyflake: %w", err)
+		}
+		return g, nil
+	}
+	g.sf, err = sonyflake.New(sonyflake.Settings{
 		BitsSequence:  s.BitsSequence,
 		BitsMachineID: s.BitsMachine,
 		TimeUnit:      s.TimeUnit,
@@ -259,15 +327,18 @@ func NewSonyflake(s SonyflakeSettings) (*SonyflakeGenerator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: sonyflake: %v", ErrSpec, err)
 	}
-	at, err := snowflake.New(context.Background(), snowflake.Config{Layout: l, Nodes: map[string]int64{"machine": int64(s.Machine)}})
-	if err != nil {
-		return nil, err
+	return g, nil
+}
+
+// Ready reports whether Next can issue now, issuing nothing: under a
+// Lease, snowflake.Generator.Ready's answer; else an error wrapping
+// idgen.ErrLayoutExhausted once the time field's lifetime has ended.
+// /readyz of package httpapi calls it.
+func (g *SonyflakeGenerator) Ready(ctx context.Context) error {
+	if err := g.core.Ready(ctx); err != nil {
+		return fmt.Errorf("sonyflake: %w", err)
 	}
-	scheme, err := sonyflakeScheme(l)
-	if err != nil {
-		return nil, err
-	}
-	return &SonyflakeGenerator{sf: sf, at: at, scheme: scheme}, nil
+	return nil
 }
 
 // Scheme returns the generator's SonyflakeScheme.
@@ -275,7 +346,10 @@ func (g *SonyflakeGenerator) Scheme() *idgen.Scheme { return g.scheme }
 
 // Next returns a new ID. After the time field's lifetime the error wraps
 // idgen.ErrLayoutExhausted.
-func (g *SonyflakeGenerator) Next(context.Context) (idgen.ID, error) {
+func (g *SonyflakeGenerator) Next(ctx context.Context) (idgen.ID, error) {
+	if g.sf == nil {
+		return g.rescheme(g.core.Next(ctx))
+	}
 	v, err := g.sf.NextID()
 	if err != nil {
 		if errors.Is(err, sonyflake.ErrOverTimeLimit) {
@@ -289,7 +363,11 @@ func (g *SonyflakeGenerator) Next(context.Context) (idgen.ID, error) {
 // NewAt returns an ID of t's tick, as snowflake.Generator.NewAt does: a
 // sequence of its own, t in nondecreasing order.
 func (g *SonyflakeGenerator) NewAt(t time.Time) (idgen.ID, error) {
-	id, err := g.at.NewAt(t)
+	return g.rescheme(g.core.NewAt(t))
+}
+
+// rescheme gives a core ID the sonyflake scheme (the same bits).
+func (g *SonyflakeGenerator) rescheme(id idgen.ID, err error) (idgen.ID, error) {
 	if err != nil {
 		return idgen.ID{}, err
 	}

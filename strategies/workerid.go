@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/snowflake"
 	"github.com/idgenkit/idgen/workerid"
 )
@@ -111,6 +112,31 @@ func openWorkerSource(ctx context.Context, rawURL string, space workerid.Space) 
 	return nil, bad("unknown source")
 }
 
+// underSource opens p's worker_source for space and builds a generator
+// under it; the source is closed when build fails.
+func underSource[G any](ctx context.Context, p *Params, space workerid.Space, build func(workerid.Source) (G, error)) (G, workerid.Source, error) {
+	var zero G
+	src, err := OpenWorkerSource(ctx, p.String("worker_source", ""), space)
+	if err != nil {
+		return zero, nil, err
+	}
+	g, err := build(src)
+	if err != nil {
+		src.Close()
+		return zero, nil, err
+	}
+	return g, src, nil
+}
+
+// sourceMark returns hw, or, when it is nil, the source's own store: a
+// PostgreSQL lease row or etcd key keeps the worker ID's high-water mark.
+func sourceMark(src workerid.Source, hw snowflake.HighWaterStore) snowflake.HighWaterStore {
+	if s, ok := src.(snowflake.HighWaterStore); ok && hw == nil {
+		return s
+	}
+	return hw
+}
+
 // leaseKeys moves namespace, ttl, workers and state_file from q into cfg.
 // A lease space holds min(the layout's space, DefaultLeaseWorkers) IDs
 // unless workers says otherwise.
@@ -196,3 +222,29 @@ func (g *LeasedFlake128) Source() workerid.Source { return g.src }
 
 // Close releases the worker ID; Next then fails with idgen.ErrLeaseLost.
 func (g *LeasedFlake128) Close() error { return g.src.Close() }
+
+// LeasedSonyflake is a SonyflakeGenerator whose machine ID comes from a
+// workerid.Source (the worker_source key), on the Snowflake core. It owns
+// the source: Close releases the machine ID and stops its renewals.
+type LeasedSonyflake struct {
+	*SonyflakeGenerator
+	src workerid.Source
+}
+
+// Source returns the worker ID source.
+func (g *LeasedSonyflake) Source() workerid.Source { return g.src }
+
+// Close releases the machine ID; Next then fails with idgen.ErrLeaseLost.
+func (g *LeasedSonyflake) Close() error { return g.src.Close() }
+
+// SequenceWaits counts the waits for the next tick after a tick's sequence
+// was used up.
+func (g *LeasedSonyflake) SequenceWaits() uint64 { return g.core.SequenceWaits() }
+
+// ClockRollbackWaits counts the waits out of a clock rollback.
+func (g *LeasedSonyflake) ClockRollbackWaits() uint64 { return g.core.ClockRollbackWaits() }
+
+// ClockRollbackFailures counts the IDs refused for a clock rollback.
+func (g *LeasedSonyflake) ClockRollbackFailures() uint64 { return g.core.ClockRollbackFailures() }
+
+var _ idgen.Generator = (*LeasedSonyflake)(nil)

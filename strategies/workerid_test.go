@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/idgentest"
 	"github.com/idgenkit/idgen/internal/testenv"
+	"github.com/idgenkit/idgen/snowflake"
 	"github.com/idgenkit/idgen/strategies"
 )
 
@@ -24,12 +26,13 @@ func workerOf(t *testing.T, g idgen.Generator) uint64 {
 	if err != nil {
 		t.Fatalf("Next() = %v", err)
 	}
-	p, err := g.(*strategies.LeasedSnowflake).Decompose(id)
-	if err != nil {
-		t.Fatalf("Decompose(%s) = %v", id, err)
+	for _, f := range id.Scheme().Decompose(id) {
+		if f.Name == "worker" || f.Name == "machine" {
+			return f.Value
+		}
 	}
-	w, _ := p.Node("worker")
-	return w
+	t.Fatalf("%s ID %s has no worker or machine field", id.Scheme(), id)
+	return 0
 }
 
 func TestWorkerSourceStatic(t *testing.T) {
@@ -88,25 +91,34 @@ func TestWorkerSourcePostgres(t *testing.T) {
 	q := u.Query()
 	q.Set("table", table)
 	u.RawQuery = q.Encode()
-	spec := "snowflake?preset=twitter&datacenter=1&worker_source=" + url.QueryEscape(u.String())
-	a, err := strategies.New(spec)
-	if err != nil {
-		t.Fatalf("New(%q) = %v", spec, err)
+	source := url.QueryEscape(u.String())
+	// Each strategy leases in a namespace of its own: a worker ID just
+	// released by one carries its high-water mark, up to 1 s ahead.
+	var workers []uint64
+	for _, spec := range []string{
+		"snowflake?preset=twitter&datacenter=1&worker_source=" + source,
+		"sonyflake?worker_source=" + source + url.QueryEscape("&namespace=sony"),
+	} {
+		a, err := strategies.New(spec)
+		if err != nil {
+			t.Fatalf("New(%q) = %v", spec, err)
+		}
+		defer a.(io.Closer).Close()
+		b, err := strategies.New(spec)
+		if err != nil {
+			t.Fatalf("New(%q) second = %v", spec, err)
+		}
+		workers = append(workers, workerOf(t, a), workerOf(t, b))
+		idgentest.Run(t, b, idgentest.Options{PerGoroutine: 2000}) // sonyflake: 25,600 IDs/s
+		if err := b.(io.Closer).Close(); err != nil {
+			t.Fatalf("Close() = %v", err)
+		}
+		if _, err := b.Next(context.Background()); !errors.Is(err, idgen.ErrLeaseLost) {
+			t.Fatalf("%s Next() after Close = %v; want ErrLeaseLost", spec, err)
+		}
 	}
-	defer a.(io.Closer).Close()
-	b, err := strategies.New(spec)
-	if err != nil {
-		t.Fatalf("New(%q) second = %v", spec, err)
-	}
-	if wa, wb := workerOf(t, a), workerOf(t, b); wa == wb {
-		t.Fatalf("two leased generators share worker %d", wa)
-	}
-	idgentest.Run(t, b, idgentest.Options{})
-	if err := b.(io.Closer).Close(); err != nil {
-		t.Fatalf("Close() = %v", err)
-	}
-	if _, err := b.Next(context.Background()); !errors.Is(err, idgen.ErrLeaseLost) {
-		t.Fatalf("Next() after Close = %v; want ErrLeaseLost", err)
+	if workers[0] == workers[1] || workers[2] == workers[3] {
+		t.Fatalf("leased workers %v: two live holders share an ID", workers)
 	}
 	// The lease row keeps the high-water mark.
 	c, err := pgx.Connect(context.Background(), dsn)
@@ -181,4 +193,149 @@ func TestFlake128WorkerSource(t *testing.T) {
 		t.Fatalf("Next() = %v, %v; want worker 123456789", id, err)
 	}
 	idgentest.Run(t, g, idgentest.Options{})
+}
+
+func sonyField(t *testing.T, id idgen.ID, name string) uint64 {
+	t.Helper()
+	for _, f := range id.Scheme().Decompose(id) {
+		if f.Name == name {
+			return f.Value
+		}
+	}
+	t.Fatalf("%s has no field %q", id, name)
+	return 0
+}
+
+func TestSonyflakeLease(t *testing.T) {
+	ctx := context.Background()
+	lease := &testLease{}
+	if _, err := strategies.NewSonyflake(strategies.SonyflakeSettings{Lease: lease}); !errors.Is(err, idgen.ErrLeaseLost) {
+		t.Fatalf("NewSonyflake() with no identity = %v; want ErrLeaseLost", err)
+	}
+	lease.p.Store(&idgen.Identity{WorkerID: 300, Generation: 1})
+	g, err := strategies.NewSonyflake(strategies.SonyflakeSettings{Lease: lease})
+	if err != nil {
+		t.Fatalf("NewSonyflake() = %v", err)
+	}
+	next := func() idgen.ID {
+		t.Helper()
+		id, err := g.Next(ctx)
+		if err != nil {
+			t.Fatalf("Next() = %v", err)
+		}
+		return id
+	}
+	first := next()
+	if first.Scheme().Name != "sonyflake" || sonyField(t, first, "machine") != 300 {
+		t.Fatalf("Next() = %s %v; want a sonyflake ID of machine 300", first.Scheme().Name, first.Scheme().Decompose(first))
+	}
+	// Sonyflake's sequence counts from 0 in each tick, as the library's does.
+	for prev, i := first, 0; i < 1000; i++ {
+		id := next()
+		if id.Compare(prev) <= 0 {
+			t.Fatalf("Next() = %s after %s; want increasing", id, prev)
+		}
+		if sonyField(t, id, "time") > sonyField(t, prev, "time") && sonyField(t, id, "sequence") != 0 {
+			t.Fatalf("first ID of a tick has sequence %d; want 0", sonyField(t, id, "sequence"))
+		}
+		prev = id
+	}
+	lease.p.Store(nil)
+	if _, err := g.Next(ctx); !errors.Is(err, idgen.ErrLeaseLost) {
+		t.Fatalf("Next() while lost = %v; want ErrLeaseLost", err)
+	}
+	if err := g.Ready(ctx); !errors.Is(err, idgen.ErrLeaseLost) {
+		t.Fatalf("Ready() while lost = %v; want ErrLeaseLost", err)
+	}
+	lease.p.Store(&idgen.Identity{WorkerID: 65535, Generation: 2})
+	if err := g.Ready(ctx); err != nil {
+		t.Fatalf("Ready() after reacquire = %v", err)
+	}
+	if m := sonyField(t, next(), "machine"); m != 65535 {
+		t.Fatalf("machine after reacquire = %d; want 65535", m)
+	}
+	lease.p.Store(&idgen.Identity{WorkerID: 65536, Generation: 3})
+	if _, err := g.Next(ctx); !errors.Is(err, idgen.ErrOutOfRange) {
+		t.Fatalf("Next() under machine 65536 = %v; want ErrOutOfRange", err)
+	}
+}
+
+func TestSonyflakeLeaseBehindHighWater(t *testing.T) {
+	hw := snowflake.FileHighWater{Path: filepath.Join(t.TempDir(), "mark")}
+	if err := hw.Store(context.Background(), time.Now().Add(time.Second)); err != nil {
+		t.Fatalf("Store() = %v", err)
+	}
+	lease := &testLease{}
+	lease.p.Store(&idgen.Identity{WorkerID: 1, Generation: 1})
+	g, err := strategies.NewSonyflake(strategies.SonyflakeSettings{Lease: lease, HighWater: hw})
+	if err != nil {
+		t.Fatalf("NewSonyflake() = %v", err)
+	}
+	// 1 s behind the mark: wait-then-fail gives up after 10 ms.
+	var rb *idgen.ClockRollbackError
+	if id, err := g.Next(context.Background()); !errors.As(err, &rb) {
+		t.Fatalf("Next() 1s behind the high-water mark = %s, %v; want *ClockRollbackError", id, err)
+	}
+}
+
+func TestSonyflakeWorkerSource(t *testing.T) {
+	t.Setenv(strategies.EnvWorkerID, "")
+	g, err := strategies.New("sonyflake?bits_machine=12&worker_source=static:4095")
+	if err != nil {
+		t.Fatalf("New() = %v", err)
+	}
+	defer g.(io.Closer).Close()
+	id, err := g.Next(context.Background())
+	if err != nil || sonyField(t, id, "machine") != 4095 {
+		t.Fatalf("Next() = %v, %v; want machine 4095", id, err)
+	}
+	idgentest.Run(t, g, idgentest.Options{PerGoroutine: 2000})
+	for _, spec := range []string{
+		"sonyflake?bits_machine=12&worker_source=static:4096",
+		"sonyflake?high_water=/tmp/mark",
+	} {
+		if g, err := strategies.New(spec); err == nil {
+			t.Fatalf("New(%q) = %v; want an error", spec, g)
+		}
+	}
+}
+
+func TestReady(t *testing.T) {
+	ctx := context.Background()
+	lease := &testLease{}
+	lease.p.Store(&idgen.Identity{WorkerID: 5, Generation: 1})
+	sf, err := snowflake.New(ctx, snowflake.Config{Layout: mustPreset(t, "twitter"), Lease: lease})
+	if err != nil {
+		t.Fatalf("snowflake.New() = %v", err)
+	}
+	fl, err := strategies.NewFlake128(ctx, strategies.Flake128Config{Lease: lease})
+	if err != nil {
+		t.Fatalf("NewFlake128() = %v", err)
+	}
+	for name, r := range map[string]interface{ Ready(context.Context) error }{"snowflake": sf, "flake128": fl} {
+		lease.p.Store(&idgen.Identity{WorkerID: 5, Generation: 1})
+		if err := r.Ready(ctx); err != nil {
+			t.Fatalf("%s Ready() = %v", name, err)
+		}
+		lease.p.Store(nil)
+		if err := r.Ready(ctx); !errors.Is(err, idgen.ErrLeaseLost) {
+			t.Fatalf("%s Ready() while lost = %v; want ErrLeaseLost", name, err)
+		}
+	}
+	ended, err := snowflake.New(ctx, snowflake.Config{Layout: mustPreset(t, "baidu")})
+	if err != nil {
+		t.Fatalf("snowflake.New(baidu) = %v", err)
+	}
+	if err := ended.Ready(ctx); !errors.Is(err, idgen.ErrLayoutExhausted) {
+		t.Fatalf("baidu Ready() = %v; want ErrLayoutExhausted (its lifetime ended 2024-11-20)", err)
+	}
+}
+
+func mustPreset(t *testing.T, name string) snowflake.Layout {
+	t.Helper()
+	l, err := snowflake.Preset(name)
+	if err != nil {
+		t.Fatalf("Preset(%q) = %v", name, err)
+	}
+	return l
 }

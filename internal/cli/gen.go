@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -54,19 +56,31 @@ func newGenCmd() *cobra.Command {
 	cmd.Flags().StringVarP(&spec, "spec", "s", "snowflake", "strategy spec, name?key=value&... (idgen strategies lists them)")
 	cmd.Flags().IntVarP(&n, "count", "n", 1, "how many IDs")
 	cmd.Flags().StringVar(&format, "format", "text", "text (one ID per line) or json (one object per line)")
-	cmd.Flags().StringVar(&workerSource, "worker-source", "", strategies.WorkerSourceDoc+"; sets the spec's worker_source")
+	cmd.Flags().StringVar(&workerSource, "worker-source", "", strategies.WorkerSourceDoc+"; sets the spec's worker_source (default $"+envWorkerSource+")")
 	return cmd
 }
 
+// envWorkerSource, when set, stands in for --worker-source where the flag
+// is not given, the spec's strategy takes worker_source and the spec does
+// not set it.
+const envWorkerSource = "IDGEN_WORKER_SOURCE"
+
 // withWorkerSource adds worker_source=URL (escaped) to spec; an empty URL
-// leaves spec alone.
+// means $IDGEN_WORKER_SOURCE's, where it applies, else leaves spec alone.
 func withWorkerSource(spec, source string) (string, error) {
-	if source == "" {
+	env := os.Getenv(envWorkerSource)
+	if source == "" && env == "" {
 		return spec, nil
 	}
-	_, params, err := strategies.ParseSpec(spec)
+	strategy, params, err := strategies.ParseSpec(spec)
 	if err != nil {
 		return "", err
+	}
+	if source == "" {
+		if params.Has("worker_source") || !slices.ContainsFunc(strategy.Keys, func(k strategies.Key) bool { return k.Name == "worker_source" }) {
+			return spec, nil
+		}
+		source = env
 	}
 	if params.Has("worker_source") {
 		return "", fmt.Errorf("--worker-source %q: the spec already sets worker_source", source)

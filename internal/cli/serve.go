@@ -56,7 +56,7 @@ connections and lets requests in flight finish (up to --shutdown-timeout).`,
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", 2*time.Minute, "http.Server IdleTimeout for keep-alive connections")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long requests in flight may take to finish after SIGTERM")
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
-	fl.StringVar(&f.workerSource, "worker-source", "", strategies.WorkerSourceDoc+"; sets the -s spec's worker_source")
+	fl.StringVar(&f.workerSource, "worker-source", "", strategies.WorkerSourceDoc+"; sets the -s spec's worker_source (default $"+envWorkerSource+")")
 	return cmd
 }
 

@@ -40,6 +40,54 @@ func TestGenWorkerSource(t *testing.T) {
 	}
 }
 
+func TestGenWorkerSourceEnv(t *testing.T) {
+	t.Setenv("IDGEN_WORKER_ID", "")
+	t.Setenv("IDGEN_WORKER_SOURCE", "static:9")
+	l, _ := snowflake.Preset("twitter")
+	worker := func(args ...string) uint64 {
+		t.Helper()
+		out, errs, code := run(args...)
+		if code != 0 {
+			t.Fatalf("%v exit %d: %s", args, code, errs)
+		}
+		v, err := strconv.ParseUint(strings.TrimSpace(out), 10, 64)
+		if err != nil {
+			t.Fatalf("%v printed %q: %v", args, out, err)
+		}
+		p, _ := l.Decompose(v)
+		w, _ := p.Node("worker")
+		return w
+	}
+	if w := worker("gen", "-s", "snowflake?preset=twitter"); w != 9 {
+		t.Fatalf("IDGEN_WORKER_SOURCE=static:9: worker %d; want 9", w)
+	}
+	if w := worker("gen", "-s", "snowflake?preset=twitter", "--worker-source", "static:3"); w != 3 {
+		t.Fatalf("--worker-source static:3 beside IDGEN_WORKER_SOURCE: worker %d; want 3 (the flag wins)", w)
+	}
+	if w := worker("gen", "-s", "snowflake?preset=twitter&worker_source=static:4"); w != 4 {
+		t.Fatalf("spec worker_source=static:4 beside IDGEN_WORKER_SOURCE: worker %d; want 4 (the spec wins)", w)
+	}
+	// A strategy without worker IDs ignores the variable.
+	if out, errs, code := run("gen", "-s", "uuidv7"); code != 0 || len(strings.TrimSpace(out)) != 36 {
+		t.Fatalf("gen -s uuidv7 with IDGEN_WORKER_SOURCE set: exit %d, %q, %s", code, out, errs)
+	}
+}
+
+func TestGenSonyflakeWorkerSource(t *testing.T) {
+	t.Setenv("IDGEN_WORKER_ID", "")
+	out, errs, code := run("gen", "-s", "sonyflake", "--worker-source", "static:777", "-n", "3")
+	lines := strings.Fields(out)
+	if code != 0 || len(lines) != 3 {
+		t.Fatalf("gen -s sonyflake --worker-source static:777: exit %d, stdout %q, stderr %s; want 3 IDs", code, out, errs)
+	}
+	for _, line := range lines {
+		// Sonyflake's default layout: time 39 | sequence 8 | machine 16.
+		if v, err := strconv.ParseUint(line, 10, 64); err != nil || v&0xffff != 777 {
+			t.Fatalf("gen -s sonyflake --worker-source static:777 printed %q (%v); want machine 777", line, err)
+		}
+	}
+}
+
 func TestWorkerSourceBadInput(t *testing.T) {
 	t.Setenv("IDGEN_WORKER_ID", "")
 	tests := []struct {
