@@ -138,9 +138,9 @@ func (h *Handler) serveIDs(w http.ResponseWriter, r *http.Request, st *reqState,
 	ids := st.ids[:q.count]
 	ctx := r.Context()
 	if h.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, h.timeout)
-		defer cancel()
+		dc := withLazyDeadline(ctx, st.start.Add(h.timeout))
+		defer dc.release()
+		ctx = dc
 	}
 	if _, err := idgen.NextN(ctx, g.gen, ids); err != nil {
 		h.issueError(w, st, g, err)
