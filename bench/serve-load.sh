@@ -5,10 +5,14 @@
 #
 #   bash bench/serve-load.sh            # 8 s per point; DURATION=20s for longer
 #
-# Two placements on this machine's cores:
-#   pinned  the server on CPU 0 (GOMAXPROCS=1), wrk on CPU 1: the load
-#           generator does not steal the server's core
-#   shared  both unpinned on every core, competing for them
+# Three placements on this machine's cores:
+#   pinned    the server on CPU 0 (GOMAXPROCS=1), wrk on CPU 1: the load
+#             generator does not steal the server's core
+#   shared-1P both unpinned, the server with GOMAXPROCS=1: one busy thread
+#             each, no more than the cores
+#   shared    both unpinned, the server with GOMAXPROCS=all cores: more
+#             busy threads than cores, so the OS scheduler's time slices
+#             show in the tail
 # Needs wrk (apt-get install wrk) and taskset (util-linux).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,15 +38,18 @@ point() {
     /Non-2xx/ { bad = $NF }
     END {
       if (bad != "") { print "serve-load: " bad " non-2xx answers from " target > "/dev/stderr"; exit 1 }
-      printf "| %-6s | %-9s | /%-34s | %5d | %9.0f | %10.0f | %6.0f | %6.0f |\n", mode, target, path, conns, rps, rps*per, p50, p99
+      printf "| %-9s | %-5s | /%-34s | %5d | %9.0f | %10.0f | %6.0f | %6.0f |\n", mode, target, path, conns, rps, rps*per, p50, p99
     }' "$tmp/wrk.out"
 }
 
 echo "| placement | server | request | conns | req/s | IDs/s | p50 µs | p99 µs |"
 echo "|---|---|---|---:|---:|---:|---:|---:|"
-for mode in pinned shared; do
-  pin=()
-  [ "$mode" = pinned ] && pin=(taskset -c 0 env GOMAXPROCS=1)
+for mode in pinned shared-1P shared; do
+  case $mode in
+    pinned) pin=(taskset -c 0 env GOMAXPROCS=1) ;;
+    shared-1P) pin=(env GOMAXPROCS=1) ;;
+    *) pin=(env) ;;
+  esac
   "${pin[@]}" "$tmp/httpfloor" -addr 127.0.0.1:18081 & pids+=($!)
   "${pin[@]}" "$tmp/idgen" serve -s "$spec" --addr 127.0.0.1:18080 --log-level warn & pids+=($!)
   for _ in $(seq 50); do curl -sf -o /dev/null http://127.0.0.1:18080/healthz && curl -sf -o /dev/null http://127.0.0.1:18081/ && break; sleep 0.1; done
