@@ -92,8 +92,7 @@ func TestWorkerSourcePostgres(t *testing.T) {
 	q.Set("table", table)
 	u.RawQuery = q.Encode()
 	source := url.QueryEscape(u.String())
-	// Each strategy leases in a namespace of its own: a worker ID just
-	// released by one carries its high-water mark, up to 1 s ahead.
+	// Each strategy leases in a namespace of its own.
 	var workers []uint64
 	for _, spec := range []string{
 		"snowflake?preset=twitter&datacenter=1&worker_source=" + source,

@@ -85,8 +85,9 @@ var errGone = errors.New("workerid: lease no longer held")
 // A backend is the store of a lease.
 type backend interface {
 	// acquire takes preferred if it is free, else the lowest free worker
-	// ID, and returns it with its new generation and stored high-water
-	// mark. Every ID held: idgen.ErrNoWorkerIDs.
+	// ID whose high-water mark has passed, else the lowest free one, and
+	// returns it with its new generation and stored high-water mark. Every
+	// ID held: idgen.ErrNoWorkerIDs.
 	acquire(ctx context.Context, preferred int64) (id, gen int64, hw time.Time, err error)
 	// renew extends the lease; errGone when it is no longer held.
 	renew(ctx context.Context, id, gen int64) error

@@ -276,6 +276,49 @@ func TestHighWaterRestart(t *testing.T) {
 	}
 }
 
+// A worker ID released a moment ago carries a high-water mark ahead of the
+// clock; the next node takes a free ID whose mark has passed instead, and
+// the one ahead only when no other is free.
+func TestAcquirePrefersPassedMarks(t *testing.T) {
+	for _, bk := range backends {
+		t.Run(bk.name, func(t *testing.T) {
+			b := bk.setup(t)
+			cfg := fast(3)
+			worker := func(s leaseSource) int64 {
+				t.Helper()
+				id := s.Identity()
+				if id == nil {
+					t.Fatal("Identity() = nil after open")
+				}
+				return id.WorkerID
+			}
+			a := mustOpen(t, b, b.addr, cfg)
+			if w := worker(a); w != 0 {
+				t.Fatalf("first worker = %d; want 0", w)
+			}
+			if err := a.Store(context.Background(), time.Now().Add(time.Minute)); err != nil {
+				t.Fatalf("Store() = %v", err)
+			}
+			a.Close()
+			bs := mustOpen(t, b, b.addr, cfg)
+			defer bs.Close()
+			if w := worker(bs); w != 1 {
+				t.Fatalf("worker after 0 was released with a mark 1 min ahead = %d; want 1", w)
+			}
+			c := mustOpen(t, b, b.addr, cfg)
+			defer c.Close()
+			if w := worker(c); w != 2 {
+				t.Fatalf("third worker = %d; want 2", w)
+			}
+			d := mustOpen(t, b, b.addr, cfg)
+			defer d.Close()
+			if w := worker(d); w != 0 {
+				t.Fatalf("fourth worker = %d; want 0, the only one free", w)
+			}
+		})
+	}
+}
+
 func TestStateFile(t *testing.T) {
 	for _, bk := range backends {
 		t.Run(bk.name, func(t *testing.T) {

@@ -7,7 +7,8 @@
 //   - Ordinal: a Kubernetes StatefulSet ordinal, the N of hostname name-N,
 //     plus an offset.
 //   - Postgres: a lease row in a PostgreSQL table, the lowest free or
-//     expired worker ID taken with SELECT ... FOR UPDATE SKIP LOCKED.
+//     expired worker ID taken with SELECT ... FOR UPDATE SKIP LOCKED
+//     (preferring IDs whose high-water mark has passed).
 //   - Etcd: a key /idgen/<namespace>/workers/<id> created only if absent and
 //     attached to an etcd lease.
 //
