@@ -86,6 +86,9 @@ type ULIDGenerator struct {
 	last   uint64 // ms of the last ULID Next issued
 	mono   *ulid.MonotonicEntropy
 	atMono *ulid.MonotonicEntropy // NewAt's, so it never resets Next's
+	// scratch is where Next composes: ulid.New's own ULID escapes through
+	// the entropy reader's interface, one heap allocation per ID.
+	scratch ulid.ULID
 }
 
 var (
@@ -135,16 +138,24 @@ func (g *ULIDGenerator) NextN(_ context.Context, dst []idgen.ID) (int, error) {
 // nextLocked issues the ULID after the last one, at ms or later.
 func (g *ULIDGenerator) nextLocked(ms uint64) (ulid.ULID, error) {
 	ms = max(ms, g.last)
-	u, err := ulid.New(ms, g.mono)
+	err := g.compose(ms)
 	if errors.Is(err, ulid.ErrMonotonicOverflow) {
 		ms++ // 2^80 entropy used up within one ms: borrow the next
-		u, err = ulid.New(ms, g.mono)
+		err = g.compose(ms)
 	}
 	if err != nil {
-		return u, fmt.Errorf("%w: ulid: %v", idgen.ErrLayoutExhausted, err)
+		return ulid.ULID{}, fmt.Errorf("%w: ulid: %v", idgen.ErrLayoutExhausted, err)
 	}
 	g.last = ms
-	return u, nil
+	return g.scratch, nil
+}
+
+// compose is ulid.New(ms, g.mono) into g.scratch.
+func (g *ULIDGenerator) compose(ms uint64) error {
+	if err := g.scratch.SetTime(ms); err != nil {
+		return err
+	}
+	return g.mono.MonotonicRead(ms, g.scratch[6:])
 }
 
 // NewAt returns a ULID of t's Unix millisecond. Calls for the same
