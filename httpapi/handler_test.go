@@ -25,6 +25,7 @@ import (
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/httpapi"
+	"github.com/idgenkit/idgen/idgentest"
 	"github.com/idgenkit/idgen/snowflake"
 )
 
@@ -916,18 +917,11 @@ func mustPreset(t *testing.T, name string) snowflake.Layout {
 	return l
 }
 
-// fakeLease is an idgen.Lease the test takes away and gives back.
-type fakeLease struct {
-	id atomic.Pointer[idgen.Identity]
-}
-
-func (l *fakeLease) Identity() *idgen.Identity { return l.id.Load() }
-
 // A Snowflake generator whose worker-ID lease is lost answers 503 and is
 // not ready; once the lease is back it issues under the new worker ID.
 func TestLeaseLost(t *testing.T) {
-	lease := &fakeLease{}
-	lease.id.Store(&idgen.Identity{WorkerID: 3, DatacenterID: 1, Generation: 1})
+	lease := &idgentest.Lease{}
+	lease.Set(&idgen.Identity{WorkerID: 3, DatacenterID: 1, Generation: 1})
 	g, err := snowflake.New(context.Background(), snowflake.Config{Layout: twitter, Lease: lease})
 	if err != nil {
 		t.Fatal(err)
@@ -944,13 +938,13 @@ func TestLeaseLost(t *testing.T) {
 	if w := workerOf(); w != "3" {
 		t.Errorf("worker_id = %s; want 3", w)
 	}
-	lease.id.Store(nil)
+	lease.Set(nil)
 	checkError(t, get(t, srv.URL+"/api/v1/ids?count=10"), http.StatusServiceUnavailable, "worker ID lease lost")
 	checkError(t, get(t, srv.URL+"/readyz"), http.StatusServiceUnavailable, "worker ID lease lost")
 	if got := scrape(t, srv.URL, `idgen_issue_errors_total{generator="default",kind="lease_lost"}`); got != 1 {
 		t.Errorf("idgen_issue_errors_total{kind=lease_lost} = %v; want 1", got)
 	}
-	lease.id.Store(&idgen.Identity{WorkerID: 9, DatacenterID: 1, Generation: 2})
+	lease.Set(&idgen.Identity{WorkerID: 9, DatacenterID: 1, Generation: 2})
 	if r := get(t, srv.URL+"/readyz"); r.code != http.StatusOK {
 		t.Errorf("GET /readyz after the lease is back = %d %s; want 200", r.code, r.body)
 	}

@@ -68,7 +68,7 @@ func TestConformance(t *testing.T) {
 }
 
 func TestNodeFieldsDecoded(t *testing.T) {
-	g := mustNew(t, snowflake.Config{Layout: twitter(t), Nodes: map[string]int64{"datacenter": 4, "worker": 18}, Clock: newFakeClock(t0)})
+	g := mustNew(t, snowflake.Config{Layout: twitter(t), Nodes: map[string]int64{"datacenter": 4, "worker": 18}, Clock: idgentest.NewClock(t0)})
 	for i := range 10 {
 		id := next(t, g)
 		p, err := g.Decompose(id)
@@ -118,7 +118,7 @@ func TestRollback(t *testing.T) {
 	for _, policy := range []snowflake.Policy{snowflake.Fail, snowflake.Wait, snowflake.WaitThenFail} {
 		for _, step := range steps {
 			t.Run(fmt.Sprintf("%s/%v", policy, step), func(t *testing.T) {
-				clk := newFakeClock(t0)
+				clk := idgentest.NewClock(t0)
 				g := mustNew(t, snowflake.Config{Layout: twitter(t), Clock: clk, Rollback: policy})
 				seen := map[idgen.ID]bool{}
 				var last idgen.ID
@@ -187,7 +187,7 @@ func TestRollback(t *testing.T) {
 
 // TestRollbackWaitHonoursContext: under wait, a canceled context ends the wait.
 func TestRollbackWaitHonoursContext(t *testing.T) {
-	clk := newFakeClock(t0)
+	clk := idgentest.NewClock(t0)
 	g := mustNew(t, snowflake.Config{Layout: twitter(t), Clock: clk, Rollback: snowflake.Wait})
 	next(t, g)
 	clk.Add(-time.Hour)
@@ -223,7 +223,7 @@ func TestRestartBehindHighWater(t *testing.T) {
 		for _, step := range []time.Duration{time.Millisecond, 5 * time.Millisecond, 50 * time.Millisecond, 10 * time.Second} {
 			t.Run(fmt.Sprintf("%s/%v", policy, step), func(t *testing.T) {
 				hw := snowflake.FileHighWater{Path: filepath.Join(t.TempDir(), "hw")}
-				clk := newFakeClock(t0)
+				clk := idgentest.NewClock(t0)
 				cfg := snowflake.Config{Layout: twitter(t), Clock: clk, Rollback: policy, HighWater: hw, HighWaterAhead: 20 * time.Millisecond}
 				g := mustNew(t, cfg)
 				seen := map[idgen.ID]bool{}
@@ -240,7 +240,7 @@ func TestRestartBehindHighWater(t *testing.T) {
 					t.Fatalf("mark %v, %v; want after the last ID's time %v", mark, err, last.Time())
 				}
 				// Restart with the clock behind the last ID by step.
-				clk2 := newFakeClock(last.Time().Add(-step))
+				clk2 := idgentest.NewClock(last.Time().Add(-step))
 				cfg.Clock = clk2
 				g2 := mustNew(t, cfg)
 				id, err := g2.Next(context.Background())
@@ -264,7 +264,7 @@ func TestRestartBehindHighWater(t *testing.T) {
 }
 
 func TestSequenceExhaustionWaitsForNextTick(t *testing.T) {
-	clk := newFakeClock(t0)
+	clk := idgentest.NewClock(t0)
 	g := mustNew(t, snowflake.Config{Layout: twitter(t), Clock: clk})
 	for i := range 4096 {
 		p, _ := g.Decompose(next(t, g))
@@ -287,7 +287,7 @@ func TestSequenceExhaustionWaitsForNextTick(t *testing.T) {
 func TestLayoutExhausted(t *testing.T) {
 	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	l := snowflake.Layout{Fields: []snowflake.LayoutField{{Name: "time", Bits: 10}, {Name: "sequence", Bits: 12}}, Epoch: epoch}
-	clk := newFakeClock(epoch.Add(1023 * time.Millisecond))
+	clk := idgentest.NewClock(epoch.Add(1023 * time.Millisecond))
 	g := mustNew(t, snowflake.Config{Layout: l, Clock: clk})
 	id := next(t, g)
 	if v, _ := id.Uint64(); v != 1023<<12 {
@@ -298,21 +298,21 @@ func TestLayoutExhausted(t *testing.T) {
 		t.Fatalf("Next() past the lifetime = %v, %v; want ErrLayoutExhausted", id, err)
 	}
 	b, _ := snowflake.Preset("baidu")
-	gb := mustNew(t, snowflake.Config{Layout: b, Clock: newFakeClock(t0)})
+	gb := mustNew(t, snowflake.Config{Layout: b, Clock: idgentest.NewClock(t0)})
 	if _, err := gb.Next(context.Background()); !errors.Is(err, idgen.ErrLayoutExhausted) || !strings.Contains(err.Error(), "2024-11-20T21:24:16Z") {
 		t.Fatalf("baidu Next() in 2026 error = %v; want ErrLayoutExhausted ended 2024-11-20T21:24:16Z", err)
 	}
 }
 
 func TestBeforeEpoch(t *testing.T) {
-	g := mustNew(t, snowflake.Config{Clock: newFakeClock(snowflake.DefaultEpoch.Add(-time.Second))})
+	g := mustNew(t, snowflake.Config{Clock: idgentest.NewClock(snowflake.DefaultEpoch.Add(-time.Second))})
 	if _, err := g.Next(context.Background()); !errors.Is(err, idgen.ErrBeforeEpoch) {
 		t.Fatalf("Next() before the epoch error = %v; want ErrBeforeEpoch", err)
 	}
 }
 
 func TestRandomSequenceStart(t *testing.T) {
-	clk := newFakeClock(t0)
+	clk := idgentest.NewClock(t0)
 	g := mustNew(t, snowflake.Config{Layout: twitter(t), Clock: clk, RandomSequenceStart: true})
 	starts := map[uint64]bool{}
 	odd := 0
@@ -334,14 +334,14 @@ func TestRandomSequenceStart(t *testing.T) {
 	if odd < 400 || odd > 600 {
 		t.Errorf("%d odd IDs of 1000 at one ID per tick; want about half", odd)
 	}
-	plain := mustNew(t, snowflake.Config{Layout: twitter(t), Clock: newFakeClock(t0)})
+	plain := mustNew(t, snowflake.Config{Layout: twitter(t), Clock: idgentest.NewClock(t0)})
 	if v, _ := next(t, plain).Uint64(); v%2 != 0 {
 		t.Errorf("without random start the first ID of a tick is odd")
 	}
 }
 
 func TestNextNAcrossTicks(t *testing.T) {
-	clk := newFakeClock(t0)
+	clk := idgentest.NewClock(t0)
 	g := mustNew(t, snowflake.Config{Layout: twitter(t), Clock: clk})
 	dst := make([]idgen.ID, 10000)
 	n, err := g.NextN(context.Background(), dst)

@@ -4,24 +4,18 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/idgentest"
 	"github.com/idgenkit/idgen/snowflake"
 )
 
-type testLease struct {
-	p atomic.Pointer[idgen.Identity]
-}
-
-func (l *testLease) Identity() *idgen.Identity { return l.p.Load() }
-
 func TestLease(t *testing.T) {
-	lease := &testLease{}
-	lease.p.Store(&idgen.Identity{WorkerID: 7, DatacenterID: 2, Generation: 1})
-	clk := newFakeClock(t0)
+	lease := &idgentest.Lease{}
+	lease.Set(&idgen.Identity{WorkerID: 7, DatacenterID: 2, Generation: 1})
+	clk := idgentest.NewClock(t0)
 	g := mustNew(t, snowflake.Config{Layout: twitter(t), Clock: clk, Lease: lease, Nodes: map[string]int64{"worker": 1}})
 	check := func(wantWorker, wantDC uint64) idgen.ID {
 		t.Helper()
@@ -35,7 +29,7 @@ func TestLease(t *testing.T) {
 		return id
 	}
 	check(7, 2)
-	lease.p.Store(nil) // lost
+	lease.Set(nil) // lost
 	if id, err := g.Next(context.Background()); !errors.Is(err, idgen.ErrLeaseLost) {
 		t.Fatalf("Next() under a lost lease = %v, %v; want ErrLeaseLost", id, err)
 	}
@@ -43,14 +37,14 @@ func TestLease(t *testing.T) {
 	if n, err := g.NextN(context.Background(), dst); n != 0 || !errors.Is(err, idgen.ErrLeaseLost) {
 		t.Fatalf("NextN() under a lost lease = %d, %v; want 0, ErrLeaseLost", n, err)
 	}
-	lease.p.Store(&idgen.Identity{WorkerID: 9, DatacenterID: 2, Generation: 2}) // reacquired, another ID
+	lease.Set(&idgen.Identity{WorkerID: 9, DatacenterID: 2, Generation: 2}) // reacquired, another ID
 	clk.Add(time.Millisecond)
 	check(9, 2)
-	lease.p.Store(&idgen.Identity{WorkerID: 32, Generation: 3})
+	lease.Set(&idgen.Identity{WorkerID: 32, Generation: 3})
 	if _, err := g.Next(context.Background()); !errors.Is(err, idgen.ErrOutOfRange) {
 		t.Fatalf("Next() under worker 32 error = %v; want ErrOutOfRange", err)
 	}
-	lost := &testLease{}
+	lost := &idgentest.Lease{}
 	if _, err := snowflake.New(context.Background(), snowflake.Config{Lease: lost}); !errors.Is(err, idgen.ErrLeaseLost) {
 		t.Fatalf("New() with a lease holding nothing: %v; want ErrLeaseLost", err)
 	}
@@ -79,15 +73,15 @@ func (m *memMark) Store(_ context.Context, t time.Time) error {
 // used it with a clock 2 s ahead is not issued under until the clock passes
 // that node's mark.
 func TestLeaseReacquiredReadsMark(t *testing.T) {
-	lease := &testLease{}
-	lease.p.Store(&idgen.Identity{WorkerID: 1, Generation: 1})
-	clk := newFakeClock(t0)
+	lease := &idgentest.Lease{}
+	lease.Set(&idgen.Identity{WorkerID: 1, Generation: 1})
+	clk := idgentest.NewClock(t0)
 	hw := &memMark{}
 	g := mustNew(t, snowflake.Config{Layout: twitter(t), Clock: clk, Lease: lease, HighWater: hw, Rollback: snowflake.Fail})
 	first := next(t, g)
 	// Meanwhile another node held worker 2 up to t0+2s and wrote its mark.
 	hw.Store(context.Background(), t0.Add(2*time.Second))
-	lease.p.Store(&idgen.Identity{WorkerID: 2, Generation: 7})
+	lease.Set(&idgen.Identity{WorkerID: 2, Generation: 7})
 	_, err := g.Next(context.Background())
 	var rb *idgen.ClockRollbackError
 	if !errors.As(err, &rb) || rb.Drift < 1990*time.Millisecond {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/url"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -131,23 +130,17 @@ func TestWorkerSourcePostgres(t *testing.T) {
 	}
 }
 
-type testLease struct {
-	p atomic.Pointer[idgen.Identity]
-}
-
-func (l *testLease) Identity() *idgen.Identity { return l.p.Load() }
-
 func flakeWorker(id idgen.ID) uint64 {
 	b := id.Bytes()
 	return uint64(b[8])<<40 | uint64(b[9])<<32 | uint64(b[10])<<24 | uint64(b[11])<<16 | uint64(b[12])<<8 | uint64(b[13])
 }
 
 func TestFlake128Lease(t *testing.T) {
-	lease := &testLease{}
+	lease := &idgentest.Lease{}
 	if _, err := strategies.NewFlake128(context.Background(), strategies.Flake128Config{Lease: lease}); !errors.Is(err, idgen.ErrLeaseLost) {
 		t.Fatalf("NewFlake128() with no identity = %v; want ErrLeaseLost", err)
 	}
-	lease.p.Store(&idgen.Identity{WorkerID: 1 << 40, Generation: 1})
+	lease.Set(&idgen.Identity{WorkerID: 1 << 40, Generation: 1})
 	g, err := strategies.NewFlake128(context.Background(), strategies.Flake128Config{Lease: lease})
 	if err != nil {
 		t.Fatalf("NewFlake128() = %v", err)
@@ -163,18 +156,18 @@ func TestFlake128Lease(t *testing.T) {
 	if w := flakeWorker(next()); w != 1<<40 {
 		t.Fatalf("worker = %d; want %d", w, uint64(1<<40))
 	}
-	lease.p.Store(nil)
+	lease.Set(nil)
 	if _, err := g.Next(context.Background()); !errors.Is(err, idgen.ErrLeaseLost) {
 		t.Fatalf("Next() while lost = %v; want ErrLeaseLost", err)
 	}
 	if n, err := g.NextN(context.Background(), make([]idgen.ID, 4)); n != 0 || !errors.Is(err, idgen.ErrLeaseLost) {
 		t.Fatalf("NextN() while lost = %d, %v; want 0, ErrLeaseLost", n, err)
 	}
-	lease.p.Store(&idgen.Identity{WorkerID: 9, Generation: 2})
+	lease.Set(&idgen.Identity{WorkerID: 9, Generation: 2})
 	if w := flakeWorker(next()); w != 9 {
 		t.Fatalf("worker after reacquire = %d; want 9", w)
 	}
-	lease.p.Store(&idgen.Identity{WorkerID: 1 << 48, Generation: 3})
+	lease.Set(&idgen.Identity{WorkerID: 1 << 48, Generation: 3})
 	if _, err := g.Next(context.Background()); !errors.Is(err, idgen.ErrOutOfRange) {
 		t.Fatalf("Next() under worker 2^48 = %v; want ErrOutOfRange", err)
 	}
@@ -207,11 +200,11 @@ func sonyField(t *testing.T, id idgen.ID, name string) uint64 {
 
 func TestSonyflakeLease(t *testing.T) {
 	ctx := context.Background()
-	lease := &testLease{}
+	lease := &idgentest.Lease{}
 	if _, err := strategies.NewSonyflake(strategies.SonyflakeSettings{Lease: lease}); !errors.Is(err, idgen.ErrLeaseLost) {
 		t.Fatalf("NewSonyflake() with no identity = %v; want ErrLeaseLost", err)
 	}
-	lease.p.Store(&idgen.Identity{WorkerID: 300, Generation: 1})
+	lease.Set(&idgen.Identity{WorkerID: 300, Generation: 1})
 	g, err := strategies.NewSonyflake(strategies.SonyflakeSettings{Lease: lease})
 	if err != nil {
 		t.Fatalf("NewSonyflake() = %v", err)
@@ -239,21 +232,21 @@ func TestSonyflakeLease(t *testing.T) {
 		}
 		prev = id
 	}
-	lease.p.Store(nil)
+	lease.Set(nil)
 	if _, err := g.Next(ctx); !errors.Is(err, idgen.ErrLeaseLost) {
 		t.Fatalf("Next() while lost = %v; want ErrLeaseLost", err)
 	}
 	if err := g.Ready(ctx); !errors.Is(err, idgen.ErrLeaseLost) {
 		t.Fatalf("Ready() while lost = %v; want ErrLeaseLost", err)
 	}
-	lease.p.Store(&idgen.Identity{WorkerID: 65535, Generation: 2})
+	lease.Set(&idgen.Identity{WorkerID: 65535, Generation: 2})
 	if err := g.Ready(ctx); err != nil {
 		t.Fatalf("Ready() after reacquire = %v", err)
 	}
 	if m := sonyField(t, next(), "machine"); m != 65535 {
 		t.Fatalf("machine after reacquire = %d; want 65535", m)
 	}
-	lease.p.Store(&idgen.Identity{WorkerID: 65536, Generation: 3})
+	lease.Set(&idgen.Identity{WorkerID: 65536, Generation: 3})
 	if _, err := g.Next(ctx); !errors.Is(err, idgen.ErrOutOfRange) {
 		t.Fatalf("Next() under machine 65536 = %v; want ErrOutOfRange", err)
 	}
@@ -264,8 +257,8 @@ func TestSonyflakeLeaseBehindHighWater(t *testing.T) {
 	if err := hw.Store(context.Background(), time.Now().Add(time.Second)); err != nil {
 		t.Fatalf("Store() = %v", err)
 	}
-	lease := &testLease{}
-	lease.p.Store(&idgen.Identity{WorkerID: 1, Generation: 1})
+	lease := &idgentest.Lease{}
+	lease.Set(&idgen.Identity{WorkerID: 1, Generation: 1})
 	g, err := strategies.NewSonyflake(strategies.SonyflakeSettings{Lease: lease, HighWater: hw})
 	if err != nil {
 		t.Fatalf("NewSonyflake() = %v", err)
@@ -301,8 +294,8 @@ func TestSonyflakeWorkerSource(t *testing.T) {
 
 func TestReady(t *testing.T) {
 	ctx := context.Background()
-	lease := &testLease{}
-	lease.p.Store(&idgen.Identity{WorkerID: 5, Generation: 1})
+	lease := &idgentest.Lease{}
+	lease.Set(&idgen.Identity{WorkerID: 5, Generation: 1})
 	sf, err := snowflake.New(ctx, snowflake.Config{Layout: mustPreset(t, "twitter"), Lease: lease})
 	if err != nil {
 		t.Fatalf("snowflake.New() = %v", err)
@@ -312,11 +305,11 @@ func TestReady(t *testing.T) {
 		t.Fatalf("NewFlake128() = %v", err)
 	}
 	for name, r := range map[string]interface{ Ready(context.Context) error }{"snowflake": sf, "flake128": fl} {
-		lease.p.Store(&idgen.Identity{WorkerID: 5, Generation: 1})
+		lease.Set(&idgen.Identity{WorkerID: 5, Generation: 1})
 		if err := r.Ready(ctx); err != nil {
 			t.Fatalf("%s Ready() = %v", name, err)
 		}
-		lease.p.Store(nil)
+		lease.Set(nil)
 		if err := r.Ready(ctx); !errors.Is(err, idgen.ErrLeaseLost) {
 			t.Fatalf("%s Ready() while lost = %v; want ErrLeaseLost", name, err)
 		}

@@ -131,27 +131,3 @@ type proxy = testenv.Proxy
 func newProxy(t testing.TB, target string) *proxy { return testenv.NewProxy(t, target) }
 
 func viaProxy(t testing.TB, dsn string) (string, *proxy) { return testenv.ViaProxy(t, dsn) }
-
-// fakeClock is a snowflake.Clock and Sleeper whose sleeps advance it.
-type fakeClock struct {
-	mu    sync.Mutex
-	t     time.Time
-	slept time.Duration
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-	c.slept += d
-	return nil
-}

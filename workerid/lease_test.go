@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/idgentest"
 	"github.com/idgenkit/idgen/snowflake"
 	"github.com/idgenkit/idgen/workerid"
 )
@@ -233,7 +234,7 @@ func TestHighWaterRestart(t *testing.T) {
 			cfg := fast(1)
 			now := time.Now().Truncate(time.Millisecond)
 			a := mustOpen(t, b, b.addr, cfg)
-			ga, err := snowflake.New(context.Background(), snowflake.Config{Lease: a, HighWater: a, Clock: &fakeClock{t: now}})
+			ga, err := snowflake.New(context.Background(), snowflake.Config{Lease: a, HighWater: a, Clock: idgentest.NewClock(now)})
 			if err != nil {
 				t.Fatalf("snowflake.New() = %v", err)
 			}
@@ -252,7 +253,7 @@ func TestHighWaterRestart(t *testing.T) {
 					if err != nil || mark.Before(now) {
 						t.Fatalf("Load() = %v, %v; want a mark at or after %v", mark, err, now)
 					}
-					clk := &fakeClock{t: now.Add(-5 * time.Second)} // behind the mark
+					clk := idgentest.NewClock(now.Add(-5 * time.Second)) // behind the mark
 					g, err := snowflake.New(context.Background(), snowflake.Config{Lease: s, HighWater: s, Clock: clk, Rollback: tc.policy})
 					if err != nil {
 						t.Fatalf("snowflake.New() = %v", err)
@@ -266,8 +267,8 @@ func TestHighWaterRestart(t *testing.T) {
 						s.Close()
 						return
 					}
-					if err != nil || id.Compare(last) <= 0 || clk.slept < 5*time.Second {
-						t.Fatalf("Next() behind the mark under wait = %v, %v (slept %v); want an ID after %v, having waited >= 5s", id, err, clk.slept, last)
+					if err != nil || id.Compare(last) <= 0 || clk.Slept() < 5*time.Second {
+						t.Fatalf("Next() behind the mark under wait = %v, %v (slept %v); want an ID after %v, having waited >= 5s", id, err, clk.Slept(), last)
 					}
 					s.Close()
 				})
