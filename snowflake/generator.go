@@ -245,6 +245,18 @@ func (g *Generator) adoptMark(ctx context.Context) error {
 	return nil
 }
 
+// SyncLease takes up the lease's current identity, issuing nothing: when
+// it changed, its high-water mark is read, so that nothing is issued under
+// it before the mark. Next does the same; Reserve, whose caller composes
+// the node fields itself, does not, so such a caller calls SyncLease when
+// the identity changes. Errors: idgen.ErrLeaseLost while the lease holds no
+// identity, idgen.ErrOutOfRange for a worker ID outside its field, or a
+// high-water Load error. Without a lease it returns nil.
+func (g *Generator) SyncLease(ctx context.Context) error {
+	_, err := g.nodeState(ctx)
+	return err
+}
+
 // Ready reports whether Next can issue now, issuing nothing. It returns
 // nil, or an error wrapping idgen.ErrLeaseLost while the lease holds no
 // identity, idgen.ErrOutOfRange for a leased worker ID outside its field,
@@ -254,7 +266,7 @@ func (g *Generator) adoptMark(ctx context.Context) error {
 // WaitThenFail: MaxWait; Wait: never), or a high-water Load error. A new lease
 // identity's high-water mark is read here, as Next would read it.
 func (g *Generator) Ready(ctx context.Context) error {
-	if _, err := g.nodeState(ctx); err != nil {
+	if err := g.SyncLease(ctx); err != nil {
 		return err
 	}
 	p := g.p

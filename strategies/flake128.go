@@ -141,9 +141,8 @@ func NewFlake128(ctx context.Context, cfg Flake128Config) (*Flake128Generator, e
 
 // nodeWorker returns the worker ID bytes to issue under: the lease's
 // identity's, or the configured one. A new identity goes through the
-// core's Ready, which reads the identity's high-water mark before anything
-// is issued under it (a clock behind the mark meets the rollback policy in
-// Reserve).
+// core's SyncLease, which reads the identity's high-water mark before
+// anything is issued under it.
 func (g *Flake128Generator) nodeWorker(ctx context.Context, sync bool) (*[6]byte, error) {
 	if g.lease == nil {
 		return &g.worker, nil
@@ -159,7 +158,7 @@ func (g *Flake128Generator) nodeWorker(ctx context.Context, sync bool) (*[6]byte
 		return nil, fmt.Errorf("%w: flake128: leased worker %d outside [0, %d] (48 bits)", idgen.ErrOutOfRange, ident.WorkerID, uint64(1<<48-1))
 	}
 	if sync {
-		if err := g.core.Ready(ctx); err != nil && !errors.Is(err, idgen.ErrClockRollback) {
+		if err := g.core.SyncLease(ctx); err != nil {
 			return nil, err
 		}
 	}

@@ -310,9 +310,8 @@ func newSonyflake(ctx context.Context, s SonyflakeSettings) (*SonyflakeGenerator
 	}
 	g := &SonyflakeGenerator{core: core, scheme: scheme}
 	if s.Lease != nil {
-		// The first identity's mark is read before New returns; a clock
-		// behind it meets the rollback policy in Next.
-		if err := core.Ready(ctx); err != nil && !errors.Is(err, idgen.ErrClockRollback) {
+		// The first identity's mark is read before New returns.
+		if err := core.SyncLease(ctx); err != nil {
 			return nil, fmt.Errorf("sonyflake: %w", err)
 		}
 		return g, nil
