@@ -417,3 +417,79 @@ func (w stampWriter) Write(b []byte) (int, error) {
 	w.t.Logf("%6.2fs %s", time.Since(w.start).Seconds(), strings.TrimRight(string(b), "\n"))
 	return len(b), nil
 }
+
+// unreferenced creates the table sessions (1000 rows, created_at one
+// second apart) with the key idDef, which no other table references.
+func unreferenced(t *testing.T, conn *pgx.Conn, idDef string) {
+	t.Helper()
+	exec(t, conn,
+		"CREATE TABLE sessions ("+idDef+", token text, created_at timestamptz NOT NULL DEFAULT clock_timestamp())",
+		"INSERT INTO sessions (token, created_at) SELECT 't' || i, now() - interval '1 day' + i * interval '1 s' FROM generate_series(1, 1000) i",
+	)
+}
+
+func TestMigrateUnreferenced(t *testing.T) {
+	const uuidKey, bigintKey = "id uuid PRIMARY KEY DEFAULT gen_random_uuid()", "id bigserial PRIMARY KEY"
+	tests := []struct {
+		name, idDef, to, timeColumn string
+		newKey                      string // a query counting the rows whose key is not of the new scheme
+	}{
+		{name: "uuid to uuidv7", idDef: uuidKey, to: "uuidv7", timeColumn: "created_at",
+			newKey: "SELECT count(*) FROM sessions WHERE substr(id::text, 15, 1) <> '7'"},
+		{name: "uuid to uuidv7 without a time column", idDef: uuidKey, to: "uuidv7",
+			newKey: "SELECT count(*) FROM sessions WHERE substr(id::text, 15, 1) <> '7'"},
+		{name: "bigint to snowflake", idDef: bigintKey, to: "snowflake", timeColumn: "created_at",
+			newKey: "SELECT count(*) FROM sessions WHERE id <= 1000 OR (id >> 12) & 31 NOT IN (30, 31)"},
+		{name: "bigint to snowflake without a time column", idDef: bigintKey, to: "snowflake?preset=twitter&datacenter=3",
+			newKey: "SELECT count(*) FROM sessions WHERE id <= 1000 OR (id >> 12) & 31 NOT IN (30, 31) OR (id >> 17) & 31 <> 3"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			conn, _ := schema(t) // a fresh schema: no state table yet
+			unreferenced(t, conn, tc.idDef)
+			ctx := context.Background()
+			opt := migrate.Options{Table: "sessions", To: tc.to, TimeColumn: tc.timeColumn, Batch: 300}
+			p, err := migrate.Inspect(ctx, conn, opt)
+			if err != nil {
+				t.Fatalf("Inspect(%+v) = %v; want a plan", opt, err)
+			}
+			if len(p.FKs) != 0 || p.Rows != 1000 || !p.OrderHolds {
+				t.Fatalf("Inspect = FKs %+v, rows %d, order holds %v; want none, 1000, true", p.FKs, p.Rows, p.OrderHolds)
+			}
+			var b bytes.Buffer
+			if err := p.Write(&b); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(b.String(), "foreign keys none reference sessions") {
+				t.Errorf("plan lacks %q:\n%s", "foreign keys none reference sessions", b.String())
+			}
+			var log bytes.Buffer
+			opt.Log = &log
+			if _, err := migrate.Run(ctx, conn, opt); err != nil {
+				t.Fatalf("Run(%+v) = %v; log:\n%s", opt, err, log.String())
+			}
+			if !strings.Contains(log.String(), "phase done") {
+				t.Errorf("Run log = %q; want phase done", log.String())
+			}
+			r, err := migrate.Verify(ctx, conn, "sessions")
+			if err != nil {
+				t.Fatalf("Verify = %v", err)
+			}
+			if !r.OK() || r.Phase != "done" || r.Rows != 1000 || r.Keys != 1000 || r.Distinct != 1000 || r.Mapped != 1000 || len(r.Children) != 0 {
+				b.Reset()
+				r.Write(&b)
+				t.Fatalf("Verify = %s; want ok, phase done, 1000 rows, keys, distinct keys and mapped old keys, no children", b.String())
+			}
+			exec(t, conn, "INSERT INTO sessions (token) VALUES ('after')")
+			if n := count(t, conn, tc.newKey); n != 0 {
+				t.Errorf("%s = %d; want 0", tc.newKey, n)
+			}
+			if tc.timeColumn != "" {
+				if n := count(t, conn, `SELECT count(*) FROM (SELECT id, lag(id) OVER (ORDER BY created_at, id_old) AS prev
+					FROM sessions WHERE id_old IS NOT NULL) s WHERE id <= prev`); n != 0 {
+					t.Errorf("%d backfilled keys out of creation order", n)
+				}
+			}
+		})
+	}
+}

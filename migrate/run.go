@@ -191,9 +191,13 @@ func (m *migration) prepare(ctx context.Context) error {
 			return fmt.Errorf("migrate: prepare: %w (in %.80q)", err, s)
 		}
 	}
+	fks := p.FKs
+	if fks == nil {
+		fks = []FK{} // a table no other table references: [], not NULL
+	}
 	if _, err := tx.Exec(ctx, "INSERT INTO "+p.stateTable()+
 		" (tbl, spec, time_column, key_column, key_type, pk_name, phase, started, fks) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-		p.Table, p.To, p.TimeColumn, p.Key, p.KeyType, p.PKName, phaseBackfill, p.Start, p.FKs); err != nil {
+		p.Table, p.To, p.TimeColumn, p.Key, p.KeyType, p.PKName, phaseBackfill, p.Start, fks); err != nil {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
