@@ -206,6 +206,9 @@ func (p *Plan) inspectResumed(ctx context.Context, conn *pgx.Conn, oid uint32, o
 		// Resume as recorded.
 		opt.To, opt.TimeColumn = p.To, p.TimeColumn
 	}
+	if opt.To != p.To && p.Phase == phaseDone {
+		return inputf("table %s is already migrated to %q; --to %q differs", p.qtable(), p.To, opt.To)
+	}
 	if opt.To != p.To {
 		return inputf("table %s is being migrated to %q; --to %q differs (resume with the same --to)", p.qtable(), p.To, opt.To)
 	}
@@ -512,7 +515,14 @@ func (p *Plan) Steps() []string {
 func (p *Plan) Write(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "table        %s: %d rows, primary key %s %s (%s)\n", p.qtable(), p.Rows, p.Key, p.KeyType, p.PKName)
-	if p.Phase != "" {
+	switch p.Phase {
+	case "":
+	case phaseDone:
+		fmt.Fprintf(&b, "migrated     to %s (phase done): no rows to convert; the old keys are in %s and %s\n",
+			p.To, p.oldCol(), p.mapTable())
+		_, err := io.WriteString(w, b.String())
+		return err
+	default:
 		fmt.Fprintf(&b, "in progress  migration to %s, phase %s (run resumes it)\n", p.To, p.Phase)
 	}
 	fmt.Fprintf(&b, "target       %s: %s column, time-ordered %v\n", p.To, p.NewType, p.Scheme.TimeOrdered)
@@ -533,9 +543,15 @@ func (p *Plan) Write(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "foreign key  %s: %s.%s (%s, ON DELETE %s)\n", fk.Name, fk.qtable(), fk.Column, null, fk.OnDelete)
 	}
-	if p.TimeColumn != "" {
+	switch {
+	case p.TimeColumn != "" && !p.MinTime.IsZero():
 		fmt.Fprintf(&b, "time column  %s %s, %s .. %s\n", p.TimeColumn, p.TimeType, p.MinTime.Format(time.RFC3339Nano), p.MaxTime.Format(time.RFC3339Nano))
-	} else {
+	case p.TimeColumn != "" && p.Rows == 0:
+		fmt.Fprintf(&b, "time column  %s %s: no rows to convert\n", p.TimeColumn, p.TimeType)
+	case p.TimeColumn != "":
+		// A migration in progress: its range was not read.
+		fmt.Fprintf(&b, "time column  %s %s\n", p.TimeColumn, p.TimeType)
+	default:
 		fmt.Fprintf(&b, "time column  none: keys follow %s order, issued at the start time\n", p.Key)
 	}
 	if p.Phase == "" {

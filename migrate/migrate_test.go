@@ -493,3 +493,55 @@ func TestMigrateUnreferenced(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanNothingToConvert: a plan of an empty table, or of a table
+// already migrated, says so and prints no zero time.
+func TestPlanNothingToConvert(t *testing.T) {
+	conn, _ := schema(t)
+	ctx := context.Background()
+	exec(t, conn, "CREATE TABLE empty (id bigserial PRIMARY KEY, created_at timestamptz NOT NULL DEFAULT now())")
+	unreferenced(t, conn, "id uuid PRIMARY KEY DEFAULT gen_random_uuid()")
+	if _, err := migrate.Run(ctx, conn, migrate.Options{Table: "sessions", To: "uuidv7", TimeColumn: "created_at"}); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	tests := []struct {
+		name string
+		opt  migrate.Options
+		want []string
+		not  []string
+	}{
+		{name: "empty table", opt: migrate.Options{Table: "empty", To: "snowflake", TimeColumn: "created_at"},
+			want: []string{"0 rows", "time column  created_at timestamp with time zone: no rows to convert", "steps"}},
+		{name: "migrated", opt: migrate.Options{Table: "sessions", TimeColumn: "created_at"},
+			want: []string{"1000 rows", "migrated     to uuidv7 (phase done): no rows to convert"},
+			not:  []string{"in progress", "run resumes it", "steps"}},
+		{name: "migrated, with --to", opt: migrate.Options{Table: "sessions", To: "uuidv7", TimeColumn: "created_at"},
+			want: []string{"migrated     to uuidv7 (phase done): no rows to convert"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := migrate.Inspect(ctx, conn, tc.opt)
+			if err != nil {
+				t.Fatalf("Inspect(%+v) = %v", tc.opt, err)
+			}
+			var b bytes.Buffer
+			if err := p.Write(&b); err != nil {
+				t.Fatal(err)
+			}
+			for _, not := range append(tc.not, "0001-01-01") {
+				if strings.Contains(b.String(), not) {
+					t.Errorf("plan of %s contains %q:\n%s", tc.opt.Table, not, b.String())
+				}
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(b.String(), want) {
+					t.Errorf("plan of %s lacks %q:\n%s", tc.opt.Table, want, b.String())
+				}
+			}
+		})
+	}
+	opt := migrate.Options{Table: "sessions", To: "ulid"}
+	if _, err := migrate.Inspect(ctx, conn, opt); !errors.Is(err, migrate.ErrInput) || !strings.Contains(err.Error(), `is already migrated to "uuidv7"`) {
+		t.Errorf("Inspect(%+v) = %v; want ErrInput saying it is already migrated", opt, err)
+	}
+}
