@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/snowflake"
@@ -114,6 +117,27 @@ func inputf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInput, fmt.Sprintf(format, args...))
 }
 
+// clip cuts an input echoed in a message to about 64 characters.
+func clip(s string) string {
+	const max = 64
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:max-3]) + "…"
+}
+
+// tableErr is the error of a failed look-up of table: input when PostgreSQL
+// refuses the name itself (too many dots, an unbalanced quote, another
+// database), otherwise a database failure.
+func tableErr(table string, err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && (pe.Code == "42601" || pe.Code == "42602" || pe.Code == "0A000") {
+		return inputf("table %q: want name or schema.name", clip(table))
+	}
+	return fmt.Errorf("migrate: find table %q: %w", clip(table), err)
+}
+
 // names of the objects a migration creates.
 func (p *Plan) ident(parts ...string) string { return pgx.Identifier(parts).Sanitize() }
 func (p *Plan) qtable() string               { return p.ident(p.Schema, p.Table) }
@@ -149,13 +173,10 @@ func Inspect(ctx context.Context, conn *pgx.Conn, opt Options) (*Plan, error) {
 		JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE c.oid = to_regclass($1) AND c.relkind IN ('r', 'p')`, opt.Table).Scan(&oid, &p.Schema, &p.Table)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, inputf("table %q not found", opt.Table)
+		return nil, inputf("table %q not found", clip(opt.Table))
 	}
 	if err != nil {
-		if strings.Contains(err.Error(), "invalid name syntax") || strings.Contains(err.Error(), "improper qualified name") {
-			return nil, inputf("table %q: %v", opt.Table, err)
-		}
-		return nil, fmt.Errorf("migrate: find table %q: %w", opt.Table, err)
+		return nil, tableErr(opt.Table, err)
 	}
 	if err := p.loadState(ctx, conn); err != nil {
 		return nil, err
@@ -207,13 +228,13 @@ func (p *Plan) inspectResumed(ctx context.Context, conn *pgx.Conn, oid uint32, o
 		opt.To, opt.TimeColumn = p.To, p.TimeColumn
 	}
 	if opt.To != p.To && p.Phase == phaseDone {
-		return inputf("table %s is already migrated to %q; --to %q differs", p.qtable(), p.To, opt.To)
+		return inputf("table %s is already migrated to %q; --to %q differs", p.qtable(), clip(p.To), clip(opt.To))
 	}
 	if opt.To != p.To {
-		return inputf("table %s is being migrated to %q; --to %q differs (resume with the same --to)", p.qtable(), p.To, opt.To)
+		return inputf("table %s is being migrated to %q; --to %q differs (resume with the same --to)", p.qtable(), clip(p.To), clip(opt.To))
 	}
 	if opt.TimeColumn != p.TimeColumn {
-		return inputf("table %s is being migrated with --time-column %q; got %q", p.qtable(), p.TimeColumn, opt.TimeColumn)
+		return inputf("table %s is being migrated with --time-column %q; got %q", p.qtable(), clip(p.TimeColumn), clip(opt.TimeColumn))
 	}
 	if err := p.inspectTarget(p.To); err != nil {
 		return err
@@ -270,7 +291,7 @@ func (p *Plan) inspectTarget(spec string) error {
 	}
 	scheme, err := strategies.SchemeOf(spec)
 	if err != nil {
-		return fmt.Errorf("%w: --to %q: %w", ErrInput, spec, err)
+		return fmt.Errorf("%w: --to %q: %w", ErrInput, clip(spec), err)
 	}
 	p.Scheme, p.NewType = scheme, scheme.Column
 	intKey := p.KeyType != "uuid"
@@ -279,12 +300,12 @@ func (p *Plan) inspectTarget(spec string) error {
 		l, _ := snowflake.LayoutOf(scheme)
 		if l.Bits() > 63 {
 			return inputf("--to %q: its %d-bit layout issues values above 2^63-1, which do not fit the bigint key %s.%s; use a layout of at most 63 bits",
-				spec, l.Bits(), p.Table, p.Key)
+				clip(spec), l.Bits(), p.Table, p.Key)
 		}
 		_, hasSeq := l.Field(snowflake.FieldSequence)
 		_, hasRand := l.Field(snowflake.FieldRandom)
 		if !hasSeq && !hasRand {
-			return inputf("--to %q: the layout has no sequence or random field; the migration trigger needs one", spec)
+			return inputf("--to %q: the layout has no sequence or random field; the migration trigger needs one", clip(spec))
 		}
 		p.Layout = l
 		p.Nodes = map[string]int64{}
@@ -296,15 +317,16 @@ func (p *Plan) inspectTarget(spec string) error {
 				p.ReservedField = f.Name
 			}
 			if params.Has(f.Name) {
-				var v int64
-				if _, err := fmt.Sscan(params.String(f.Name, "0"), &v); err != nil || v < 0 || v >= 1<<f.Bits {
-					return inputf("--to %q: %s %q outside [0, %d]", spec, f.Name, params.String(f.Name, ""), int64(1)<<f.Bits-1)
+				s := params.String(f.Name, "")
+				v, err := strconv.ParseInt(s, 10, 64)
+				if err != nil || v < 0 || v >= 1<<f.Bits {
+					return inputf("--to %q: %s %q: want an integer in [0, %d]", clip(spec), f.Name, clip(s), int64(1)<<f.Bits-1)
 				}
 				p.Nodes[f.Name] = v
 			}
 		}
 		if p.ReservedField == "" && !hasRand {
-			return inputf("--to %q: the layout has no node field to reserve worker IDs for the migration", spec)
+			return inputf("--to %q: the layout has no node field to reserve worker IDs for the migration", clip(spec))
 		}
 		if p.ReservedField != "" {
 			b, _ := l.Field(p.ReservedField)
@@ -315,10 +337,10 @@ func (p *Plan) inspectTarget(spec string) error {
 	case s.Name == "uuidv7" && !intKey:
 	case intKey:
 		return inputf("--to %q: %s values are %d bytes (%s); they do not fit the %s key %s.%s; for integer keys use snowflake",
-			spec, scheme.Name, scheme.Size, scheme.Column, p.KeyType, p.Table, p.Key)
+			clip(spec), scheme.Name, scheme.Size, scheme.Column, p.KeyType, p.Table, p.Key)
 	default:
 		return inputf("--to %q: %s values (%s) do not fit the uuid key %s.%s; for uuid keys use uuidv7",
-			spec, scheme.Name, scheme.Column, p.Table, p.Key)
+			clip(spec), scheme.Name, scheme.Column, p.Table, p.Key)
 	}
 	return nil
 }
@@ -342,7 +364,7 @@ func (p *Plan) inspectTime(ctx context.Context, conn *pgx.Conn, oid uint32, col 
 		var cols []string
 		_ = conn.QueryRow(ctx, `SELECT array(SELECT attname::text FROM pg_attribute
 			WHERE attrelid = $1 AND attnum > 0 AND NOT attisdropped ORDER BY attnum)`, oid).Scan(&cols)
-		return inputf("unknown column %q in table %s; columns: %s", col, p.qtable(), strings.Join(cols, ", "))
+		return inputf("unknown column %q in table %s; columns: %s", clip(col), p.qtable(), strings.Join(cols, ", "))
 	}
 	if err != nil {
 		return err
@@ -414,14 +436,14 @@ func (p *Plan) checkOrder() error {
 	case idgen.ColumnBigint:
 		g, err := snowflake.New(context.Background(), snowflake.Config{Layout: p.Layout, Nodes: p.Nodes})
 		if err != nil {
-			return fmt.Errorf("%w: --to %q: %w", ErrInput, p.To, err)
+			return fmt.Errorf("%w: --to %q: %w", ErrInput, clip(p.To), err)
 		}
 		id, err := g.NewAt(t)
 		if err != nil {
-			return inputf("--to %q cannot key a row created at %s: %v", p.To, t.Format(time.RFC3339), err)
+			return inputf("--to %q cannot key a row created at %s: %v", clip(p.To), t.Format(time.RFC3339), err)
 		}
 		if _, err := g.NewAt(p.Start); err != nil {
-			return inputf("--to %q cannot key a row created now: %v", p.To, err)
+			return inputf("--to %q cannot key a row created now: %v", clip(p.To), err)
 		}
 		v, _ := id.Int64()
 		parts, _ := p.Layout.Decompose(uint64(v))
@@ -434,7 +456,7 @@ func (p *Plan) checkOrder() error {
 		g := strategies.NewUUIDv7()
 		id, err := g.NewAt(t)
 		if err != nil {
-			return inputf("--to %q cannot key a row created at %s: %v", p.To, t.Format(time.RFC3339), err)
+			return inputf("--to %q cannot key a row created at %s: %v", clip(p.To), t.Format(time.RFC3339), err)
 		}
 		p.FirstKey = id.String()
 		p.OrderHolds = true

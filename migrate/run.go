@@ -39,6 +39,13 @@ type state struct {
 }
 
 func (p *Plan) loadState(ctx context.Context, conn *pgx.Conn) error {
+	if err := p.readState(ctx, conn); err != nil {
+		return fmt.Errorf("migrate: read the state table %s: %w", p.stateTable(), err)
+	}
+	return nil
+}
+
+func (p *Plan) readState(ctx context.Context, conn *pgx.Conn) error {
 	var exists bool
 	if err := conn.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", p.stateTable()).Scan(&exists); err != nil {
 		return err
@@ -111,7 +118,7 @@ func Run(ctx context.Context, conn *pgx.Conn, opt Options) (*Plan, error) {
 	}
 	if p.Phase == "" && !p.OrderHolds {
 		return p, fmt.Errorf("%w: %s's maximum key is %s but --to %q issues keys from %s; choose an earlier epoch or a longer time field",
-			ErrOrder, p.qtable(), p.MaxKey, p.To, p.FirstKey)
+			ErrOrder, p.qtable(), p.MaxKey, clip(p.To), p.FirstKey)
 	}
 	m := &migration{conn: conn, p: p, opt: opt}
 	if opt.DryRun {

@@ -48,10 +48,10 @@ func Verify(ctx context.Context, conn *pgx.Conn, table string) (*Report, error) 
 	err := conn.QueryRow(ctx, `SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE c.oid = to_regclass($1)`, table).Scan(&p.Schema, &p.Table)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, inputf("table %q not found", table)
+		return nil, inputf("table %q not found", clip(table))
 	}
 	if err != nil {
-		return nil, err
+		return nil, tableErr(table, err)
 	}
 	if err := p.loadState(ctx, conn); err != nil {
 		return nil, err

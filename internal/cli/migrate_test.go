@@ -3,6 +3,8 @@ package cli_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -80,6 +82,203 @@ func TestMigrateCommand(t *testing.T) {
 			_, errOut, code := run(tc.args...)
 			if code != 2 || !strings.Contains(errOut, tc.msg) {
 				t.Fatalf("%v = exit %d, stderr %q; want exit 2 and %q", tc.args, code, errOut, tc.msg)
+			}
+		})
+	}
+}
+
+// migrateSchema creates a unique schema, dropped when the test ends, and
+// runs sqls in it (the search_path of conn starts with it).
+func migrateSchema(t *testing.T, sqls ...string) (*pgx.Conn, string) {
+	t.Helper()
+	dsn := testenv.PostgresDSN(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := fmt.Sprintf("idgen_cli_migrate_%d_%d", time.Now().UnixNano()%1e9, rand.IntN(1e6))
+	t.Cleanup(func() {
+		conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+s+" CASCADE")
+		conn.Close(context.Background())
+	})
+	for _, q := range append([]string{"CREATE SCHEMA " + s, "SET search_path = " + s}, sqls...) {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	return conn, s
+}
+
+// shellWords splits a command line of plain and single-quoted words, as a
+// shell would.
+func shellWords(t *testing.T, line string) []string {
+	t.Helper()
+	var words []string
+	var w strings.Builder
+	in, started := false, false
+	for _, r := range line {
+		switch {
+		case r == '\'':
+			in, started = !in, true
+		case r == ' ' && !in:
+			if started {
+				words = append(words, w.String())
+			}
+			w.Reset()
+			started = false
+		default:
+			w.WriteRune(r)
+			started = true
+		}
+	}
+	if in {
+		t.Fatalf("unbalanced quote in %q", line)
+	}
+	if started {
+		words = append(words, w.String())
+	}
+	return words
+}
+
+// TestMigrateUnreferencedCommand migrates a table no other table
+// references, as a user would: plan, run, then the verify command run's
+// closing hint prints, pasted as it is, then plan again.
+func TestMigrateUnreferencedCommand(t *testing.T) {
+	// Trust authentication: the server accepts any password, and the
+	// password must appear nowhere.
+	dsn := strings.Replace(testenv.PostgresDSN(t), "postgres@", "postgres:s3cret-pw@", 1)
+	if !strings.Contains(dsn, "s3cret-pw") {
+		t.Skipf("IDGEN_TEST_POSTGRES %q is not of the form postgres://postgres@...", testenv.PostgresDSN(t))
+	}
+	tests := []struct {
+		name, idDef, to string
+	}{
+		{name: "uuid to uuidv7", idDef: "id uuid PRIMARY KEY DEFAULT gen_random_uuid()", to: "uuidv7"},
+		{name: "bigint to snowflake", idDef: "id bigserial PRIMARY KEY", to: "snowflake"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, s := migrateSchema(t,
+				"CREATE TABLE sessions ("+tc.idDef+", created_at timestamptz NOT NULL DEFAULT now())",
+				"INSERT INTO sessions (created_at) SELECT now() - i * interval '1 s' FROM generate_series(1, 300) i")
+			table := s + ".sessions"
+			args := []string{"--dsn", dsn, "--table", table, "--to", tc.to, "--time-column", "created_at"}
+			var all strings.Builder
+			out, errOut, code := run(append([]string{"migrate", "plan"}, args...)...)
+			all.WriteString(out + errOut)
+			if code != 0 || !strings.Contains(out, "300 rows") || !strings.Contains(out, "foreign keys none reference sessions") {
+				t.Fatalf("migrate plan = exit %d, %q, %q; want 300 rows, no foreign keys", code, out, errOut)
+			}
+			out, errOut, code = run(append([]string{"migrate", "run"}, args...)...)
+			all.WriteString(out + errOut)
+			if code != 0 || !strings.Contains(out, "phase done") {
+				t.Fatalf("migrate run = exit %d, %q, %q; want phase done", code, out, errOut)
+			}
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			hint := strings.TrimSpace(lines[len(lines)-2])
+			wantHint := "idgen migrate verify --dsn 'postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable' --table " + table
+			if lines[len(lines)-3] != "done; check it with:" || hint != wantHint ||
+				lines[len(lines)-1] != "  (the password is left out: set PGPASSWORD, or put it back into --dsn)" {
+				t.Fatalf("migrate run closes with %q; want done; check it with: %s and a note on the password", lines[len(lines)-3:], wantHint)
+			}
+			words := shellWords(t, hint)
+			out, errOut, code = run(words[1:]...)
+			all.WriteString(out + errOut)
+			if code != 0 || !strings.Contains(out, "phase done): 300 rows, 300 new keys, 300 distinct, 300 of 300 old keys mapped") || !strings.Contains(out, "verify  ok") {
+				t.Fatalf("%v = exit %d, %q, %q; want verify ok", words, code, out, errOut)
+			}
+			out, errOut, code = run(append([]string{"migrate", "plan"}, args...)...)
+			all.WriteString(out + errOut)
+			if code != 0 || !strings.Contains(out, "migrated     to "+tc.to+" (phase done): no rows to convert") || strings.Contains(out, "0001-01-01") {
+				t.Fatalf("migrate plan after the migration = exit %d, %q, %q; want it migrated, no zero time", code, out, errOut)
+			}
+			if strings.Contains(all.String(), "s3cret-pw") {
+				t.Errorf("the password shows in the output:\n%s", all.String())
+			}
+		})
+	}
+}
+
+func TestMigrateHintDSN(t *testing.T) {
+	dsn := testenv.PostgresDSN(t)
+	_, s := migrateSchema(t, "CREATE TABLE sessions (id uuid PRIMARY KEY DEFAULT gen_random_uuid())",
+		"INSERT INTO sessions SELECT FROM generate_series(1, 10)")
+	t.Setenv("DATABASE_URL", dsn)
+	out, errOut, code := run("migrate", "run", "--table", s+".sessions", "--to", "uuidv7")
+	want := "done; check it with:\n  idgen migrate verify --dsn \"$DATABASE_URL\" --table " + s + ".sessions\n"
+	if code != 0 || !strings.HasSuffix(out, want) {
+		t.Fatalf("migrate run with $DATABASE_URL = exit %d, %q, %q; want it to end with %q", code, out, errOut, want)
+	}
+}
+
+// TestMigrateExitCodes: bad input exits 2, a database failure 1, and no
+// message shows Go internals or echoes more than about 64 characters of an
+// input.
+func TestMigrateExitCodes(t *testing.T) {
+	dsn := testenv.PostgresDSN(t)
+	_, s := migrateSchema(t,
+		"CREATE TABLE t (id bigserial PRIMARY KEY, created_at timestamptz NOT NULL DEFAULT now())",
+		"INSERT INTO t DEFAULT VALUES")
+	// A state table of another shape: reading it fails.
+	_, s2 := migrateSchema(t, "CREATE TABLE broken (id bigserial PRIMARY KEY)", "CREATE TABLE idgen_migrate_state (tbl text)")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	long := strings.Repeat("x", 10000)
+	tbl := s + ".t"
+	tests := []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{name: "unknown table", args: []string{"plan", "--dsn", dsn, "--table", s + ".nosuch", "--to", "snowflake"}, code: 2,
+			msg: `idgen: migrate: bad input: table "` + s + `.nosuch" not found`},
+		{name: "too many dots", args: []string{"plan", "--dsn", dsn, "--table", "a.b.c.d", "--to", "snowflake"}, code: 2,
+			msg: `idgen: migrate: bad input: table "a.b.c.d": want name or schema.name`},
+		{name: "bad name", args: []string{"run", "--dsn", dsn, "--table", "x y", "--to", "snowflake"}, code: 2,
+			msg: `idgen: migrate: bad input: table "x y": want name or schema.name`},
+		{name: "long table name", args: []string{"plan", "--dsn", dsn, "--table", long, "--to", "snowflake"}, code: 2,
+			msg: `idgen: migrate: bad input: table "` + strings.Repeat("x", 61) + `…" not found`},
+		{name: "unknown strategy", args: []string{"plan", "--dsn", dsn, "--table", tbl, "--to", "snowflak"}, code: 2,
+			msg: `unknown strategy "snowflak"`},
+		{name: "worker not a number", args: []string{"plan", "--dsn", dsn, "--table", tbl, "--to", "snowflake?worker=abc"}, code: 2,
+			msg: `idgen: migrate: bad input: --to "snowflake?worker=abc": worker "abc": want an integer in [0, 31]`},
+		{name: "worker 1e3", args: []string{"run", "--dsn", dsn, "--table", tbl, "--to", "snowflake?worker=1e3"}, code: 2,
+			msg: `idgen: migrate: bad input: --to "snowflake?worker=1e3": worker "1e3": want an integer in [0, 31]`},
+		{name: "worker out of range", args: []string{"plan", "--dsn", dsn, "--table", tbl, "--to", "snowflake?worker=32"}, code: 2,
+			msg: `idgen: migrate: bad input: --to "snowflake?worker=32": worker "32": want an integer in [0, 31]`},
+		{name: "long time column", args: []string{"plan", "--dsn", dsn, "--table", tbl, "--to", "snowflake", "--time-column", long}, code: 2,
+			msg: `idgen: migrate: bad input: unknown column "` + strings.Repeat("x", 61) + `…" in table`},
+		{name: "bad dsn", args: []string{"plan", "--dsn", "postgres://u:s3cret-pw@127.0.0.1:notaport/db", "--table", tbl, "--to", "snowflake"}, code: 2,
+			msg: `idgen: --dsn "postgres://u:xxxxx@127.0.0.1:notaport/db": not a PostgreSQL URL or keyword/value DSN; want e.g. postgres://user@host:5432/db`},
+		{name: "bad keyword dsn", args: []string{"verify", "--dsn", "host=x password=s3cret-pw port", "--table", tbl}, code: 2,
+			msg: `idgen: --dsn "host=x password=xxxxx port": not a PostgreSQL URL or keyword/value DSN`},
+		{name: "connection refused", args: []string{"plan", "--dsn", "postgres://postgres:s3cret-pw@" + closed + "/postgres?connect_timeout=5", "--table", tbl, "--to", "snowflake"}, code: 1,
+			msg: "idgen: migrate: cannot connect to PostgreSQL at " + closed + " (user postgres, database postgres): connection refused"},
+		{name: "no database", args: []string{"verify", "--dsn", strings.Replace(dsn, "/postgres?", "/idgen_no_such_db?", 1), "--table", tbl}, code: 1,
+			msg: `idgen: migrate: cannot connect to PostgreSQL at 127.0.0.1:5432 (user postgres, database idgen_no_such_db): database "idgen_no_such_db" does not exist (SQLSTATE 3D000)`},
+		{name: "database failure", args: []string{"run", "--dsn", dsn, "--table", s2 + ".broken", "--to", "snowflake"}, code: 1,
+			msg: `idgen: migrate: read the state table "` + s2 + `"."idgen_migrate_state": ERROR: column "phase" does not exist (SQLSTATE 42703)`},
+	}
+	internals := []string{"strconv", "dial tcp", "dial error", "failed to connect", "cannot parse `", "keyword/value (", "server error:", "%!", "goroutine", "panic", "s3cret-pw"}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, code := run(append([]string{"migrate"}, tc.args...)...)
+			if code != tc.code || !strings.Contains(errOut, tc.msg) {
+				t.Fatalf("migrate %.200q = exit %d, stderr %.300q; want exit %d and %q", tc.args, code, errOut, tc.code, tc.msg)
+			}
+			for _, bad := range internals {
+				if strings.Contains(out+errOut, bad) {
+					t.Errorf("migrate %.200q output contains %q: %q", tc.args, bad, out+errOut)
+				}
+			}
+			if len(errOut) > 400 {
+				t.Errorf("migrate %.200q stderr is %d bytes; want the input cut: %.500q", tc.args, len(errOut), errOut)
 			}
 		})
 	}
