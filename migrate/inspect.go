@@ -164,6 +164,20 @@ func (fk FK) indexName() string { return fk.Table + "_" + fk.Column + "_idgen_id
 // refuse; a bigint → Snowflake plan whose order does not hold is returned
 // with OrderHolds false and no error.
 func Inspect(ctx context.Context, conn *pgx.Conn, opt Options) (*Plan, error) {
+	p, err := inspect(ctx, conn, opt)
+	return p, withStep(err, "inspect table %q", clip(opt.Table))
+}
+
+// withStep gives a database error (one without the package's own
+// "migrate: ..." words) the step it failed in.
+func withStep(err error, format string, args ...any) error {
+	if err == nil || strings.HasPrefix(err.Error(), "migrate: ") {
+		return err
+	}
+	return fmt.Errorf("migrate: %s: %w", fmt.Sprintf(format, args...), err)
+}
+
+func inspect(ctx context.Context, conn *pgx.Conn, opt Options) (*Plan, error) {
 	if opt.Table == "" {
 		return nil, inputf("no table given")
 	}

@@ -141,7 +141,7 @@ func Run(ctx context.Context, conn *pgx.Conn, opt Options) (*Plan, error) {
 	lock := p.Schema + "." + p.Table
 	var locked bool
 	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock(hashtext('idgen_migrate'), hashtext($1))", lock).Scan(&locked); err != nil {
-		return p, err
+		return p, withStep(err, "lock %s", p.qtable())
 	}
 	if !locked {
 		return p, fmt.Errorf("migrate: another run is migrating %s (advisory lock held)", p.qtable())
@@ -149,7 +149,7 @@ func Run(ctx context.Context, conn *pgx.Conn, opt Options) (*Plan, error) {
 	defer conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(hashtext('idgen_migrate'), hashtext($1))", lock)
 	if p.Phase == "" {
 		if err := m.prepare(ctx); err != nil {
-			return p, err
+			return p, withStep(err, "prepare")
 		}
 	} else {
 		m.logf("resuming the migration of %s to %s at phase %s", p.qtable(), p.To, p.Phase)
@@ -173,7 +173,7 @@ func Run(ctx context.Context, conn *pgx.Conn, opt Options) (*Plan, error) {
 		}
 		if s.next != "" {
 			if err := m.setPhase(ctx, s.next); err != nil {
-				return p, err
+				return p, withStep(err, "record phase %s", s.next)
 			}
 		}
 	}
@@ -195,7 +195,7 @@ func (m *migration) prepare(ctx context.Context) error {
 		p.prepareSQL()...)
 	for _, s := range stmts {
 		if _, err := tx.Exec(ctx, s); err != nil {
-			return fmt.Errorf("migrate: prepare: %w (in %.80q)", err, s)
+			return fmt.Errorf("%w (in %.80q)", err, s)
 		}
 	}
 	fks := p.FKs

@@ -44,6 +44,11 @@ func (r *Report) OK() bool { return len(r.Problems) == 0 }
 // place. Problems are listed in the report; the error is for failures to
 // check, and wraps ErrInput when the table has no migration.
 func Verify(ctx context.Context, conn *pgx.Conn, table string) (*Report, error) {
+	r, err := verify(ctx, conn, table)
+	return r, withStep(err, "verify table %q", clip(table))
+}
+
+func verify(ctx context.Context, conn *pgx.Conn, table string) (*Report, error) {
 	p := &Plan{}
 	err := conn.QueryRow(ctx, `SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE c.oid = to_regclass($1)`, table).Scan(&p.Schema, &p.Table)
