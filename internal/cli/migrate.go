@@ -84,7 +84,13 @@ idgen_migrate_state: after an interruption, run the same command again.
 				return err
 			}
 			defer conn.Close(cmd.Context())
-			return f(cmd, conn)
+			err = f(cmd, conn)
+			if err != nil && conn.IsClosed() && cmd.Context().Err() == nil {
+				cfg := conn.Config()
+				return fmt.Errorf("migrate: lost the connection to PostgreSQL at %s (%s); run the same command again to resume",
+					pgAddr(cfg.Host, cfg.Port), pgCause(err))
+			}
+			return err
 		}
 	}
 	plan := &cobra.Command{

@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/idgenkit/idgen/internal/cli"
 	"github.com/idgenkit/idgen/internal/testenv"
 )
 
@@ -281,5 +283,56 @@ func TestMigrateExitCodes(t *testing.T) {
 				t.Errorf("migrate %.200q stderr is %d bytes; want the input cut: %.500q", tc.args, len(errOut), errOut)
 			}
 		})
+	}
+}
+
+// cutOnWrite cuts the proxy at the first write that contains at.
+type cutOnWrite struct {
+	bytes.Buffer
+	at    string
+	proxy *testenv.Proxy
+	cut   bool
+}
+
+func (w *cutOnWrite) Write(b []byte) (int, error) {
+	if !w.cut && strings.Contains(string(b), w.at) {
+		w.cut = true
+		w.proxy.Cut()
+	}
+	return w.Buffer.Write(b)
+}
+
+func (w *cutOnWrite) WriteString(s string) (int, error) { return w.Write([]byte(s)) }
+
+// TestMigrateConnectionLost: a connection lost during run exits 1 with a
+// message in words that says how to resume, and the same command resumes.
+func TestMigrateConnectionLost(t *testing.T) {
+	_, s := migrateSchema(t,
+		"CREATE TABLE sessions (id bigserial PRIMARY KEY, created_at timestamptz NOT NULL DEFAULT now())",
+		"INSERT INTO sessions (created_at) SELECT now() - i * interval '1 s' FROM generate_series(1, 2000) i")
+	dsn, proxy := testenv.ViaProxy(t, testenv.PostgresDSN(t))
+	args := []string{"migrate", "run", "--dsn", dsn, "--table", s + ".sessions", "--to", "snowflake", "--batch", "100"}
+	var out bytes.Buffer
+	errOut := &cutOnWrite{at: "backfill", proxy: proxy}
+	code := cli.Main(args, strings.NewReader(""), &out, errOut)
+	host := strings.TrimPrefix(strings.Split(dsn, "/")[2], "postgres@")
+	want := "idgen: migrate: lost the connection to PostgreSQL at " + host + " ("
+	wantEnd := "); run the same command again to resume\n"
+	last := errOut.String()
+	if i := strings.LastIndex(last, "idgen: "); i >= 0 {
+		last = last[i:]
+	}
+	if !errOut.cut || code != 1 || !strings.HasPrefix(last, want) || !strings.HasSuffix(last, wantEnd) {
+		t.Fatalf("migrate run, its connection cut (cut %v) = exit %d, stderr %q; want exit 1 and %q...%q", errOut.cut, code, last, want, wantEnd)
+	}
+	for _, bad := range []string{"read tcp", "write tcp", "dial", "conn closed", "failed to"} {
+		if strings.Contains(last, bad) {
+			t.Errorf("stderr %q contains %q", last, bad)
+		}
+	}
+	proxy.Restore()
+	stdout, stderr, code := run(args...)
+	if code != 0 || !strings.Contains(stdout, "resuming the migration") || !strings.Contains(stdout, "phase done") {
+		t.Fatalf("migrate run again = exit %d, %q, %q; want it to resume and finish", code, stdout, stderr)
 	}
 }
