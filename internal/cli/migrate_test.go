@@ -19,25 +19,12 @@ import (
 func TestMigrateCommand(t *testing.T) {
 	dsn := testenv.PostgresDSN(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	s := fmt.Sprintf("idgen_cli_migrate_%d", time.Now().UnixNano()%1e9)
-	t.Cleanup(func() { conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+s+" CASCADE") })
-	for _, q := range []string{
-		"CREATE SCHEMA " + s,
-		"CREATE TABLE " + s + ".orders (id bigserial PRIMARY KEY, created_at timestamptz NOT NULL DEFAULT now())",
-		"INSERT INTO " + s + ".orders (created_at) SELECT now() - i * interval '1 min' FROM generate_series(1, 500) i",
-		"CREATE TABLE " + s + ".items (id bigserial PRIMARY KEY, order_id bigint NOT NULL REFERENCES " + s + ".orders (id))",
-		"INSERT INTO " + s + ".items (order_id) SELECT id FROM " + s + ".orders",
-		"CREATE TABLE " + s + ".nokey (id bigint)",
-	} {
-		if _, err := conn.Exec(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	conn, s := migrateSchema(t,
+		"CREATE TABLE orders (id bigserial PRIMARY KEY, created_at timestamptz NOT NULL DEFAULT now())",
+		"INSERT INTO orders (created_at) SELECT now() - i * interval '1 min' FROM generate_series(1, 500) i",
+		"CREATE TABLE items (id bigserial PRIMARY KEY, order_id bigint NOT NULL REFERENCES orders (id))",
+		"INSERT INTO items (order_id) SELECT id FROM orders",
+		"CREATE TABLE nokey (id bigint)")
 	table := s + ".orders"
 	base := []string{"--dsn", dsn, "--table", table}
 
