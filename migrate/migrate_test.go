@@ -545,3 +545,34 @@ func TestPlanNothingToConvert(t *testing.T) {
 		t.Errorf("Inspect(%+v) = %v; want ErrInput saying it is already migrated", opt, err)
 	}
 }
+
+// TestPlanInProgress: a plan of an interrupted migration says where it
+// stopped and prints no zero time.
+func TestPlanInProgress(t *testing.T) {
+	conn, _ := schema(t)
+	unreferenced(t, conn, "id bigserial PRIMARY KEY")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	opt := migrate.Options{Table: "sessions", To: "snowflake", TimeColumn: "created_at", Batch: 100,
+		OnBatch: func(done, total int64) { cancel() }}
+	if _, err := migrate.Run(ctx, conn, opt); err == nil {
+		t.Fatalf("Run with a context canceled after the first batch = nil; want an error")
+	}
+	conn = connect(t, testenv.PostgresDSN(t), conn.Config().RuntimeParams["search_path"])
+	p, err := migrate.Inspect(context.Background(), conn, migrate.Options{Table: "sessions"})
+	if err != nil {
+		t.Fatalf("Inspect = %v", err)
+	}
+	var b bytes.Buffer
+	if err := p.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"in progress  migration to snowflake, phase backfill (run resumes it)", "time column  created_at timestamp with time zone\n"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("plan lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "0001-01-01") {
+		t.Errorf("plan shows a zero time:\n%s", b.String())
+	}
+}
