@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -90,6 +91,7 @@ type Handler struct {
 	log      *slog.Logger
 	metrics  *metrics
 	promh    http.Handler
+	openAPI  []byte    // openapi.json with the limits in force
 	pool     sync.Pool // *reqState
 }
 
@@ -140,7 +142,7 @@ func New(gens map[string]idgen.Generator, opts Options) (*Handler, error) {
 	for name, g := range gens {
 		if !namePattern.MatchString(name) || slices.Contains(reserved, name) {
 			return nil, fmt.Errorf("%w: generator name %q: want [A-Za-z0-9][A-Za-z0-9_.-]*, at most 64 characters, not %s",
-				ErrConfig, name, strings.Join(reserved, ", "))
+				ErrConfig, clip(name), strings.Join(reserved, ", "))
 		}
 		if g == nil || g.Scheme() == nil {
 			return nil, fmt.Errorf("%w: generator %q is nil or has no scheme", ErrConfig, name)
@@ -157,7 +159,7 @@ func New(gens map[string]idgen.Generator, opts Options) (*Handler, error) {
 		}
 	}
 	if h.def = h.gens[def]; h.def == nil {
-		return nil, fmt.Errorf("%w: default generator %q is not among %s", ErrConfig, def, strings.Join(h.names, ", "))
+		return nil, fmt.Errorf("%w: default generator %q is not among %s", ErrConfig, clip(def), strings.Join(h.names, ", "))
 	}
 	reg := opts.Registry
 	if reg == nil {
@@ -170,6 +172,7 @@ func New(gens map[string]idgen.Generator, opts Options) (*Handler, error) {
 	}
 	h.metrics = m
 	h.promh = promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(h.log.Handler(), slog.LevelError)})
+	h.openAPI = openAPIFor(h.maxCount)
 	h.pool.New = func() any { return &reqState{buf: make([]byte, 0, 1024)} }
 	return h, nil
 }
@@ -211,7 +214,7 @@ func (h *Handler) finish(w http.ResponseWriter, r *http.Request, st *reqState) {
 		if v == http.ErrAbortHandler {
 			panic(v)
 		}
-		h.log.Error("httpapi: panic serving request", "method", r.Method, "path", r.URL.Path,
+		h.log.Error("httpapi: panic serving request", "method", clip(r.Method), "path", clip(r.URL.Path),
 			"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 		h.metrics.panics.Add(1)
 		if !st.wrote {
@@ -224,8 +227,8 @@ func (h *Handler) finish(w http.ResponseWriter, r *http.Request, st *reqState) {
 	d := time.Since(st.start)
 	h.metrics.observe(st.route, st.code, d)
 	if h.log.Enabled(r.Context(), slog.LevelDebug) {
-		h.log.LogAttrs(r.Context(), slog.LevelDebug, "request", slog.String("method", r.Method),
-			slog.String("uri", r.RequestURI), slog.Int("status", st.code), slog.Duration("duration", d))
+		h.log.LogAttrs(r.Context(), slog.LevelDebug, "request", slog.String("method", clip(r.Method)),
+			slog.String("uri", clip(r.RequestURI)), slog.Int("status", st.code), slog.Duration("duration", d))
 	}
 	if cap(st.buf) > maxPooled {
 		st.buf = nil
@@ -273,7 +276,7 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, st *reqState) {
 	case "/api/v1/openapi.json":
 		st.route = routeOpenAPI
 		if h.allow(w, r, st) {
-			h.write(w, st, http.StatusOK, ctJSON, append(st.buf[:0], openAPI...))
+			h.write(w, st, http.StatusOK, ctJSON, append(st.buf[:0], h.openAPI...))
 		}
 		return
 	case "/api/v1/generators":
@@ -285,7 +288,7 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, st *reqState) {
 	}
 	rest, ok := strings.CutPrefix(path, apiPrefix)
 	if !ok {
-		h.writeError(w, st, http.StatusNotFound, fmt.Sprintf("no route %q; see /api/v1/openapi.json", path))
+		h.writeError(w, st, http.StatusNotFound, fmt.Sprintf("no route %q; see /api/v1/openapi.json", clip(path)))
 		return
 	}
 	// ids/{id}, {name}/ids or {name}/ids/{id}
@@ -293,7 +296,7 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, st *reqState) {
 	g := h.def
 	if first != "ids" {
 		if g = h.gens[first]; g == nil {
-			h.writeError(w, st, http.StatusNotFound, fmt.Sprintf("unknown generator %q; served: %s", first, strings.Join(h.names, ", ")))
+			h.writeError(w, st, http.StatusNotFound, fmt.Sprintf("unknown generator %q; served: %s", clip(first), strings.Join(h.names, ", ")))
 			return
 		}
 		switch {
@@ -306,12 +309,12 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, st *reqState) {
 		case strings.HasPrefix(tail, "ids/"):
 			tail = tail[len("ids/"):]
 		default:
-			h.writeError(w, st, http.StatusNotFound, fmt.Sprintf("no route %q; want /api/v1/%s/ids or /api/v1/%s/ids/{id}", path, first, first))
+			h.writeError(w, st, http.StatusNotFound, fmt.Sprintf("no route %q; want /api/v1/%s/ids or /api/v1/%s/ids/{id}", clip(path), first, first))
 			return
 		}
 	}
 	if tail == "" || strings.Contains(tail, "/") {
-		h.writeError(w, st, http.StatusNotFound, fmt.Sprintf("no route %q; want /api/v1/ids/{id}", path))
+		h.writeError(w, st, http.StatusNotFound, fmt.Sprintf("no route %q; want /api/v1/ids/{id}", clip(path)))
 		return
 	}
 	st.route = routeDecode
@@ -326,7 +329,7 @@ func (h *Handler) allow(w http.ResponseWriter, r *http.Request, st *reqState) bo
 		return true
 	}
 	w.Header()["Allow"] = allowGetHead
-	h.writeError(w, st, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed; use GET", r.Method))
+	h.writeError(w, st, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed; use GET", clip(r.Method)))
 	return false
 }
 
@@ -362,6 +365,39 @@ func (h *Handler) writeError(w http.ResponseWriter, st *reqState, code int, msg 
 	b = appendJSONString(b, msg)
 	b = append(b, "}\n"...)
 	h.write(w, st, code, ctJSON, b)
+}
+
+// maxEcho is about how many bytes of an input an error or log record
+// echoes.
+const maxEcho = 64
+
+// clip cuts s, an input echoed in an error or log, to maxEcho bytes at a
+// rune boundary, marking the cut with "…".
+func clip(s string) string {
+	if len(s) <= maxEcho {
+		return s
+	}
+	i := maxEcho
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}
+
+// clipEcho returns msg, an error message about input, with input cut where
+// msg echoes it, and msg itself cut to a few echoes' length.
+func clipEcho(msg, input string) string {
+	if len(input) > maxEcho {
+		msg = strings.ReplaceAll(msg, input, clip(input))
+	}
+	if len(msg) > 4*maxEcho {
+		i := 4 * maxEcho
+		for i > 0 && !utf8.RuneStart(msg[i]) {
+			i--
+		}
+		msg = msg[:i] + "…"
+	}
+	return msg
 }
 
 func itoa(n int) string {
