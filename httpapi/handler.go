@@ -13,13 +13,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/echo"
 )
 
 // DefaultMaxCount is the largest count a request may ask for when
@@ -367,37 +367,16 @@ func (h *Handler) writeError(w http.ResponseWriter, st *reqState, code int, msg 
 	h.write(w, st, code, ctJSON, b)
 }
 
-// maxEcho is about how many bytes of an input an error or log record
-// echoes.
-const maxEcho = 64
-
-// clip cuts s, an input echoed in an error or log, to maxEcho bytes at a
-// rune boundary, marking the cut with "…".
-func clip(s string) string {
-	if len(s) <= maxEcho {
-		return s
-	}
-	i := maxEcho
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
-}
+// clip cuts s, an input echoed in an error or log, to about 64 bytes.
+func clip(s string) string { return echo.Cut(s) }
 
 // clipEcho returns msg, an error message about input, with input cut where
 // msg echoes it, and msg itself cut to a few echoes' length.
 func clipEcho(msg, input string) string {
-	if len(input) > maxEcho {
-		msg = strings.ReplaceAll(msg, input, clip(input))
+	if len(input) > echo.Max {
+		msg = strings.ReplaceAll(msg, input, echo.Cut(input))
 	}
-	if len(msg) > 4*maxEcho {
-		i := 4 * maxEcho
-		for i > 0 && !utf8.RuneStart(msg[i]) {
-			i--
-		}
-		msg = msg[:i] + "…"
-	}
-	return msg
+	return echo.CutN(msg, 4*echo.Max)
 }
 
 func itoa(n int) string {

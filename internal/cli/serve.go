@@ -13,12 +13,12 @@ import (
 	"slices"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/httpapi"
+	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/snowflake"
 	"github.com/idgenkit/idgen/strategies"
 )
@@ -68,7 +68,7 @@ connections and lets requests in flight finish (up to --shutdown-timeout).`,
 func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
-		return badInput(fmt.Errorf("serve: --log-level %q: want debug, info, warn or error", f.logLevel))
+		return badInput(fmt.Errorf("serve: --log-level %q: want debug, info, warn or error", echo.Cut(f.logLevel)))
 	}
 	if (f.config == "") == (f.spec == "") {
 		return badInput(errors.New("serve: give exactly one of --config FILE or -s SPEC"))
@@ -97,7 +97,7 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	defer closeGenerators(log, gens)
 	if name, err := checkLifetime(ctx, gens); err != nil {
 		if f.spec != "" {
-			return badInput(redacted{fmt.Errorf("serve: -s %q: %w", clipInput(redactSpec(f.spec)), err)})
+			return badInput(redacted{fmt.Errorf("serve: -s %q: %w", echo.Cut(redactSpec(f.spec)), err)})
 		}
 		return badInput(redacted{fmt.Errorf("serve: --config: generator %q: %w", name, err)})
 	}
@@ -158,7 +158,7 @@ func loadGenerators(ctx context.Context, f serveFlags) (map[string]idgen.Generat
 		if isSpecError(err) {
 			err = badInput(err)
 		}
-		return nil, "", fmt.Errorf("serve: -s %q: %w", clipInput(redactSpec(f.spec)), err)
+		return nil, "", fmt.Errorf("serve: -s %q: %w", echo.Cut(redactSpec(f.spec)), err)
 	}
 	return map[string]idgen.Generator{httpapi.DefaultName: g}, httpapi.DefaultName, nil
 }
@@ -227,7 +227,7 @@ func checkLifetime(ctx context.Context, gens map[string]idgen.Generator) (string
 // (or a service name such as http), before anything listens: a malformed
 // address is bad input, a port in use a runtime failure.
 func checkAddr(addr string) error {
-	bad := fmt.Errorf("--addr %q: want host:port with a port from 0 to 65535, e.g. :8080 or 127.0.0.1:8080", clipInput(addr))
+	bad := fmt.Errorf("--addr %q: want host:port with a port from 0 to 65535, e.g. :8080 or 127.0.0.1:8080", echo.Cut(addr))
 	_, port, err := net.SplitHostPort(addr)
 	if err != nil || port == "" {
 		return bad
@@ -242,22 +242,6 @@ func checkAddr(addr string) error {
 		return bad
 	}
 	return nil
-}
-
-// maxEcho is about how many bytes of an input an error echoes.
-const maxEcho = 64
-
-// clipInput cuts s, an input echoed in an error, to about maxEcho bytes at
-// a rune boundary, marking the cut with "…".
-func clipInput(s string) string {
-	if len(s) <= maxEcho {
-		return s
-	}
-	i := maxEcho
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
 }
 
 // redacted is an error whose message has its DSN passwords masked
