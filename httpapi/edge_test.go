@@ -152,7 +152,7 @@ func TestLongInputsCut(t *testing.T) {
 		{"sub-route", "/api/v1/u/" + long, 404, `no route "/api/v1/u/xxxxxxxx`},
 		{"decode snowflake", "/api/v1/ids/" + digits, 400, `"77777777`},
 		{"decode text", "/api/v1/ids/" + long, 400, `"xxxxxxxx`},
-		{"decode uuid", "/api/v1/u/ids/" + long, 400, `"xxxxxxxx`},
+		{"decode uuid", "/api/v1/u/ids/" + long, 400, `"` + long[:64] + `…" is not a uuidv7 ID of generator "u": idgen: invalid ID syntax: it is not a 36-char UUID`},
 		{"count", "/api/v1/ids?count=" + long, 400, `count "xxxxxxxx`},
 		{"count digits", "/api/v1/ids?count=" + digits, 400, "count 77777777"},
 		{"format", "/api/v1/ids?format=" + long, 400, `format "xxxxxxxx`},

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -370,9 +371,11 @@ func (h *Handler) writeError(w http.ResponseWriter, st *reqState, code int, msg 
 // clip cuts s, an input echoed in an error or log, to about 64 bytes.
 func clip(s string) string { return echo.Cut(s) }
 
-// clipEcho returns msg, an error message about input, with input cut where
-// msg echoes it, and msg itself cut to a few echoes' length.
+// clipEcho returns msg, an error message about input, for a message that
+// names input already: input quoted becomes "it", input bare is cut, and
+// msg itself is cut to a few echoes' length.
 func clipEcho(msg, input string) string {
+	msg = strings.ReplaceAll(msg, strconv.Quote(input), "it")
 	if len(input) > echo.Max {
 		msg = strings.ReplaceAll(msg, input, echo.Cut(input))
 	}
