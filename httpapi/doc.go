@@ -1,7 +1,9 @@
 // Package httpapi serves idgen generators over HTTP. A Handler is an
 // http.Handler that users mount in their own server; "idgen serve" runs one.
 //
-// Routes (GET or HEAD; any request body is ignored):
+// Routes (GET or HEAD; any request body is ignored). HEAD of an /ids route
+// answers the status and headers a GET would (a 400 for a bad count, a 503
+// when a Readier generator cannot issue) and issues no ID:
 //
 //	/api/v1/ids?count=N          N IDs (1 ≤ N ≤ Options.MaxCount, default 1) of the default generator
 //	/api/v1/ids/{id}             an ID of the default generator's scheme, decoded
@@ -32,10 +34,14 @@
 // With ?format=text, or an Accept header that prefers text/plain, the IDs
 // come as bare canonical text, one per line: the fast path for bulk.
 //
-// Errors are JSON, {"error": "..."}, naming the input at fault: 400 for a
-// bad count or format, 404 for an unknown route or generator, 405 for a
+// Errors are JSON, {"error": "..."}, naming the input at fault (cut to
+// about 64 bytes, here and in the log): 400 for a bad count or format, or
+// an ID that is not of the generator's scheme (for uuidv4 and uuidv7, a UUID
+// of another version), 404 for an unknown route or generator, 405 for a
 // method other than GET or HEAD, 503 when the generator cannot issue (clock
-// rollback, lost worker lease, store down; with Retry-After), 500 otherwise.
+// rollback, lost worker lease, store down: with Retry-After; a clock outside
+// the layout's lifetime, before its epoch or past its end: without), 500
+// otherwise.
 // A panic in the handler is recovered, logged, and answered 500. A request
 // that fails issues nothing: there are no partial answers.
 package httpapi

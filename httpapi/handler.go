@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/echo"
 )
 
 // DefaultMaxCount is the largest count a request may ask for when
@@ -90,6 +92,7 @@ type Handler struct {
 	log      *slog.Logger
 	metrics  *metrics
 	promh    http.Handler
+	openAPI  []byte    // openapi.json with the limits in force
 	pool     sync.Pool // *reqState
 }
 
@@ -140,7 +143,7 @@ func New(gens map[string]idgen.Generator, opts Options) (*Handler, error) {
 	for name, g := range gens {
 		if !namePattern.MatchString(name) || slices.Contains(reserved, name) {
 			return nil, fmt.Errorf("%w: generator name %q: want [A-Za-z0-9][A-Za-z0-9_.-]*, at most 64 characters, not %s",
-				ErrConfig, name, strings.Join(reserved, ", "))
+				ErrConfig, clip(name), strings.Join(reserved, ", "))
 		}
 		if g == nil || g.Scheme() == nil {
 			return nil, fmt.Errorf("%w: generator %q is nil or has no scheme", ErrConfig, name)
@@ -157,7 +160,7 @@ func New(gens map[string]idgen.Generator, opts Options) (*Handler, error) {
 		}
 	}
 	if h.def = h.gens[def]; h.def == nil {
-		return nil, fmt.Errorf("%w: default generator %q is not among %s", ErrConfig, def, strings.Join(h.names, ", "))
+		return nil, fmt.Errorf("%w: default generator %q is not among %s", ErrConfig, clip(def), strings.Join(h.names, ", "))
 	}
 	reg := opts.Registry
 	if reg == nil {
@@ -170,6 +173,7 @@ func New(gens map[string]idgen.Generator, opts Options) (*Handler, error) {
 	}
 	h.metrics = m
 	h.promh = promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(h.log.Handler(), slog.LevelError)})
+	h.openAPI = openAPIFor(h.maxCount)
 	h.pool.New = func() any { return &reqState{buf: make([]byte, 0, 1024)} }
 	return h, nil
 }
@@ -211,7 +215,7 @@ func (h *Handler) finish(w http.ResponseWriter, r *http.Request, st *reqState) {
 		if v == http.ErrAbortHandler {
 			panic(v)
 		}
-		h.log.Error("httpapi: panic serving request", "method", r.Method, "path", r.URL.Path,
+		h.log.Error("httpapi: panic serving request", "method", clip(r.Method), "path", clip(r.URL.Path),
 			"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 		h.metrics.panics.Add(1)
 		if !st.wrote {
@@ -224,8 +228,8 @@ func (h *Handler) finish(w http.ResponseWriter, r *http.Request, st *reqState) {
 	d := time.Since(st.start)
 	h.metrics.observe(st.route, st.code, d)
 	if h.log.Enabled(r.Context(), slog.LevelDebug) {
-		h.log.LogAttrs(r.Context(), slog.LevelDebug, "request", slog.String("method", r.Method),
-			slog.String("uri", r.RequestURI), slog.Int("status", st.code), slog.Duration("duration", d))
+		h.log.LogAttrs(r.Context(), slog.LevelDebug, "request", slog.String("method", clip(r.Method)),
+			slog.String("uri", clip(r.RequestURI)), slog.Int("status", st.code), slog.Duration("duration", d))
 	}
 	if cap(st.buf) > maxPooled {
 		st.buf = nil
@@ -273,7 +277,7 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, st *reqState) {
 	case "/api/v1/openapi.json":
 		st.route = routeOpenAPI
 		if h.allow(w, r, st) {
-			h.write(w, st, http.StatusOK, ctJSON, append(st.buf[:0], openAPI...))
+			h.write(w, st, http.StatusOK, ctJSON, append(st.buf[:0], h.openAPI...))
 		}
 		return
 	case "/api/v1/generators":
@@ -285,7 +289,7 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, st *reqState) {
 	}
 	rest, ok := strings.CutPrefix(path, apiPrefix)
 	if !ok {
-		h.writeError(w, st, http.StatusNotFound, fmt.Sprintf("no route %q; see /api/v1/openapi.json", path))
+		h.writeError(w, st, http.StatusNotFound, fmt.Sprintf("no route %q; see /api/v1/openapi.json", clip(path)))
 		return
 	}
 	// ids/{id}, {name}/ids or {name}/ids/{id}
@@ -293,7 +297,7 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, st *reqState) {
 	g := h.def
 	if first != "ids" {
 		if g = h.gens[first]; g == nil {
-			h.writeError(w, st, http.StatusNotFound, fmt.Sprintf("unknown generator %q; served: %s", first, strings.Join(h.names, ", ")))
+			h.writeError(w, st, http.StatusNotFound, fmt.Sprintf("unknown generator %q; served: %s", clip(first), strings.Join(h.names, ", ")))
 			return
 		}
 		switch {
@@ -306,12 +310,12 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, st *reqState) {
 		case strings.HasPrefix(tail, "ids/"):
 			tail = tail[len("ids/"):]
 		default:
-			h.writeError(w, st, http.StatusNotFound, fmt.Sprintf("no route %q; want /api/v1/%s/ids or /api/v1/%s/ids/{id}", path, first, first))
+			h.writeError(w, st, http.StatusNotFound, fmt.Sprintf("no route %q; want /api/v1/%s/ids or /api/v1/%s/ids/{id}", clip(path), first, first))
 			return
 		}
 	}
 	if tail == "" || strings.Contains(tail, "/") {
-		h.writeError(w, st, http.StatusNotFound, fmt.Sprintf("no route %q; want /api/v1/ids/{id}", path))
+		h.writeError(w, st, http.StatusNotFound, fmt.Sprintf("no route %q; want /api/v1/ids/{id}", clip(path)))
 		return
 	}
 	st.route = routeDecode
@@ -326,7 +330,7 @@ func (h *Handler) allow(w http.ResponseWriter, r *http.Request, st *reqState) bo
 		return true
 	}
 	w.Header()["Allow"] = allowGetHead
-	h.writeError(w, st, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed; use GET", r.Method))
+	h.writeError(w, st, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed; use GET", clip(r.Method)))
 	return false
 }
 
@@ -362,6 +366,20 @@ func (h *Handler) writeError(w http.ResponseWriter, st *reqState, code int, msg 
 	b = appendJSONString(b, msg)
 	b = append(b, "}\n"...)
 	h.write(w, st, code, ctJSON, b)
+}
+
+// clip cuts s, an input echoed in an error or log, to about 64 bytes.
+func clip(s string) string { return echo.Cut(s) }
+
+// clipEcho returns msg, an error message about input, for a message that
+// names input already: input quoted becomes "it", input bare is cut, and
+// msg itself is cut to a few echoes' length.
+func clipEcho(msg, input string) string {
+	msg = strings.ReplaceAll(msg, strconv.Quote(input), "it")
+	if len(input) > echo.Max {
+		msg = strings.ReplaceAll(msg, input, echo.Cut(input))
+	}
+	return echo.CutN(msg, 4*echo.Max)
 }
 
 func itoa(n int) string {

@@ -679,7 +679,10 @@ func TestIssueErrors(t *testing.T) {
 	}{
 		{"lease lost", fmt.Errorf("workerid: etcd: %w", idgen.ErrLeaseLost), 503, "worker ID lease lost"},
 		{"store down", fmt.Errorf("segment: %w: dial tcp: refused", idgen.ErrUnavailable), 503, "store unavailable"},
-		{"exhausted", idgen.ErrLayoutExhausted, 500, "internal error issuing IDs"},
+		{"exhausted", fmt.Errorf("%w: the 28-bit time field ended at 2024-11-20T21:24:16Z", idgen.ErrLayoutExhausted), 503,
+			"layout lifetime exhausted: the 28-bit time field ended at 2024-11-20T21:24:16Z"},
+		{"before epoch", fmt.Errorf("%w: clock reads 2026-01-01T00:00:00Z, epoch is 2030-01-01T00:00:00Z", idgen.ErrBeforeEpoch), 503,
+			"clock is before the epoch: clock reads 2026-01-01T00:00:00Z, epoch is 2030-01-01T00:00:00Z"},
 		{"unknown", errors.New("secret: password=hunter2"), 500, "internal error issuing IDs"},
 	}
 	for _, tt := range tests {

@@ -34,10 +34,10 @@ func parseQuery(raw, accept string, max int) (query, error) {
 		if strings.ContainsAny(kv, "%+") {
 			var err error
 			if k, err = url.QueryUnescape(k); err != nil {
-				return q, fmt.Errorf("query parameter %q is not valid percent-encoding", kv)
+				return q, fmt.Errorf("query parameter %q is not valid percent-encoding", clip(kv))
 			}
 			if v, err = url.QueryUnescape(v); err != nil {
-				return q, fmt.Errorf("query parameter %q is not valid percent-encoding", kv)
+				return q, fmt.Errorf("query parameter %q is not valid percent-encoding", clip(kv))
 			}
 		}
 		switch k {
@@ -61,10 +61,10 @@ func parseQuery(raw, accept string, max int) (query, error) {
 			case "text":
 				q.text = true
 			default:
-				return q, fmt.Errorf("format %q: want json or text", v)
+				return q, fmt.Errorf("format %q: want json or text", clip(v))
 			}
 		default:
-			return q, fmt.Errorf("unknown query parameter %q; allowed: count, format", k)
+			return q, fmt.Errorf("unknown query parameter %q; allowed: count, format", clip(k))
 		}
 	}
 	if !sawFormat && accept != "" {
@@ -83,22 +83,22 @@ func parseCount(v string, max int) (int, error) {
 		neg, digits = digits[0] == '-', digits[1:]
 	}
 	if digits == "" {
-		return 0, fmt.Errorf("count %q is not an integer; want 1 to %d", v, max)
+		return 0, fmt.Errorf("count %q is not an integer; want 1 to %d", clip(v), max)
 	}
 	for i := 0; i < len(digits); i++ {
 		c := digits[i]
 		if c < '0' || c > '9' {
-			return 0, fmt.Errorf("count %q is not an integer; want 1 to %d", v, max)
+			return 0, fmt.Errorf("count %q is not an integer; want 1 to %d", clip(v), max)
 		}
 		if n <= max { // stop growing once out of range; the digits are still checked
 			n = n*10 + int(c-'0')
 		}
 	}
 	if neg && n != 0 {
-		return 0, fmt.Errorf("count %s outside [1, %d]", v, max)
+		return 0, fmt.Errorf("count %s outside [1, %d]", clip(v), max)
 	}
 	if n < 1 || n > max {
-		return 0, fmt.Errorf("count %s outside [1, %d]", v, max)
+		return 0, fmt.Errorf("count %s outside [1, %d]", clip(v), max)
 	}
 	return n, nil
 }
@@ -132,16 +132,20 @@ func (h *Handler) serveIDs(w http.ResponseWriter, r *http.Request, st *reqState,
 		h.writeError(w, st, http.StatusBadRequest, err.Error())
 		return
 	}
-	if cap(st.ids) < q.count {
-		st.ids = make([]idgen.ID, q.count, max(q.count, 16))
-	}
-	ids := st.ids[:q.count]
 	ctx := r.Context()
 	if h.timeout > 0 {
 		dc := withLazyDeadline(ctx, st.start.Add(h.timeout))
 		defer dc.release()
 		ctx = dc
 	}
+	if r.Method == http.MethodHead {
+		h.headIDs(ctx, w, st, g, q)
+		return
+	}
+	if cap(st.ids) < q.count {
+		st.ids = make([]idgen.ID, q.count, max(q.count, 16))
+	}
+	ids := st.ids[:q.count]
 	if _, err := idgen.NextN(ctx, g.gen, ids); err != nil {
 		h.issueError(w, st, g, err)
 		return
@@ -169,20 +173,40 @@ func (h *Handler) serveIDs(w http.ResponseWriter, r *http.Request, st *reqState,
 	h.write(w, st, http.StatusOK, ctJSON, b)
 }
 
+// headIDs answers HEAD for q: the status and headers a GET would get,
+// issuing nothing. A Readier generator is asked whether it can issue, and
+// its error answered as a GET's would be; any other generator is taken to
+// be able to.
+func (h *Handler) headIDs(ctx context.Context, w http.ResponseWriter, st *reqState, g *genRoute, q query) {
+	if r, ok := g.gen.(Readier); ok {
+		if err := r.Ready(ctx); err != nil {
+			h.issueError(w, st, g, err)
+			return
+		}
+	}
+	ct := ctJSON
+	if q.text {
+		ct = ctText
+	}
+	h.write(w, st, http.StatusOK, ct, st.buf[:0])
+}
+
 // Kinds of issuing errors, counted per generator.
 const (
 	errClockRollback = iota
 	errLeaseLost
 	errUnavailable
 	errTimeout
+	errLifetime
 	errOther
 	numErrKinds
 )
 
-var errKindNames = [numErrKinds]string{"clock_rollback", "lease_lost", "unavailable", "timeout", "other"}
+var errKindNames = [numErrKinds]string{"clock_rollback", "lease_lost", "unavailable", "timeout", "layout_lifetime", "other"}
 
 // classify maps an issuing error to its kind and HTTP status: 503 for what
-// passes (a clock rollback, a lost lease, a store down), 500 otherwise.
+// passes (a clock rollback, a lost lease, a store down) and for a clock
+// outside the layout's lifetime, 500 otherwise.
 func classify(err error) (kind, code int) {
 	switch {
 	case errors.Is(err, idgen.ErrClockRollback):
@@ -193,11 +217,15 @@ func classify(err error) (kind, code int) {
 		return errUnavailable, http.StatusServiceUnavailable
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return errTimeout, http.StatusServiceUnavailable
+	case errors.Is(err, idgen.ErrLayoutExhausted), errors.Is(err, idgen.ErrBeforeEpoch):
+		return errLifetime, http.StatusServiceUnavailable
 	}
 	return errOther, http.StatusInternalServerError
 }
 
-// issueError answers a failed issue: nothing of the request is sent.
+// issueError answers a failed issue: nothing of the request is sent. A 503
+// carries Retry-After, but for a clock outside the layout's lifetime, which
+// waiting does not mend.
 func (h *Handler) issueError(w http.ResponseWriter, st *reqState, g *genRoute, err error) {
 	kind, code := classify(err)
 	g.errs[kind].Add(1)
@@ -212,7 +240,7 @@ func (h *Handler) issueError(w http.ResponseWriter, st *reqState, g *genRoute, e
 		msg = "internal error issuing IDs; see the server log"
 	}
 	h.log.Error("httpapi: issuing IDs failed", "generator", g.name, "kind", errKindNames[kind], "status", code, "err", err)
-	if code == http.StatusServiceUnavailable {
+	if code == http.StatusServiceUnavailable && kind != errLifetime {
 		secs := (retry + time.Second - 1) / time.Second
 		w.Header()["Retry-After"] = []string{itoa(int(secs))}
 	}
@@ -223,8 +251,16 @@ func (h *Handler) issueError(w http.ResponseWriter, st *reqState, g *genRoute, e
 func (h *Handler) serveDecode(w http.ResponseWriter, st *reqState, g *genRoute, text string) {
 	id, err := g.scheme.Parse(text)
 	if err != nil {
-		h.writeError(w, st, http.StatusBadRequest, fmt.Sprintf("%q is not a %s ID of generator %q: %v", text, g.scheme.Name, g.name, err))
+		h.writeError(w, st, http.StatusBadRequest, fmt.Sprintf("%q is not a %s ID of generator %q: %s",
+			clip(text), g.scheme.Name, g.name, clipEcho(err.Error(), text)))
 		return
+	}
+	if v := g.enc.uuidVersion; v != 0 {
+		if got := id.Bytes()[6] >> 4; got != v {
+			h.writeError(w, st, http.StatusBadRequest, fmt.Sprintf("%q is a version %d UUID; generator %q issues version %d",
+				clip(text), got, g.name, v))
+			return
+		}
 	}
 	b := g.enc.appendObject(st.buf[:0], id)
 	h.write(w, st, http.StatusOK, ctJSON, append(b, '\n'))

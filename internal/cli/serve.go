@@ -6,14 +6,19 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/httpapi"
+	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/snowflake"
 	"github.com/idgenkit/idgen/strategies"
 )
@@ -63,7 +68,7 @@ connections and lets requests in flight finish (up to --shutdown-timeout).`,
 func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
-		return badInput(fmt.Errorf("serve: --log-level %q: want debug, info, warn or error", f.logLevel))
+		return badInput(fmt.Errorf("serve: --log-level %q: want debug, info, warn or error", echo.Cut(f.logLevel)))
 	}
 	if (f.config == "") == (f.spec == "") {
 		return badInput(errors.New("serve: give exactly one of --config FILE or -s SPEC"))
@@ -80,13 +85,22 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	if f.maxCount < 1 {
 		return badInput(fmt.Errorf("serve: --max-count %d: want at least 1", f.maxCount))
 	}
+	if err := checkAddr(f.addr); err != nil {
+		return badInput(fmt.Errorf("serve: %w", err))
+	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
 
 	gens, def, err := loadGenerators(ctx, f)
 	if err != nil {
-		return err
+		return redacted{err}
 	}
 	defer closeGenerators(log, gens)
+	if name, err := checkLifetime(ctx, gens); err != nil {
+		if f.spec != "" {
+			return badInput(redacted{fmt.Errorf("serve: -s %q: %w", echo.Cut(redactSpec(f.spec)), err)})
+		}
+		return badInput(redacted{fmt.Errorf("serve: --config: generator %q: %w", name, err)})
+	}
 	h, err := httpapi.New(gens, httpapi.Options{Default: def, MaxCount: f.maxCount, Timeout: f.timeout, Logger: log})
 	if err != nil {
 		return badInput(fmt.Errorf("serve: %w", err))
@@ -144,7 +158,7 @@ func loadGenerators(ctx context.Context, f serveFlags) (map[string]idgen.Generat
 		if isSpecError(err) {
 			err = badInput(err)
 		}
-		return nil, "", fmt.Errorf("serve: -s %q: %w", f.spec, err)
+		return nil, "", fmt.Errorf("serve: -s %q: %w", echo.Cut(redactSpec(f.spec)), err)
 	}
 	return map[string]idgen.Generator{httpapi.DefaultName: g}, httpapi.DefaultName, nil
 }
@@ -185,4 +199,69 @@ func loadConfig(ctx context.Context, path string) (map[string]idgen.Generator, s
 // itself (a key, a node value out of range, a layout) rather than on a store.
 func isSpecError(err error) bool {
 	return errors.Is(err, strategies.ErrSpec) || errors.Is(err, idgen.ErrOutOfRange) || errors.Is(err, snowflake.ErrInvalidLayout)
+}
+
+// checkLifetime asks every generator that can tell (an httpapi.Readier)
+// whether the clock is inside its layout's lifetime, issuing nothing. It
+// returns the name of the first, in name order, whose layout has ended
+// (idgen.ErrLayoutExhausted) or whose epoch is ahead (idgen.ErrBeforeEpoch),
+// and that error. Other readiness errors (a lease, a store) are not its
+// concern: /readyz reports them.
+func checkLifetime(ctx context.Context, gens map[string]idgen.Generator) (string, error) {
+	for _, name := range slices.Sorted(maps.Keys(gens)) {
+		r, ok := gens[name].(httpapi.Readier)
+		if !ok {
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, httpapi.DefaultReadyTimeout)
+		err := r.Ready(rctx)
+		cancel()
+		if errors.Is(err, idgen.ErrLayoutExhausted) || errors.Is(err, idgen.ErrBeforeEpoch) {
+			return name, err
+		}
+	}
+	return "", nil
+}
+
+// checkAddr reports whether addr is host:port with a port from 0 to 65535
+// (or a service name such as http), before anything listens: a malformed
+// address is bad input, a port in use a runtime failure.
+func checkAddr(addr string) error {
+	bad := fmt.Errorf("--addr %q: want host:port with a port from 0 to 65535, e.g. :8080 or 127.0.0.1:8080", echo.Cut(addr))
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil || port == "" {
+		return bad
+	}
+	if n, err := strconv.ParseUint(port, 10, 64); err == nil {
+		if n > 65535 {
+			return bad
+		}
+		return nil
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return bad
+	}
+	return nil
+}
+
+// redacted is an error whose message has its DSN passwords masked
+// (redactSpec); errors.Is and As see the error it wraps.
+type redacted struct{ err error }
+
+func (e redacted) Error() string { return redactSpec(e.err.Error()) }
+func (e redacted) Unwrap() error { return e.err }
+
+var (
+	// userinfoPassword matches the password of scheme://user:password@.
+	userinfoPassword = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^:/@\s,"]*):[^@\s,"/]*@`)
+	// keyPassword matches a password=value pair, of a query or a keyword DSN.
+	keyPassword = regexp.MustCompile(`(?i)(password=)[^&\s,;"']*`)
+)
+
+// redactSpec masks the passwords in s, a spec or a message that echoes
+// one: the userinfo password of every scheme://user:password@ URL (of a
+// comma list too) and the value of every password=... pair become "xxxxx".
+func redactSpec(s string) string {
+	s = userinfoPassword.ReplaceAllString(s, "${1}:xxxxx@")
+	return keyPassword.ReplaceAllString(s, "${1}xxxxx")
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -19,6 +20,10 @@ import (
 )
 
 func TestServeBadInput(t *testing.T) {
+	expired := filepath.Join(t.TempDir(), "expired.yaml")
+	if err := os.WriteFile(expired, []byte("default: orders\ngenerators:\n  orders: snowflake?preset=twitter\n  old: snowflake?preset=baidu\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name     string
 		args     []string
@@ -33,7 +38,18 @@ func TestServeBadInput(t *testing.T) {
 		{"log level", []string{"serve", "-s", "snowflake", "--log-level", "loud"}, 2, `--log-level "loud"`},
 		{"max count", []string{"serve", "-s", "snowflake", "--max-count", "0"}, 2, "--max-count 0"},
 		{"negative timeout", []string{"serve", "-s", "snowflake", "--write-timeout", "-1s"}, 2, "--write-timeout -1s must not be negative"},
-		{"bad addr", []string{"serve", "-s", "snowflake", "--addr", "127.0.0.1:99999"}, 1, `--addr "127.0.0.1:99999"`},
+		{"port out of range", []string{"serve", "-s", "snowflake", "--addr", "127.0.0.1:99999"}, 2,
+			`--addr "127.0.0.1:99999": want host:port with a port from 0 to 65535`},
+		{"addr not host:port", []string{"serve", "-s", "snowflake", "--addr", "notaport"}, 2,
+			`--addr "notaport": want host:port with a port from 0 to 65535`},
+		{"addr without port", []string{"serve", "-s", "snowflake", "--addr", "127.0.0.1:"}, 2, `--addr "127.0.0.1:": want host:port`},
+		{"addr bad port", []string{"serve", "-s", "snowflake", "--addr", ":80a"}, 2, `--addr ":80a": want host:port`},
+		{"expired layout", []string{"serve", "-s", "snowflake?preset=baidu", "--addr", "127.0.0.1:0"}, 2,
+			`-s "snowflake?preset=baidu": idgen: layout lifetime exhausted: the 28-bit time field ended at 2024-11-20T21:24:16Z`},
+		{"expired layout in config", []string{"serve", "--config", expired, "--addr", "127.0.0.1:0"}, 2,
+			`--config: generator "old": idgen: layout lifetime exhausted`},
+		{"future epoch", []string{"serve", "-s", "snowflake?preset=twitter&epoch=2199-01-01", "--addr", "127.0.0.1:0"}, 2,
+			"idgen: clock is before the epoch"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -43,6 +59,61 @@ func TestServeBadInput(t *testing.T) {
 				t.Errorf("idgen %s = %d, stderr %q; want %d and %q", strings.Join(tt.args, " "), code, stderr.String(), tt.code, tt.contains)
 			}
 		})
+	}
+}
+
+// A port in use is a runtime failure, not bad input: exit 1, naming the
+// address.
+func TestServePortInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	var stdout, stderr bytes.Buffer
+	code := cli.Main([]string{"serve", "-s", "snowflake", "--addr", addr}, strings.NewReader(""), &stdout, &stderr)
+	if want := fmt.Sprintf("--addr %q", addr); code != 1 || !strings.Contains(stderr.String(), want) {
+		t.Errorf("idgen serve --addr %s (in use) = %d, stderr %q; want 1 and %q", addr, code, stderr.String(), want)
+	}
+}
+
+// The startup error masks the passwords of the spec's DSNs, and cuts a
+// long spec.
+func TestServeStartupErrorMasked(t *testing.T) {
+	tests := []struct {
+		name, spec string
+		secrets    []string
+		contains   string
+	}{
+		{"ticket list", "ticket?dsn=mysql://u:S3cretMY@127.0.0.1:1/test,postgres://u:S3cretPG@127.0.0.1:1/db",
+			[]string{"S3cretMY", "S3cretPG"}, `-s "ticket?dsn=mysql://u:xxxxx@127.0.0.1:1/test,postgres://u:xxxxx@1…"`},
+		{"password cut", "ticket?dsn=mysql://u:xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx@127.0.0.1:1/test,postgres://u:S3cretCUT@127.0.0.1:1/db",
+			[]string{"S3cr"}, `-s "ticket?dsn=mysql://u:xxxxx@127.0.0.1:1/test,postgres://u:xxxxx@1…"`},
+		{"segment", "segment?dsn=postgres://u:S3cretSEG@127.0.0.1:1/db&tag=a", []string{"S3cretSEG"}, "postgres://u:xxxxx@127.0.0.1:1/db"},
+		{"password key", "segment?dsn=postgres://u@127.0.0.1:1/db?password=S3cretQ%26sslmode=disable&tag=a",
+			[]string{"S3cretQ"}, "password=xxxxx"},
+		{"keyword DSN", "segment?dsn=host=127.0.0.1 port=1 user=u password=S3cretKW dbname=x&tag=a", []string{"S3cretKW"}, "password=xxxxx"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := cli.Main([]string{"serve", "-s", tt.spec, "--addr", "127.0.0.1:0"}, strings.NewReader(""), &stdout, &stderr)
+			if code == 0 || !strings.Contains(stderr.String(), tt.contains) {
+				t.Errorf("idgen serve -s %q = %d, stderr %q; want a failure and %q", tt.spec, code, stderr.String(), tt.contains)
+			}
+			for _, secret := range tt.secrets {
+				if strings.Contains(stdout.String()+stderr.String(), secret) {
+					t.Errorf("idgen serve -s %q printed the password %q: %s", tt.spec, secret, stderr.String())
+				}
+			}
+		})
+	}
+	long := "snowflake?preset=" + strings.Repeat("x", 10_000)
+	var stdout, stderr bytes.Buffer
+	code := cli.Main([]string{"serve", "-s", long, "--addr", "127.0.0.1:0"}, strings.NewReader(""), &stdout, &stderr)
+	if echo := `-s "` + long[:70]; code != 2 || strings.Contains(stderr.String(), echo) || !strings.Contains(stderr.String(), long[:40]) {
+		t.Errorf("idgen serve -s <10,000 characters> = %d, stderr %.300q; want 2 and the spec cut to about 64 characters", code, stderr.String())
 	}
 }
 
@@ -61,7 +132,8 @@ func TestServeProcess(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("default: orders\ngenerators:\n  orders: snowflake?preset=twitter&worker=7\n  sessions: uuidv7\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "serve", "--config", cfg, "--addr", "127.0.0.1:0", "--max-count", "1000000")
+	cmd := exec.Command(bin, "serve", "--config", cfg, "--addr", "127.0.0.1:0", "--max-count", "1000000",
+		"--timeout", "1m") // the million IDs may take more than the default 1 s on a busy machine
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
