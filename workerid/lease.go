@@ -44,7 +44,8 @@ type LeaseConfig struct {
 	// can expire and pass to another node. Zero means TTL/2.
 	LostAfter time.Duration
 	// StateFile remembers the last worker ID held; it is tried first on
-	// the next start. Empty means none.
+	// the next start, unless its high-water mark is still ahead of the
+	// clock and another free ID's has passed. Empty means none.
 	StateFile string
 	// Owner is written beside the lease for operators. Empty means
 	// hostname-pid-random.
