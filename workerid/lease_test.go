@@ -55,7 +55,9 @@ var backends = []struct {
 			addr: host,
 			open: func(ctx context.Context, addr string, cfg workerid.LeaseConfig) (leaseSource, error) {
 				cfg.Namespace = ns
-				s, err := workerid.OpenEtcd(ctx, workerid.EtcdConfig{LeaseConfig: cfg, Endpoints: []string{addr}, DialTimeout: 2 * time.Second})
+				// 10 s: 64 clients dialling at once under -race on a loaded
+				// machine take more than 2 s.
+				s, err := workerid.OpenEtcd(ctx, workerid.EtcdConfig{LeaseConfig: cfg, Endpoints: []string{addr}, DialTimeout: 10 * time.Second})
 				if err != nil {
 					return nil, err
 				}
