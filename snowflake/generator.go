@@ -86,7 +86,8 @@ type Generator struct {
 
 	hw         HighWaterStore
 	hwMu       sync.Mutex
-	markTick   atomic.Int64 // ticks >= markTick need a new mark first
+	adopted    atomic.Pointer[adoptedMark] // the last lease mark that moved the state
+	markTick   atomic.Int64                // ticks >= markTick need a new mark first
 	aheadTicks int64
 }
 
@@ -137,7 +138,7 @@ func New(ctx context.Context, cfg Config) (*Generator, error) {
 		return nil, err
 	}
 	if g.hw != nil && g.lease == nil {
-		if err := g.adoptMark(ctx); err != nil {
+		if err := g.adoptMark(ctx, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -196,7 +197,7 @@ func (g *Generator) nodeState(ctx context.Context) (*nodeState, error) {
 		// A reacquired identity may have been used by another node whose
 		// clock ran ahead: its store holds that node's mark.
 		g.hwMu.Lock()
-		err := g.adoptMark(ctx)
+		err := g.adoptMark(ctx, ident)
 		g.hwMu.Unlock()
 		if err != nil {
 			return nil, err
@@ -222,10 +223,19 @@ func (p *plan) nodeBits(values map[string]int64) (uint64, error) {
 	return v, nil
 }
 
+// adoptedMark is a leased identity's high-water mark that moved the state
+// up to tick, the tick before the mark.
+type adoptedMark struct {
+	tick   int64
+	mark   time.Time
+	worker int64
+}
+
 // adoptMark reads the high-water mark and makes sure no tick before it is
 // issued: the state moves up to the tick before the mark, used up, and the
-// next tick needs a new mark first. The state never moves down.
-func (g *Generator) adoptMark(ctx context.Context) error {
+// next tick needs a new mark first. The state never moves down. ident is
+// the leased identity whose mark it is, nil without a lease.
+func (g *Generator) adoptMark(ctx context.Context, ident *idgen.Identity) error {
 	mark, err := g.hw.Load(ctx)
 	if err != nil {
 		return fmt.Errorf("snowflake: loading high-water mark: %w", err)
@@ -235,14 +245,33 @@ func (g *Generator) adoptMark(ctx context.Context) error {
 		m = (d + g.p.tickNs - 1) / g.p.tickNs // first tick starting at or after the mark
 	}
 	g.markTick.Store(m)
+	g.adopted.Store(nil)
 	for m > 0 {
 		// Tick m-1 counts as used up: nothing below m is issued again.
 		old := g.state.Load()
-		if int64(old>>g.sShift) >= m || g.state.CompareAndSwap(old, max(old, uint64(m-1)<<g.sShift|g.p.seqMax)) {
+		if int64(old>>g.sShift) >= m {
+			break
+		}
+		if g.state.CompareAndSwap(old, max(old, uint64(m-1)<<g.sShift|g.p.seqMax)) {
+			if ident != nil {
+				// A clock behind tick m-1 is behind this mark, not behind
+				// an ID of ours.
+				g.adopted.Store(&adoptedMark{tick: m - 1, mark: mark, worker: ident.WorkerID})
+			}
 			break
 		}
 	}
 	return nil
+}
+
+// rollbackErr returns rb, or, when the last tick is where a leased
+// identity's mark put the state (nothing issued since), a
+// *HighWaterAheadError naming that mark.
+func (g *Generator) rollbackErr(rb *idgen.ClockRollbackError, last int64) error {
+	if a := g.adopted.Load(); a != nil && a.tick == last {
+		return &HighWaterAheadError{WorkerID: a.worker, Mark: a.mark, Ahead: a.mark.Sub(rb.Now), Rollback: rb}
+	}
+	return rb
 }
 
 // SyncLease takes up the lease's current identity, issuing nothing: when
@@ -263,7 +292,9 @@ func (g *Generator) SyncLease(ctx context.Context) error {
 // idgen.ErrBeforeEpoch or idgen.ErrLayoutExhausted when the clock is
 // outside the layout's lifetime, *idgen.ClockRollbackError when the clock is
 // behind the last tick issued by more than the policy waits (Fail: any;
-// WaitThenFail: MaxWait; Wait: never), or a high-water Load error. A new lease
+// WaitThenFail: MaxWait; Wait: never), *HighWaterAheadError (wrapping one)
+// when it is behind a new lease identity's mark instead, or a high-water
+// Load error. A new lease
 // identity's high-water mark is read here, as Next would read it.
 func (g *Generator) Ready(ctx context.Context) error {
 	if err := g.SyncLease(ctx); err != nil {
@@ -282,7 +313,7 @@ func (g *Generator) Ready(ctx context.Context) error {
 	if last := int64(g.state.Load() >> g.sShift); ns < last*p.tickNs {
 		drift := time.Duration(last*p.tickNs - ns)
 		if g.policy == Fail || (g.policy == WaitThenFail && drift > g.maxWait) {
-			return &idgen.ClockRollbackError{Drift: drift, Last: p.layout.TickTime(last), Now: time.Unix(0, ns+p.epochNs).UTC()}
+			return g.rollbackErr(&idgen.ClockRollbackError{Drift: drift, Last: p.layout.TickTime(last), Now: time.Unix(0, ns+p.epochNs).UTC()}, last)
 		}
 	}
 	return nil
@@ -296,7 +327,8 @@ func (g *Generator) Layout() Layout { return g.p.layout }
 
 // Next returns a new ID. It waits for the next tick when the tick's sequence
 // is used up, and applies the rollback policy when the clock is behind the
-// last tick issued. Errors: *idgen.ClockRollbackError, idgen.ErrLayoutExhausted,
+// last tick issued. Errors: *idgen.ClockRollbackError (or, behind a leased
+// identity's mark, *HighWaterAheadError), idgen.ErrLayoutExhausted,
 // idgen.ErrBeforeEpoch, a high-water Store error, or ctx's error while waiting.
 func (g *Generator) Next(ctx context.Context) (idgen.ID, error) {
 	// Fast path: the clock is still in the state's tick and its sequence
@@ -471,11 +503,11 @@ func (g *Generator) rollback(ctx context.Context, drift time.Duration, last, ns 
 	switch g.policy {
 	case Fail:
 		g.rollbackFailures.Add(1)
-		return rb
+		return g.rollbackErr(rb, last)
 	case WaitThenFail:
 		if *waited+drift > g.maxWait {
 			g.rollbackFailures.Add(1)
-			return rb
+			return g.rollbackErr(rb, last)
 		}
 	}
 	g.rollbackWaits.Add(1)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/idgenkit/idgen"
 )
 
 // A HighWaterStore persists a time ahead of every ID a Generator has issued.
@@ -72,3 +74,36 @@ func (f FileHighWater) Store(_ context.Context, mark time.Time) error {
 	}
 	return nil
 }
+
+// HighWaterAheadError reports that the high-water mark of a leased worker ID,
+// written by the ID's previous holder (another node, or this one before a
+// restart), is ahead of the clock: no ID is issued under the worker ID before
+// the clock passes Mark, and the rollback policy would not wait that long.
+// The clock did not step back. A worker ID lease (package workerid) hands
+// out such an ID only when every free ID's mark is ahead.
+//
+// It unwraps to the *idgen.ClockRollbackError of the policy, so it matches
+// idgen.ErrClockRollback, and callers that back off from a clock rollback
+// (HTTP 503 with Retry-After) back off from it alike.
+type HighWaterAheadError struct {
+	WorkerID int64         // the leased worker ID
+	Mark     time.Time     // the previous holder's mark
+	Ahead    time.Duration // Mark minus the clock's reading; > 0
+	Rollback *idgen.ClockRollbackError
+}
+
+func (e *HighWaterAheadError) Error() string {
+	ahead := e.Ahead
+	if ahead >= time.Millisecond {
+		ahead = ahead.Round(time.Millisecond)
+	}
+	s := fmt.Sprintf("snowflake: worker ID %d: the previous holder's high-water mark is %v ahead of the clock; no ID is issued under worker ID %d before %s",
+		e.WorkerID, ahead, e.WorkerID, e.Mark.UTC().Format(time.RFC3339Nano))
+	if e.Rollback.Waited > 0 {
+		s += fmt.Sprintf(" (waited %v)", e.Rollback.Waited)
+	}
+	return s
+}
+
+// Unwrap returns the clock rollback error of the policy.
+func (e *HighWaterAheadError) Unwrap() error { return e.Rollback }

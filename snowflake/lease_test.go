@@ -96,3 +96,47 @@ func TestLeaseReacquiredReadsMark(t *testing.T) {
 		t.Fatalf("mark %v not ahead of the ID issued at %v", mark, id.Time())
 	}
 }
+
+// TestMarkAheadNamed: a leased worker ID whose previous holder's mark is
+// ahead of the clock is refused with a *snowflake.HighWaterAheadError that
+// names the worker ID and how far ahead the mark is, not a clock step; it
+// still matches idgen.ErrClockRollback and carries the rollback for a
+// Retry-After. A clock stepping back after issuing is a plain rollback.
+func TestMarkAheadNamed(t *testing.T) {
+	for _, policy := range []snowflake.Policy{snowflake.Fail, snowflake.WaitThenFail} {
+		t.Run(policy.String(), func(t *testing.T) {
+			lease := &idgentest.Lease{}
+			lease.Set(&idgen.Identity{WorkerID: 2, Generation: 1})
+			hw := &memMark{mark: t0.Add(889 * time.Millisecond)}
+			clk := idgentest.NewClock(t0)
+			g := mustNew(t, snowflake.Config{Layout: twitter(t), Clock: clk, Lease: lease, HighWater: hw, Rollback: policy})
+			want := "snowflake: worker ID 2: the previous holder's high-water mark is 889ms ahead of the clock; " +
+				"no ID is issued under worker ID 2 before 2026-06-01T11:07:00.889Z"
+			for name, call := range map[string]func() error{
+				"Ready": func() error { return g.Ready(context.Background()) },
+				"Next":  func() error { _, err := g.Next(context.Background()); return err },
+			} {
+				err := call()
+				var ahead *snowflake.HighWaterAheadError
+				if !errors.As(err, &ahead) || err.Error() != want {
+					t.Fatalf("%s() under a mark 889ms ahead = %v; want %q", name, err, want)
+				}
+				if ahead.WorkerID != 2 || ahead.Ahead != 889*time.Millisecond || !ahead.Mark.Equal(t0.Add(889*time.Millisecond)) {
+					t.Fatalf("%s(): %+v; want worker 2, 889ms ahead of a mark at %v", name, ahead, t0.Add(889*time.Millisecond))
+				}
+				var rb *idgen.ClockRollbackError
+				if !errors.Is(err, idgen.ErrClockRollback) || !errors.As(err, &rb) || rb.Drift < 888*time.Millisecond {
+					t.Fatalf("%s() = %v; want it to match ErrClockRollback with a drift of about 889ms", name, err)
+				}
+			}
+			clk.Add(time.Second)
+			next(t, g)
+			clk.Add(-time.Second) // a real step back, after issuing
+			_, err := g.Next(context.Background())
+			var ahead *snowflake.HighWaterAheadError
+			if !errors.Is(err, idgen.ErrClockRollback) || errors.As(err, &ahead) {
+				t.Fatalf("Next() after the clock stepped back = %v; want a plain clock rollback", err)
+			}
+		})
+	}
+}

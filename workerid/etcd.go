@@ -33,8 +33,9 @@ type EtcdConfig struct {
 // the key's create revision, which only goes up. The high-water mark is kept
 // under /idgen/<namespace>/highwater/<id>, written only while the worker
 // key is attached to this node's lease (Etcd is a snowflake.HighWaterStore).
-// Acquire takes the preferred (last) ID if it is free, else the lowest free
-// ID whose mark has passed (by this node's clock), else the lowest free one.
+// Acquire takes the preferred (last) ID if it is free and its mark has passed
+// (by this node's clock), else the lowest free ID whose mark has passed, else
+// the free ID whose mark is earliest.
 type Etcd struct {
 	*lease
 }
@@ -115,34 +116,24 @@ func (b *etcdBackend) acquire(ctx context.Context, preferred int64) (id, gen int
 			taken[n] = true
 		}
 	}
-	// IDs whose mark is still ahead (released a moment ago) go last: their
-	// next holder would have to wait the mark out.
 	marks, err := b.c.Get(ctx, b.prefix+"highwater/", clientv3.WithPrefix())
 	if err != nil {
 		return 0, 0, hw, b.unreachable(err)
 	}
-	ahead := map[int64]bool{}
-	now := time.Now()
+	stored := map[int64]time.Time{}
 	for _, kv := range marks.Kvs {
 		n, err := strconv.ParseInt(strings.TrimPrefix(string(kv.Key), b.prefix+"highwater/"), 10, 64)
-		if m, perr := time.Parse(time.RFC3339Nano, string(kv.Value)); err == nil && perr == nil && m.After(now) {
-			ahead[n] = true
+		if m, perr := time.Parse(time.RFC3339Nano, string(kv.Value)); err == nil && perr == nil {
+			stored[n] = m
 		}
 	}
-	var candidates, later []int64
-	if preferred >= 0 && preferred <= b.max && !taken[preferred] {
-		candidates = append(candidates, preferred)
-	}
+	var free []int64
 	for i := int64(0); i <= b.max; i++ {
-		switch {
-		case taken[i] || i == preferred:
-		case ahead[i]:
-			later = append(later, i)
-		default:
-			candidates = append(candidates, i)
+		if !taken[i] {
+			free = append(free, i)
 		}
 	}
-	candidates = append(candidates, later...)
+	candidates := acquireOrder(free, stored, preferred, time.Now())
 	if len(candidates) == 0 {
 		return 0, 0, hw, b.full()
 	}

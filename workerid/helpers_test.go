@@ -3,92 +3,30 @@ package workerid_test
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/url"
 	"os"
 	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"go.etcd.io/etcd/server/v3/embed"
 
 	"github.com/idgenkit/idgen/internal/testenv"
-)
-
-var (
-	etcdOnce sync.Once
-	etcdSrv  *embed.Etcd
-	etcdURL  string
-	etcdErr  error
+	"github.com/idgenkit/idgen/internal/testenv/etcdtest"
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if etcdSrv != nil {
-		etcdSrv.Close()
-		os.RemoveAll(etcdSrv.Config().Dir)
-	}
+	etcdtest.Stop()
 	os.Exit(code)
 }
 
-// freePort returns a loopback port nothing listens on now.
-func freePort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("listen: %v", err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// startEtcd starts an embedded single-member etcd on loopback with free
-// ports, in dir. The caller closes it.
-func startEtcd(t testing.TB, dir string) (*embed.Etcd, string, error) {
-	cfg := embed.NewConfig()
-	cfg.Dir = dir
-	cfg.Name = "idgen-test"
-	cfg.LogLevel = "fatal"
-	cfg.LogOutputs = []string{"stderr"}
-	cu, _ := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", freePort(t)))
-	pu, _ := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", freePort(t)))
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
-	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
-	e, err := embed.StartEtcd(cfg)
-	if err != nil {
-		return nil, "", err
-	}
-	select {
-	case <-e.Server.ReadyNotify():
-	case <-time.After(30 * time.Second):
-		e.Close()
-		return nil, "", fmt.Errorf("embedded etcd not ready after 30s")
-	}
-	return e, cu.Host, nil
-}
-
-// sharedEtcd returns host:port of the package's embedded etcd, started on
-// first use and stopped by TestMain.
-func sharedEtcd(t testing.TB) string {
-	t.Helper()
-	etcdOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "idgen-workerid-etcd")
-		if err != nil {
-			etcdErr = err
-			return
-		}
-		etcdSrv, etcdURL, etcdErr = startEtcd(t, dir)
-	})
-	if etcdErr != nil {
-		t.Fatalf("embedded etcd: %v", etcdErr)
-	}
-	return etcdURL
-}
+var (
+	freePort   = etcdtest.FreePort
+	startEtcd  = etcdtest.Start
+	sharedEtcd = etcdtest.Shared
+)
 
 var nameSeq atomic.Int64
 

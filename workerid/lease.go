@@ -1,12 +1,14 @@
 package workerid
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,7 +44,8 @@ type LeaseConfig struct {
 	// can expire and pass to another node. Zero means TTL/2.
 	LostAfter time.Duration
 	// StateFile remembers the last worker ID held; it is tried first on
-	// the next start. Empty means none.
+	// the next start, unless its high-water mark is still ahead of the
+	// clock and another free ID's has passed. Empty means none.
 	StateFile string
 	// Owner is written beside the lease for operators. Empty means
 	// hostname-pid-random.
@@ -84,10 +87,14 @@ var errGone = errors.New("workerid: lease no longer held")
 
 // A backend is the store of a lease.
 type backend interface {
-	// acquire takes preferred if it is free, else the lowest free worker
-	// ID whose high-water mark has passed, else the lowest free one, and
-	// returns it with its new generation and stored high-water mark. Every
-	// ID held: idgen.ErrNoWorkerIDs.
+	// acquire takes a free worker ID and returns it with its new
+	// generation and stored high-water mark: preferred if its mark has
+	// passed (or it has none), else the lowest free ID whose mark has
+	// passed, else the free ID whose mark is earliest (preferred, then the
+	// lowest, on a tie). An ID whose mark is ahead would make its holder
+	// wait the mark out, so a node restarted inside the high-water window
+	// takes another ID rather than the one its state file names. Every ID
+	// held: idgen.ErrNoWorkerIDs.
 	acquire(ctx context.Context, preferred int64) (id, gen int64, hw time.Time, err error)
 	// renew extends the lease; errGone when it is no longer held.
 	renew(ctx context.Context, id, gen int64) error
@@ -97,6 +104,36 @@ type backend interface {
 	// it is held (else errGone).
 	storeMark(ctx context.Context, id, gen int64, mark time.Time) error
 	close()
+}
+
+// acquireOrder sorts the free worker IDs in the order acquire tries them:
+// those whose mark (in marks; none counts as passed) is at or before now
+// first, preferred among them first, then the lowest; then those whose mark
+// is ahead, the earliest mark first.
+func acquireOrder(free []int64, marks map[int64]time.Time, preferred int64, now time.Time) []int64 {
+	ahead := func(id int64) bool { return marks[id].After(now) }
+	slices.SortStableFunc(free, func(a, b int64) int {
+		aa, ba := ahead(a), ahead(b)
+		switch {
+		case aa != ba:
+			if aa {
+				return 1
+			}
+			return -1
+		case aa:
+			if c := marks[a].Compare(marks[b]); c != 0 {
+				return c
+			}
+		}
+		if (a == preferred) != (b == preferred) {
+			if a == preferred {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(a, b)
+	})
+	return free
 }
 
 // held is the lease the renewal goroutine holds.

@@ -55,7 +55,9 @@ var backends = []struct {
 			addr: host,
 			open: func(ctx context.Context, addr string, cfg workerid.LeaseConfig) (leaseSource, error) {
 				cfg.Namespace = ns
-				s, err := workerid.OpenEtcd(ctx, workerid.EtcdConfig{LeaseConfig: cfg, Endpoints: []string{addr}, DialTimeout: 2 * time.Second})
+				// 10 s: 64 clients dialling at once under -race on a loaded
+				// machine take more than 2 s.
+				s, err := workerid.OpenEtcd(ctx, workerid.EtcdConfig{LeaseConfig: cfg, Endpoints: []string{addr}, DialTimeout: 10 * time.Second})
 				if err != nil {
 					return nil, err
 				}
@@ -315,6 +317,60 @@ func TestAcquirePrefersPassedMarks(t *testing.T) {
 			defer d.Close()
 			if w := worker(d); w != 0 {
 				t.Fatalf("fourth worker = %d; want 0, the only one free", w)
+			}
+		})
+	}
+}
+
+// A restart inside the high-water window: the state file names the worker
+// ID this node held a moment ago, whose mark is still ahead. The node takes a
+// free ID whose mark has passed instead; when every free ID's mark is ahead,
+// the one with the earliest mark.
+func TestStateFileYieldsToPassedMarks(t *testing.T) {
+	for _, bk := range backends {
+		t.Run(bk.name, func(t *testing.T) {
+			b := bk.setup(t)
+			cfg := fast(3)
+			cfg.StateFile = filepath.Join(t.TempDir(), "worker-id")
+			now := time.Now().Truncate(time.Millisecond) // PostgreSQL keeps µs
+			hold := func(want int64, mark time.Time) {
+				t.Helper()
+				s := mustOpen(t, b, b.addr, cfg)
+				if got := s.Identity().WorkerID; got != want {
+					t.Fatalf("worker ID = %d; want %d", got, want)
+				}
+				if err := s.Store(context.Background(), mark); err != nil {
+					t.Fatalf("Store(%v) = %v", mark, err)
+				}
+				if err := s.Close(); err != nil {
+					t.Fatalf("Close() = %v", err)
+				}
+			}
+			hold(0, now.Add(time.Minute)) // released with its mark 1 min ahead
+			s := mustOpen(t, b, b.addr, cfg)
+			if got := s.Identity().WorkerID; got != 1 {
+				t.Fatalf("worker ID on restart, state file naming 0 whose mark is 1 min ahead = %d; want 1, free and without a mark", got)
+			}
+			if err := s.Store(context.Background(), now.Add(2*time.Minute)); err != nil {
+				t.Fatalf("Store() = %v", err)
+			}
+			other := mustOpen(t, b, b.addr, workerid.LeaseConfig{Space: cfg.Space, TTL: cfg.TTL, RenewEvery: cfg.RenewEvery, LostAfter: cfg.LostAfter})
+			if got := other.Identity().WorkerID; got != 2 {
+				t.Fatalf("third node's worker ID = %d; want 2", got)
+			}
+			if err := other.Store(context.Background(), now.Add(3*time.Minute)); err != nil {
+				t.Fatalf("Store() = %v", err)
+			}
+			s.Close()
+			other.Close()
+			// Every ID's mark is ahead; the state file names 1 (2 min), the
+			// earliest is 0's (1 min).
+			s = mustOpen(t, b, b.addr, cfg)
+			if got := s.Identity().WorkerID; got != 0 {
+				t.Fatalf("worker ID when every mark is ahead = %d; want 0, the earliest mark", got)
+			}
+			if mark, err := s.Load(context.Background()); err != nil || !mark.Equal(now.Add(time.Minute)) {
+				t.Fatalf("Load() = %v, %v; want %v", mark, err, now.Add(time.Minute))
 			}
 		})
 	}

@@ -32,12 +32,13 @@ type PostgresConfig struct {
 //	expires_at timestamptz, high_water timestamptz,
 //	PRIMARY KEY (namespace, worker_id)
 //
-// Acquire takes, in one transaction, the preferred (last) ID or else the
-// lowest row whose lease expired (by the server's clock), with SELECT ...
-// FOR UPDATE SKIP LOCKED, and raises its generation. Among expired rows it
-// prefers those whose high-water mark has passed: an ID released a moment
-// ago carries a mark up to HighWaterAhead ahead, which its next holder
-// would have to wait out. Renewals set
+// Acquire takes, in one transaction, a row whose lease expired (by the
+// server's clock), with SELECT ... FOR UPDATE SKIP LOCKED, and raises its
+// generation. It picks as the backend interface says: the preferred (last)
+// ID if its high-water mark has passed (by this node's clock), else the
+// lowest whose mark has passed, else the one whose mark is earliest. An ID
+// released a moment ago carries a mark up to HighWaterAhead ahead, which its
+// next holder would have to wait out. Renewals set
 // expires_at = now() + TTL where the generation is still this node's. The
 // row's high_water holds the generator's high-water mark (Postgres is a
 // snowflake.HighWaterStore), so the next holder of the ID, on a clock that
@@ -138,8 +139,10 @@ func (b *pgBackend) acquire(ctx context.Context, preferred int64) (id, gen int64
 	err = pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, `SELECT worker_id FROM `+b.t+`
 	WHERE namespace = $1 AND worker_id <= $2 AND expires_at < now()
-	ORDER BY worker_id <> $3, coalesce(high_water > now(), false), worker_id
-	LIMIT 1 FOR UPDATE SKIP LOCKED`, b.ns, b.max, preferred).Scan(&id)
+	ORDER BY coalesce(high_water > $4, false),
+		CASE WHEN high_water > $4 THEN high_water END,
+		worker_id <> $3, worker_id
+	LIMIT 1 FOR UPDATE SKIP LOCKED`, b.ns, b.max, preferred, time.Now()).Scan(&id)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("%w: workerid: all %d worker IDs of namespace %q in table %s are leased", idgen.ErrNoWorkerIDs, b.max+1, b.ns, b.t)
 		}

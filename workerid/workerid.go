@@ -19,7 +19,8 @@
 // nil and a snowflake.Generator given the Source as its Lease fails with
 // idgen.ErrLeaseLost, so no ID is issued under a worker ID that may have
 // passed to another node. A local state file remembers the last worker ID,
-// which is tried first on restart.
+// which is tried first on restart once its high-water mark has passed; a
+// node restarted inside the high-water window takes another free ID.
 package workerid
 
 import (

@@ -1,11 +1,18 @@
 package cli_test
 
 import (
+	"context"
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/idgenkit/idgen/internal/testenv"
+	"github.com/idgenkit/idgen/internal/testenv/etcdtest"
 	"github.com/idgenkit/idgen/snowflake"
 )
 
@@ -112,6 +119,94 @@ func TestWorkerSourceBadInput(t *testing.T) {
 			if code != tt.code || !strings.Contains(errs, tt.want) || out != "" {
 				t.Fatalf("%v: exit %d, stdout %q, stderr %q; want exit %d, nothing issued, stderr containing %q", tt.args, code, out, errs, tt.code, tt.want)
 			}
+		})
+	}
+}
+
+// TestGenRestartInsideHighWaterWindow runs `idgen gen` under a PostgreSQL
+// or etcd lease with a state file twice in a row. The first run released
+// worker ID 0 with its high-water mark ahead (high_water_ahead=1m keeps the
+// window open however slow the machine); the second run takes another free
+// ID, whose mark has passed, rather than the state file's, and issues at
+// once. With one worker ID in the space the second run fails, naming the
+// previous holder's mark, not a clock step.
+func TestGenRestartInsideHighWaterWindow(t *testing.T) {
+	t.Setenv("IDGEN_WORKER_ID", "")
+	t.Setenv("IDGEN_WORKER_SOURCE", "")
+	l, _ := snowflake.Preset("twitter")
+	spec := "snowflake?preset=twitter&datacenter=1&high_water_ahead=1m"
+	// Each backend returns the worker source URL of a namespace, with the
+	// extra keys (each "&key=value") appended.
+	backends := []struct {
+		name  string
+		setup func(t *testing.T) func(namespace, keys string) string
+	}{
+		{"postgres", func(t *testing.T) func(string, string) string {
+			dsn := testenv.PostgresDSN(t)
+			table := fmt.Sprintf("cli_test_workers_%d", time.Now().UnixNano())
+			t.Cleanup(func() {
+				ctx := context.Background()
+				if c, err := pgx.Connect(ctx, dsn); err == nil {
+					c.Exec(ctx, `DROP TABLE IF EXISTS `+table)
+					c.Close(ctx)
+				}
+			})
+			return func(ns, keys string) string { return dsn + "&table=" + table + "&namespace=" + ns + keys }
+		}},
+		{"etcd", func(t *testing.T) func(string, string) string {
+			e, host, err := etcdtest.Start(t, t.TempDir())
+			if err != nil {
+				t.Fatalf("embedded etcd: %v", err)
+			}
+			t.Cleanup(e.Close)
+			return func(ns, keys string) string { return "etcd://" + host + "/" + ns + "?ttl=30s" + keys }
+		}},
+	}
+	for _, bk := range backends {
+		t.Run(bk.name, func(t *testing.T) {
+			source := bk.setup(t)
+			t.Run("another free ID", func(t *testing.T) {
+				src := source("free", "&state_file="+filepath.Join(t.TempDir(), "worker-id"))
+				var runs [2][]string
+				var workers [2]uint64
+				for i := range runs {
+					out, errs, code := run("gen", "-s", spec, "--worker-source", src, "-n", "100")
+					runs[i] = strings.Fields(out)
+					if code != 0 || len(runs[i]) != 100 {
+						t.Fatalf("run %d: exit %d, %d IDs, stderr %q; want exit 0, 100 IDs", i+1, code, len(runs[i]), errs)
+					}
+					for _, line := range runs[i] {
+						v, err := strconv.ParseUint(line, 10, 64)
+						if err != nil {
+							t.Fatalf("run %d printed %q: %v", i+1, line, err)
+						}
+						p, _ := l.Decompose(v)
+						w, _ := p.Node("worker")
+						workers[i] = w
+					}
+				}
+				if workers[0] != 0 || workers[1] != 1 {
+					t.Fatalf("worker IDs of two runs in a row = %d, %d; want 0, then 1 (0's mark is ahead)", workers[0], workers[1])
+				}
+				seen := map[string]bool{}
+				for _, id := range append(runs[0], runs[1]...) {
+					if seen[id] {
+						t.Fatalf("ID %s issued twice", id)
+					}
+					seen[id] = true
+				}
+			})
+			t.Run("every mark ahead", func(t *testing.T) {
+				src := source("one", "&workers=1")
+				if out, errs, code := run("gen", "-s", spec, "--worker-source", src); code != 0 || out == "" {
+					t.Fatalf("first run: exit %d, stdout %q, stderr %q; want an ID", code, out, errs)
+				}
+				out, errs, code := run("gen", "-s", spec, "--worker-source", src)
+				want := "idgen: snowflake: worker ID 0: the previous holder's high-water mark is "
+				if code != 1 || out != "" || !strings.HasPrefix(errs, want) || !strings.Contains(errs, "ahead of the clock; no ID is issued under worker ID 0 before ") || strings.Contains(errs, "clock moved backwards") {
+					t.Fatalf("second run, one worker ID: exit %d, stdout %q, stderr %q; want exit 1, nothing issued, stderr starting %q", code, out, errs, want)
+				}
+			})
 		})
 	}
 }
