@@ -41,6 +41,7 @@ strategy that needs no external store: ` + strings.Join(bench.DefaultSpecs(), ",
 				return badInput(fmt.Errorf("--goroutines %d must be at least 1", goroutines))
 			}
 			rs, err := bench.Run(cmd.Context(), bench.Config{Specs: bench.SplitSpecs(specs), Duration: duration, Goroutines: goroutines})
+			err = maskSecrets(err)
 			if errors.Is(err, strategies.ErrSpec) {
 				return badInput(err)
 			}

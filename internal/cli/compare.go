@@ -69,6 +69,7 @@ store. --out DIR writes results.json, results.csv and charts (PNG, SVG).
 			rep, err := compare.Run(cmd.Context(), cfg)
 			pr.Close()
 			if err != nil {
+				err = maskSecrets(err)
 				if errors.Is(err, compare.ErrBadInput) || errors.Is(err, compare.ErrConnect) {
 					return badInput(err)
 				}
