@@ -72,7 +72,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			}
 		}()
 		if cfg.Keep {
-			notes = append(notes, fmt.Sprintf("cluster kept in %s; start it with: pg_ctl -D %s start", cl.Dir(), cl.DataDir()))
+			notes = append(notes, fmt.Sprintf("cluster kept in %s; start it with: %s; connect with: psql -h %s -U postgres",
+				cl.Dir(), cl.StartCommand(), cl.Dir()))
 		}
 		rep.Throwaway = true
 		if pgcfg, err = pgx.ParseConfig(cl.DSN()); err != nil {
