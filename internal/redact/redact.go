@@ -7,6 +7,9 @@ import "regexp"
 // Mask is what a password is replaced by, as url.URL.Redacted writes it.
 const Mask = "xxxxx"
 
+// notSlash is one character of an escaped value other than %2F.
+const notSlash = `(?:[^%\s]|%[013-9a-f][0-9a-f]|%2[0-9a-e])`
+
 // The forms masked, each raw and URL-escaped (as a spec's dsn= value may
 // carry it). The password ends where the URL's authority does (/, ?, #,
 // white space) at its last @, so a password holding an @ or : is masked
@@ -16,10 +19,11 @@ var (
 	userinfoRE = regexp.MustCompile(`(://[^:/?#@\s]*:)([^/?#\s]*)@`)
 	// scheme%3A%2F%2Fuser%3APASS%40host
 	userinfoEscRE = regexp.MustCompile(`(?i)(%3A%2F%2F(?:[^%/?#&\s]|%[013-9a-f][0-9a-f]|%2[0-9a-e])*?%3A)((?:[^%/?#&\s]|%[013-9a-f][0-9a-f]|%2[0-9a-e])*)%40`)
-	// go-sql-driver's user:PASS@tcp(host)/db, user:PASS@/db
-	driverRE = regexp.MustCompile(`((?:^|[\s=,;"'(])[^\s:/@,;=&"'?(]*:)(\S*?)@((?:tcp|tcp4|tcp6|udp|unix)?\(|/)`)
-	// user%3APASS%40tcp%28host%29%2Fdb
-	driverEscRE = regexp.MustCompile(`(?i)((?:^|[\s=,;"'(])[^\s%:/@,;=&"'?(]*%3A)(\S*?)%40((?:tcp|tcp4|tcp6|udp|unix)?%28|%2F)`)
+	// go-sql-driver's user:PASS@tcp(host)/db, user:PASS@/db; PASS does not
+	// start with // (that is a URL: scheme://user@/db)
+	driverRE = regexp.MustCompile(`((?:^|[\s=,;"'(])[^\s:/@,;=&"'?(]*:)(|/|[^/\s]\S*?|/[^/\s]\S*?)@((?:tcp|tcp4|tcp6|udp|unix)?\(|/)`)
+	// user%3APASS%40tcp%28host%29%2Fdb; PASS does not start with %2F%2F
+	driverEscRE = regexp.MustCompile(`(?i)((?:^|[\s=,;"'(])[^\s%:/@,;=&"'?(]*%3A)(|%2F|` + notSlash + `\S*?|%2F` + notSlash + `\S*?)%40((?:tcp|tcp4|tcp6|udp|unix)?%28|%2F)`)
 	// password=PASS, password='PA SS' (libpq key=value, URL query keys),
 	// sslpassword=, db_password=, passwd=, pwd=
 	keyRE = regexp.MustCompile(`(?i)([a-z_]*(?:password|passwd|pwd)\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&"']*)`)
