@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/redact"
 	"github.com/idgenkit/idgen/strategies"
 )
 
@@ -43,7 +44,7 @@ const DefaultDuration = 2 * time.Second
 
 // A Result is one strategy's run.
 type Result struct {
-	Spec       string
+	Spec       string // as given, passwords masked (redact.Spec)
 	Scheme     *idgen.Scheme
 	IDs        uint64        // IDs issued
 	Elapsed    time.Duration // wall time of the run
@@ -84,7 +85,8 @@ func DefaultSpecs() []string {
 // Run builds each spec's generator and measures it for cfg.Duration, one
 // strategy after the other, in the order given. A bad spec is refused
 // before anything runs (the error wraps strategies.ErrSpec). A generator
-// that implements io.Closer is closed after its run.
+// that implements io.Closer is closed after its run. Results and errors
+// name a spec with its passwords masked.
 func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	if cfg.Duration < 0 || cfg.Goroutines < 0 {
 		return nil, fmt.Errorf("bench: duration %v and goroutines %d must not be negative", cfg.Duration, cfg.Goroutines)
@@ -106,18 +108,19 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	}
 	var out []Result
 	for _, spec := range specs {
+		label := redact.Spec(spec)
 		g, err := strategies.NewContext(ctx, spec)
 		if err != nil {
-			return out, fmt.Errorf("bench: %s: %w", spec, err)
+			return out, fmt.Errorf("bench: %s: %w", label, err)
 		}
 		r, err := Measure(ctx, g, cfg.Duration, cfg.Goroutines)
 		if c, ok := g.(io.Closer); ok {
 			c.Close()
 		}
 		if err != nil {
-			return out, fmt.Errorf("bench: %s: %w", spec, err)
+			return out, fmt.Errorf("bench: %s: %w", label, err)
 		}
-		r.Spec = spec
+		r.Spec = label
 		out = append(out, r)
 	}
 	return out, nil

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -191,6 +192,39 @@ func (c *Cluster) Dir() string { return c.dir }
 func (c *Cluster) DataDir() string { return filepath.Join(c.dir, "data") }
 
 func (c *Cluster) logFile() string { return filepath.Join(c.dir, "postgres.log") }
+
+// StartCommand returns the shell command that starts the cluster again
+// after Stop with Keep: pg_ctl by its full path with the data directory and
+// log file. When the process is root it runs pg_ctl as the postgres user
+// (runuser -u postgres -- ..., or su postgres -c '...' without runuser),
+// since pg_ctl refuses root.
+func (c *Cluster) StartCommand() string {
+	cmd := shellQuote(filepath.Join(c.bin, "pg_ctl")) + " -D " + shellQuote(c.DataDir()) +
+		" -l " + shellQuote(c.logFile()) + " start"
+	switch {
+	case c.cred == nil:
+		return cmd
+	case hasRunuser():
+		return "runuser -u postgres -- " + cmd
+	default:
+		return "su postgres -c " + shellQuote(cmd)
+	}
+}
+
+func hasRunuser() bool {
+	_, err := exec.LookPath("runuser")
+	return err == nil
+}
+
+var shellSafeRE = regexp.MustCompile(`^[A-Za-z0-9_/.,:=@%+-]+$`)
+
+// shellQuote quotes s for a POSIX shell where it needs it.
+func shellQuote(s string) string {
+	if shellSafeRE.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
 
 // DSN returns the key=value connection string of the cluster's socket.
 func (c *Cluster) DSN() string {

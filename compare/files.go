@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 )
 
 // OutputFiles are the files WriteFiles writes into its directory.
@@ -41,6 +44,46 @@ func (r *Report) WriteFiles(dir string) error {
 		return err
 	}
 	return r.WriteCharts(dir)
+}
+
+// CheckOutDir reports whether WriteFiles could write into dir, without
+// creating anything that stays: dir, or where it does not exist yet its
+// nearest existing parent, must be a directory the process can create a
+// file in (one is created and removed). Run it before a run, so that an
+// unwritable dir is refused before the work. Errors wrap ErrBadInput and
+// name dir (cut to 60 characters) and the path at fault.
+func CheckOutDir(dir string) error {
+	bad := func(why string) error {
+		if r := []rune(dir); len(r) > 60 {
+			dir = string(r[:60]) + "…"
+		}
+		return fmt.Errorf("%w: output directory %q: %s", ErrBadInput, dir, why)
+	}
+	p := filepath.Clean(dir)
+	for {
+		fi, err := os.Stat(p)
+		switch {
+		case err == nil && !fi.IsDir():
+			return bad(p + " is a file, not a directory")
+		case err == nil:
+			f, err := os.CreateTemp(p, ".idgen-compare-*")
+			if err != nil {
+				return bad("cannot create files in " + p)
+			}
+			f.Close()
+			os.Remove(f.Name())
+			return nil
+		case errors.Is(err, fs.ErrPermission):
+			return bad("no access to " + p)
+		case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+			return bad("cannot read " + p)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return bad("no existing parent directory")
+		}
+		p = parent
+	}
 }
 
 func (r *Report) csv() ([]byte, error) {

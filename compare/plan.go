@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/redact"
 	"github.com/idgenkit/idgen/strategies"
 )
 
@@ -21,7 +22,8 @@ var WorkerKeys = []string{"worker", "machine", "node", "shard", "process"}
 // A plan is one row of the comparison: a strategy and its writers'
 // generators, or the baseline (no generators: the server fills the key).
 type plan struct {
-	spec      string
+	spec      string // as given; builds the generators
+	label     string // spec with its passwords masked: what is printed and written
 	name      string // strategy name, or Baseline
 	scheme    *idgen.Scheme
 	column    string
@@ -48,7 +50,7 @@ func closePlans(ps []*plan) {
 // buildPlans builds every strategy's generators, so that a bad spec is
 // refused before any database is touched.
 func buildPlans(ctx context.Context, cfg Config) ([]*plan, []string, error) {
-	plans := []*plan{{spec: Baseline, name: Baseline, column: idgen.ColumnBigint, keyBytes: 8}}
+	plans := []*plan{{spec: Baseline, label: Baseline, name: Baseline, column: idgen.ColumnBigint, keyBytes: 8}}
 	var notes []string
 	for _, spec := range cfg.Strategies {
 		p, note, err := buildPlan(ctx, spec, cfg.Writers)
@@ -73,14 +75,14 @@ func buildPlan(ctx context.Context, spec string, writers int) (*plan, string, er
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
-	p := &plan{spec: spec, name: st.Name, scheme: scheme, column: scheme.Column}
+	p := &plan{spec: spec, label: redact.Spec(spec), name: st.Name, scheme: scheme, column: scheme.Column}
 	switch {
 	case scheme.Column == idgen.ColumnBigint && scheme.Size != 8,
 		scheme.Column == idgen.ColumnUUID && scheme.Size != 16:
-		return nil, "", fmt.Errorf("%w: %s: a %d-byte %s ID cannot be a %s column", ErrBadInput, spec, scheme.Size, scheme.Name, scheme.Column)
+		return nil, "", fmt.Errorf("%w: %s: a %d-byte %s ID cannot be a %s column", ErrBadInput, p.label, scheme.Size, scheme.Name, scheme.Column)
 	case scheme.Column != idgen.ColumnBigint && scheme.Column != idgen.ColumnUUID &&
 		scheme.Column != idgen.ColumnBytea && scheme.Column != idgen.ColumnText:
-		return nil, "", fmt.Errorf("%w: %s: unknown column type %q", ErrBadInput, spec, scheme.Column)
+		return nil, "", fmt.Errorf("%w: %s: unknown column type %q", ErrBadInput, p.label, scheme.Column)
 	}
 	specs, key, note, err := writerSpecs(ctx, st, spec, writers)
 	if err != nil {
@@ -91,7 +93,7 @@ func buildPlan(ctx context.Context, spec string, writers int) (*plan, string, er
 		g, err := strategies.NewContext(ctx, s)
 		if err != nil {
 			p.close()
-			return nil, "", fmt.Errorf("%w: %s: %w", ErrBadInput, s, err)
+			return nil, "", fmt.Errorf("%w: %s: %w", ErrBadInput, redact.Spec(s), err)
 		}
 		p.gens = append(p.gens, g)
 	}
@@ -106,7 +108,7 @@ func buildPlan(ctx context.Context, spec string, writers int) (*plan, string, er
 		id, err := p.gens[0].Next(ctx) // one ID spent to learn the text length
 		if err != nil {
 			p.close()
-			return nil, "", fmt.Errorf("%s: %w", spec, err)
+			return nil, "", fmt.Errorf("%s: %w", p.label, err)
 		}
 		p.keyBytes = len(id.String()) + 1
 	}
@@ -129,10 +131,11 @@ func WriterSpecs(ctx context.Context, spec string, writers int) (specs []string,
 }
 
 func writerSpecs(ctx context.Context, st *strategies.Strategy, spec string, writers int) ([]string, string, string, error) {
+	label := redact.Spec(spec)
 	// The spec must build as given; its own error is the one to report.
 	g, err := strategies.NewContext(ctx, spec)
 	if err != nil {
-		return nil, "", "", fmt.Errorf("%w: %s: %w", ErrBadInput, spec, err)
+		return nil, "", "", fmt.Errorf("%w: %s: %w", ErrBadInput, label, err)
 	}
 	closeGen(g)
 	for _, key := range WorkerKeys {
@@ -150,7 +153,7 @@ func writerSpecs(ctx context.Context, st *strategies.Strategy, spec string, writ
 		}
 		closeGen(g)
 		if g, err = strategies.NewContext(ctx, specs[len(specs)-1]); err != nil {
-			return nil, "", "", fmt.Errorf("%w: %s: %d writers need %s IDs up to %s: %w", ErrBadInput, spec, writers, key, specs[len(specs)-1], err)
+			return nil, "", "", fmt.Errorf("%w: %s: %d writers need %s IDs up to %s: %w", ErrBadInput, label, writers, key, redact.Spec(specs[len(specs)-1]), err)
 		}
 		closeGen(g)
 		if env := os.Getenv(strategies.EnvWorkerID); env != "" && writers > 1 {
@@ -164,7 +167,7 @@ func writerSpecs(ctx context.Context, st *strategies.Strategy, spec string, writ
 	}
 	var note string
 	if writers > 1 && slices.ContainsFunc(st.Keys, func(k strategies.Key) bool { return slices.Contains(WorkerKeys, k.Name) }) {
-		note = fmt.Sprintf("%s: no worker key accepted (tried %s); %d writers share the spec", spec, strings.Join(WorkerKeys, ", "), writers)
+		note = fmt.Sprintf("%s: no worker key accepted (tried %s); %d writers share the spec", label, strings.Join(WorkerKeys, ", "), writers)
 	}
 	return specs, "", note, nil
 }
@@ -184,7 +187,7 @@ func withWorker(spec, key string, writers int) ([]string, error) {
 			}
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil || n < 0 {
-				return nil, fmt.Errorf("%w: %s: %s=%q: want a non-negative integer", ErrBadInput, spec, key, v)
+				return nil, fmt.Errorf("%w: %s: %s=%q: want a non-negative integer", ErrBadInput, redact.Spec(spec), key, v)
 			}
 			base = n
 		}

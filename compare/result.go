@@ -1,12 +1,16 @@
 package compare
 
-import "time"
+import (
+	"time"
+
+	"github.com/idgenkit/idgen/internal/redact"
+)
 
 // A Result is what one strategy's measured phase cost. The package doc
 // gives each metric's source and unit. Pointer fields are nil when the
 // metric could not be measured; Unavailable names them.
 type Result struct {
-	Strategy string `json:"strategy"` // the spec as given, Baseline or Reference
+	Strategy string `json:"strategy"` // the spec as given, passwords masked (redact.Spec); Baseline or Reference
 	Scheme   string `json:"scheme"`   // the scheme's name; "bigserial" for both server-filled rows
 	Column   string `json:"column"`   // the key's column type
 	Method   string `json:"method"`   // "copy", "insert" (batch 1) or "insert-select" (Reference)
@@ -63,9 +67,10 @@ type Report struct {
 	Notes         []string      `json:"notes,omitempty"`
 }
 
-// Find returns the Result of strategy (a spec as given, Baseline or
-// Reference), or nil.
+// Find returns the Result of strategy (a spec as given, with or without
+// its passwords masked, Baseline or Reference), or nil.
 func (r *Report) Find(strategy string) *Result {
+	strategy = redact.Spec(strategy)
 	for i := range r.Results {
 		if r.Results[i].Strategy == strategy {
 			return &r.Results[i]

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/redact"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -71,7 +72,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			}
 		}()
 		if cfg.Keep {
-			notes = append(notes, fmt.Sprintf("cluster kept in %s; start it with: pg_ctl -D %s start", cl.Dir(), cl.DataDir()))
+			notes = append(notes, fmt.Sprintf("cluster kept in %s; start it with: %s; connect with: psql -h %s -U postgres",
+				cl.Dir(), cl.StartCommand(), cl.Dir()))
 		}
 		rep.Throwaway = true
 		if pgcfg, err = pgx.ParseConfig(cl.DSN()); err != nil {
@@ -104,7 +106,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		rep.Results = append(rep.Results, res)
 		if i == 0 { // the reference right after the baseline it checks
-			ref := &plan{spec: Reference, name: Reference, column: idgen.ColumnBigint, keyBytes: 8}
+			ref := &plan{spec: Reference, label: Reference, name: Reference, column: idgen.ColumnBigint, keyBytes: 8}
 			res, err := h.runOne(ctx, i, ref, h.insertSelect)
 			if err != nil {
 				return nil, err
@@ -118,7 +120,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 }
 
 func (h *harness) note(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
+	msg := redact.Spec(fmt.Sprintf(format, args...))
 	h.notes = append(h.notes, msg)
 	h.prog.Note(msg)
 }
@@ -291,7 +293,7 @@ func (h *harness) runOne(ctx context.Context, i int, p *plan, load loader) (Resu
 	cfg := h.cfg
 	table := pgx.Identifier{h.schema, tableName(i, p.name)}
 	res := Result{
-		Strategy: p.spec, Scheme: p.name, Column: p.column, Method: "copy", WorkerKey: p.workerKey,
+		Strategy: p.label, Scheme: p.name, Column: p.column, Method: "copy", WorkerKey: p.workerKey,
 		Rows: cfg.Rows, Writers: cfg.Writers, Batch: cfg.Batch, Preload: cfg.Preload, KeyBytes: p.keyBytes,
 	}
 	keyCol := p.column + " PRIMARY KEY"
@@ -309,7 +311,7 @@ func (h *harness) runOne(ctx context.Context, i int, p *plan, load loader) (Resu
 	}
 	if _, err := h.meta.Exec(ctx, "CREATE TABLE "+table.Sanitize()+" (id "+keyCol+
 		", created_at timestamptz NOT NULL, payload bytea NOT NULL) WITH (autovacuum_enabled = off)"); err != nil {
-		return res, fmt.Errorf("%s: creating table: %w", p.spec, err)
+		return res, fmt.Errorf("%s: creating table: %w", p.label, err)
 	}
 	if !cfg.Keep {
 		defer func() {
@@ -322,10 +324,10 @@ func (h *harness) runOne(ctx context.Context, i int, p *plan, load loader) (Resu
 	}
 	id, err := lookupIdent(ctx, h.meta, table)
 	if err != nil {
-		return res, fmt.Errorf("%s: %w", p.spec, err)
+		return res, fmt.Errorf("%s: %w", p.label, err)
 	}
 	if cfg.Preload > 0 {
-		h.prog.Phase(p.spec, "preload", cfg.Preload)
+		h.prog.Phase(p.label, "preload", cfg.Preload)
 		ph, err := load(ctx, table, cfg.Preload, h.prog.Rows)
 		if err != nil {
 			return res, err
@@ -333,7 +335,7 @@ func (h *harness) runOne(ctx context.Context, i int, p *plan, load loader) (Resu
 		h.prog.PhaseDone(ph.elapsed)
 	}
 	if err := h.checkpoint(ctx); err != nil {
-		return res, fmt.Errorf("%s: checkpoint: %w", p.spec, err)
+		return res, fmt.Errorf("%s: checkpoint: %w", p.label, err)
 	}
 	release := h.holdWAL(ctx)
 	defer release()
@@ -344,7 +346,7 @@ func (h *harness) runOne(ctx context.Context, i int, p *plan, load loader) (Resu
 		return res, err
 	}
 
-	h.prog.Phase(p.spec, "measure", cfg.Rows)
+	h.prog.Phase(p.label, "measure", cfg.Rows)
 	ph, err := load(ctx, table, cfg.Rows, h.prog.Rows)
 	if err != nil {
 		return res, err
@@ -365,7 +367,7 @@ func (h *harness) runOne(ctx context.Context, i int, p *plan, load loader) (Resu
 		res.P99Ms = ptr(percentile(ph.latencies, 0.99))
 	}
 	if res.IndexBytes, res.TableBytes, err = h.sizes(ctx, id); err != nil {
-		return res, fmt.Errorf("%s: sizes: %w", p.spec, err)
+		return res, fmt.Errorf("%s: sizes: %w", p.label, err)
 	}
 	res.IndexBytesPerRow = float64(res.IndexBytes) / float64(cfg.Preload+cfg.Rows)
 	res.WALBytes = int64(after.lsn - before.lsn)

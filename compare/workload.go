@@ -145,7 +145,7 @@ func (h *harness) insertWriter(ctx context.Context, conn *pgx.Conn, p *plan, gen
 		sql = "INSERT INTO " + table.Sanitize() + " (id, created_at, payload) VALUES ($1, $2, $3)"
 	}
 	if _, err := conn.PgConn().Prepare(ctx, stmt, sql, nil); err != nil {
-		return nil, fmt.Errorf("%s: prepare insert: %w", p.spec, err)
+		return nil, fmt.Errorf("%s: prepare insert: %w", p.label, err)
 	}
 	defer conn.PgConn().Deallocate(context.WithoutCancel(ctx), stmt)
 	var lats []float64
@@ -157,10 +157,10 @@ func (h *harness) insertWriter(ctx context.Context, conn *pgx.Conn, p *plan, gen
 		if gen != nil {
 			id, err := gen.Next(ctx)
 			if err != nil {
-				return lats, fmt.Errorf("%s: generating IDs: %w", p.spec, err)
+				return lats, fmt.Errorf("%s: generating IDs: %w", p.label, err)
 			}
 			if key, err = keyBytes(key[:0], id, p.column); err != nil {
-				return lats, fmt.Errorf("%s: %w", p.spec, err)
+				return lats, fmt.Errorf("%s: %w", p.label, err)
 			}
 			params = append(params, key)
 		}
@@ -261,7 +261,7 @@ func (h *harness) copyWriter(ctx context.Context, pc *pgconn.PgConn, p *plan, ge
 			}
 			if gen != nil {
 				if _, err := idgen.NextN(ctx, gen, ids[:cnt]); err != nil {
-					return fmt.Errorf("%s: generating IDs: %w", p.spec, err)
+					return fmt.Errorf("%s: generating IDs: %w", p.label, err)
 				}
 			}
 			ts := timestamptz(time.Now())
@@ -271,7 +271,7 @@ func (h *harness) copyWriter(ctx context.Context, pc *pgconn.PgConn, p *plan, ge
 				if gen != nil {
 					var err error
 					if key, err = keyBytes(key[:0], ids[i], p.column); err != nil {
-						return fmt.Errorf("%s: %w", p.spec, err)
+						return fmt.Errorf("%s: %w", p.label, err)
 					}
 					k = key
 				}
@@ -310,9 +310,9 @@ func insertError(p *plan, err error) error {
 		if p.workerKey == "" && len(p.gens) > 1 {
 			hint = " (its writers have no worker key to tell them apart)"
 		}
-		return fmt.Errorf("%s issued a duplicate ID%s (%s): %w", p.spec, hint, strings.TrimSuffix(pe.Detail, "."), err)
+		return fmt.Errorf("%s issued a duplicate ID%s (%s): %w", p.label, hint, strings.TrimSuffix(pe.Detail, "."), err)
 	}
-	return fmt.Errorf("%s: insert: %w", p.spec, err)
+	return fmt.Errorf("%s: insert: %w", p.label, err)
 }
 
 // percentile returns the nearest-rank q-quantile of sorted values.

@@ -71,7 +71,7 @@ func InstallInstagram(ctx context.Context, dsn, seq string) error {
 	if u, err := parseDSN(dsn); err != nil {
 		return err
 	} else if u.Scheme != "postgres" && u.Scheme != "postgresql" {
-		return fmt.Errorf("%w: %q: Instagram IDs need PostgreSQL (postgres://)", ErrDSN, redact(u))
+		return fmt.Errorf("%w: %q: Instagram IDs need PostgreSQL (postgres://)", ErrDSN, u.Redacted())
 	}
 	pool, err := openPool(ctx, dsn)
 	if err != nil {
@@ -134,7 +134,7 @@ func DialInstagram(ctx context.Context, dsn string, cfg InstagramConfig) (*Insta
 	if u, err := parseDSN(dsn); err != nil {
 		return nil, err
 	} else if u.Scheme != "postgres" && u.Scheme != "postgresql" {
-		return nil, fmt.Errorf("%w: %q: Instagram IDs need PostgreSQL (postgres://)", ErrDSN, redact(u))
+		return nil, fmt.Errorf("%w: %q: Instagram IDs need PostgreSQL (postgres://)", ErrDSN, u.Redacted())
 	}
 	pool, err := openPool(ctx, dsn)
 	if err != nil {

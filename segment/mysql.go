@@ -31,7 +31,7 @@ func MySQLConfig(dsn string) (*mysql.Config, error) {
 		return nil, err
 	}
 	if u.Scheme != "mysql" {
-		return nil, fmt.Errorf("%w: %q: want a mysql:// URL", ErrDSN, redact(u))
+		return nil, fmt.Errorf("%w: %q: want a mysql:// URL", ErrDSN, u.Redacted())
 	}
 	host := u.Host
 	if u.Port() == "" {
@@ -55,7 +55,7 @@ func MySQLConfig(dsn string) (*mysql.Config, error) {
 	}
 	cfg, err := mysql.ParseDSN(text)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %q: %v", ErrDSN, redact(u), err)
+		return nil, fmt.Errorf("%w: %q: %v", ErrDSN, u.Redacted(), err)
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 5 * time.Second

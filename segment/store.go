@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/idgenkit/idgen/internal/redact"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -72,15 +72,15 @@ func Open(ctx context.Context, dsn string) (Store, error) {
 func parseDSN(dsn string) (*url.URL, error) {
 	u, err := url.Parse(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %q: %v", ErrDSN, redactText(dsn), unwrapURL(err))
+		return nil, fmt.Errorf("%w: %q: %v", ErrDSN, Redact(dsn), unwrapURL(err))
 	}
 	switch u.Scheme {
 	case "postgres", "postgresql", "mysql", "redis", "rediss":
 	default:
-		return nil, fmt.Errorf("%w: %q: scheme %q is not one of %s", ErrDSN, redact(u), u.Scheme, strings.Join(Schemes, ", "))
+		return nil, fmt.Errorf("%w: %q: scheme %q is not one of %s", ErrDSN, u.Redacted(), u.Scheme, strings.Join(Schemes, ", "))
 	}
 	if u.Host == "" {
-		return nil, fmt.Errorf("%w: %q: no host (want %s://user@host:port/...)", ErrDSN, redact(u), u.Scheme)
+		return nil, fmt.Errorf("%w: %q: no host (want %s://user@host:port/...)", ErrDSN, u.Redacted(), u.Scheme)
 	}
 	return u, nil
 }
@@ -92,21 +92,10 @@ func unwrapURL(err error) error {
 	return err
 }
 
-// redact returns u as text with its password replaced by "xxxxx".
-func redact(u *url.URL) string { return u.Redacted() }
-
-var passwordRE = regexp.MustCompile(`(://[^:/@]*:)[^@/]*@`)
-
-// redactText hides the password of a DSN that does not parse as a URL.
-func redactText(dsn string) string { return passwordRE.ReplaceAllString(dsn, "${1}xxxxx@") }
-
-// Redact returns dsn with any password replaced by "xxxxx", for messages.
-func Redact(dsn string) string {
-	if u, err := url.Parse(dsn); err == nil {
-		return u.Redacted()
-	}
-	return redactText(dsn)
-}
+// Redact returns dsn (a URL, a comma-separated list of them, a key=value
+// or go-sql-driver DSN) with any password replaced by "xxxxx", for
+// messages; it is redact.Spec.
+func Redact(dsn string) string { return redact.Spec(dsn) }
 
 func checkTag(tag string) error {
 	if tag == "" || len(tag) > 128 {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/redact"
 	"github.com/idgenkit/idgen/snowflake"
 	"github.com/idgenkit/idgen/workerid"
 )
@@ -49,7 +50,8 @@ func OpenWorkerSource(ctx context.Context, rawURL string, space workerid.Space) 
 
 func openWorkerSource(ctx context.Context, rawURL string, space workerid.Space) (workerid.Source, error) {
 	bad := func(why string) error {
-		return fmt.Errorf("%w: worker_source %q: %s; want %s", ErrSpec, redactURL(rawURL), why, WorkerSourceDoc)
+		// why may quote rawURL too (url.Parse's errors do).
+		return fmt.Errorf("%w: %s", ErrSpec, redact.Spec(fmt.Sprintf("worker_source %q: %s; want %s", rawURL, why, WorkerSourceDoc)))
 	}
 	scheme, rest, _ := strings.Cut(rawURL, ":")
 	switch scheme {
@@ -173,13 +175,6 @@ func firstKey(q url.Values) string {
 		return k
 	}
 	return ""
-}
-
-func redactURL(s string) string {
-	if u, err := url.Parse(s); err == nil && u.User != nil {
-		return u.Redacted()
-	}
-	return s
 }
 
 // layoutSpace returns the worker space of a layout: its worker field (or

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"regexp"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/redact"
 )
 
 // DefaultTable is the PostgreSQL lease table.
@@ -68,7 +68,7 @@ func OpenPostgres(ctx context.Context, dsn string, cfg PostgresConfig) (*Postgre
 	}
 	pc, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("%w: PostgreSQL DSN %q: %v", ErrConfig, redact(dsn), err)
+		return nil, fmt.Errorf("%w: PostgreSQL DSN %q: %v", ErrConfig, redact.Spec(dsn), err)
 	}
 	pc.MaxConns = 2
 	if pc.ConnConfig.ConnectTimeout == 0 {
@@ -76,9 +76,9 @@ func OpenPostgres(ctx context.Context, dsn string, cfg PostgresConfig) (*Postgre
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
-		return nil, fmt.Errorf("%w: PostgreSQL DSN %q: %v", ErrConfig, redact(dsn), err)
+		return nil, fmt.Errorf("%w: PostgreSQL DSN %q: %v", ErrConfig, redact.Spec(dsn), err)
 	}
-	b := &pgBackend{pool: pool, t: cfg.Table, ns: lc.Namespace, max: lc.max(), owner: lc.Owner, ttl: lc.TTL, dsn: redact(dsn)}
+	b := &pgBackend{pool: pool, t: cfg.Table, ns: lc.Namespace, max: lc.max(), owner: lc.Owner, ttl: lc.TTL, dsn: redact.Spec(dsn)}
 	if err := b.init(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -194,12 +194,3 @@ func (b *pgBackend) storeMark(ctx context.Context, id, gen int64, mark time.Time
 }
 
 func (b *pgBackend) close() { b.pool.Close() }
-
-// redact hides a URL's password.
-func redact(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	return u.Redacted()
-}

@@ -28,7 +28,8 @@ func newBenchCmd() *cobra.Command {
 the other, and prints a table: IDs/s (all goroutines), ns/ID (mean time one
 goroutine spends per ID), bytes per ID, whether IDs are time-ordered, the
 text length, and the PostgreSQL column type. Without -s it runs every
-strategy that needs no external store: ` + strings.Join(bench.DefaultSpecs(), ", ") + `.`,
+strategy that needs no external store: ` + strings.Join(bench.DefaultSpecs(), ", ") + `;
+an empty -s is refused. Passwords in specs are masked (xxxxx) in the output.`,
 		Example: `  idgen bench
   idgen bench -s uuidv7,ulid,snowflake --duration 1s --goroutines 4
   idgen bench -s 'snowflake?layout=time:41,worker:10,sequence:12' -s sonyflake`,
@@ -40,7 +41,16 @@ strategy that needs no external store: ` + strings.Join(bench.DefaultSpecs(), ",
 			if goroutines < 1 {
 				return badInput(fmt.Errorf("--goroutines %d must be at least 1", goroutines))
 			}
+			for _, list := range specs {
+				if len(bench.SplitSpecs([]string{list})) == 0 { // blanks and commas only
+					if r := []rune(list); len(r) > 64 {
+						list = string(r[:64]) + "…"
+					}
+					return badInput(fmt.Errorf("bench: -s %q: no strategy spec; want comma-separated specs such as uuidv7,ulid (leave -s out to run every strategy without an external store)", list))
+				}
+			}
 			rs, err := bench.Run(cmd.Context(), bench.Config{Specs: bench.SplitSpecs(specs), Duration: duration, Goroutines: goroutines})
+			err = maskSecrets(err)
 			if errors.Is(err, strategies.ErrSpec) {
 				return badInput(err)
 			}

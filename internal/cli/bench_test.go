@@ -31,6 +31,9 @@ func TestBenchBadInput(t *testing.T) {
 		{name: "bad key", args: []string{"bench", "-s", "sonyflake?bits_seq=1", "--duration", "10ms"}, msg: `unknown key "bits_seq"; valid keys: `},
 		{name: "duration", args: []string{"bench", "--duration", "0s"}, msg: "--duration 0s must be positive"},
 		{name: "goroutines", args: []string{"bench", "--goroutines", "0"}, msg: "--goroutines 0 must be at least 1"},
+		{name: "empty spec", args: []string{"bench", "-s", "", "--duration", "10ms"}, msg: `-s "": no strategy spec; want comma-separated specs such as uuidv7,ulid`},
+		{name: "blank list", args: []string{"bench", "-s", " , ", "--duration", "10ms"}, msg: `-s " , ": no strategy spec`},
+		{name: "empty among others", args: []string{"bench", "-s", "uuidv7", "-s", "", "--duration", "10ms"}, msg: `-s "": no strategy spec`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -39,7 +39,9 @@ afterwards) with --shared-buffers. With --dsn, the tables live in a new schema
 that is dropped afterwards unless --keep.
 
 The default strategies are every registered strategy that needs no external
-store. --out DIR writes results.json, results.csv and charts (PNG, SVG).
+store. --out DIR writes results.json, results.csv and charts (PNG, SVG); a
+DIR that cannot be written is refused before the run. Passwords in specs and
+DSNs are masked (xxxxx) in everything compare prints and writes.
 
   idgen compare
   idgen compare --strategies snowflake,uuidv7,uuidv4 --writers 1 --rows 200000
@@ -64,11 +66,17 @@ store. --out DIR writes results.json, results.csv and charts (PNG, SVG).
 			if f.Changed("strategies") {
 				cfg.Strategies = compare.SplitSpecs(specs)
 			}
+			if out != "" {
+				if err := compare.CheckOutDir(out); err != nil {
+					return badInput(err)
+				}
+			}
 			pr := compare.NewPrinter(cmd.ErrOrStderr())
 			cfg.Progress = pr
 			rep, err := compare.Run(cmd.Context(), cfg)
 			pr.Close()
 			if err != nil {
+				err = maskSecrets(err)
 				if errors.Is(err, compare.ErrBadInput) || errors.Is(err, compare.ErrConnect) {
 					return badInput(err)
 				}

@@ -1,0 +1,39 @@
+package strategies_test
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/strategies"
+	"github.com/idgenkit/idgen/workerid"
+)
+
+func TestWorkerSourcePasswordMasked(t *testing.T) {
+	t.Setenv(strategies.EnvWorkerID, "")
+	const secret = "s3cret-Pw"
+	tests := []struct {
+		name, source string
+		want         error
+	}{
+		{"postgres bad port", "postgres://u:" + secret + "@127.0.0.1:x/db", strategies.ErrSpec},
+		{"unknown scheme, bad port", "zookeeper://u:" + secret + "@127.0.0.1:x", strategies.ErrSpec},
+		{"postgres bad key", "postgres://u:" + secret + "@127.0.0.1:1/db?ttl=1s", strategies.ErrSpec},
+		{"postgres unreachable", "postgres://u:" + secret + "@127.0.0.1:1/db?sslmode=disable&connect_timeout=2", idgen.ErrUnavailable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src, err := strategies.OpenWorkerSource(context.Background(), tt.source, workerid.Space{Workers: 32})
+			if err == nil || !errors.Is(err, tt.want) || strings.Contains(err.Error(), secret) {
+				t.Fatalf("OpenWorkerSource(%q) = %v, %v; want %v with the password masked", tt.source, src, err, tt.want)
+			}
+			spec := "snowflake?preset=twitter&worker_source=" + url.QueryEscape(tt.source)
+			if g, err := strategies.New(spec); err == nil || strings.Contains(err.Error(), secret) {
+				t.Fatalf("New(%q) = %v, %v; want an error with the password masked", spec, g, err)
+			}
+		})
+	}
+}
