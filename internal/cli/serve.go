@@ -9,7 +9,6 @@ import (
 	"maps"
 	"net"
 	"net/http"
-	"regexp"
 	"slices"
 	"strconv"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/httpapi"
 	"github.com/idgenkit/idgen/internal/echo"
+	"github.com/idgenkit/idgen/internal/redact"
 	"github.com/idgenkit/idgen/snowflake"
 	"github.com/idgenkit/idgen/strategies"
 )
@@ -92,14 +92,14 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 
 	gens, def, err := loadGenerators(ctx, f)
 	if err != nil {
-		return redacted{err}
+		return maskedError{err}
 	}
 	defer closeGenerators(log, gens)
 	if name, err := checkLifetime(ctx, gens); err != nil {
 		if f.spec != "" {
-			return badInput(redacted{fmt.Errorf("serve: -s %q: %w", echo.Cut(redactSpec(f.spec)), err)})
+			return badInput(maskedError{fmt.Errorf("serve: -s %q: %w", echo.Cut(redact.Spec(f.spec)), err)})
 		}
-		return badInput(redacted{fmt.Errorf("serve: --config: generator %q: %w", name, err)})
+		return badInput(maskedError{fmt.Errorf("serve: --config: generator %q: %w", name, err)})
 	}
 	h, err := httpapi.New(gens, httpapi.Options{Default: def, MaxCount: f.maxCount, Timeout: f.timeout, Logger: log})
 	if err != nil {
@@ -158,7 +158,7 @@ func loadGenerators(ctx context.Context, f serveFlags) (map[string]idgen.Generat
 		if isSpecError(err) {
 			err = badInput(err)
 		}
-		return nil, "", fmt.Errorf("serve: -s %q: %w", echo.Cut(redactSpec(f.spec)), err)
+		return nil, "", fmt.Errorf("serve: -s %q: %w", echo.Cut(redact.Spec(f.spec)), err)
 	}
 	return map[string]idgen.Generator{httpapi.DefaultName: g}, httpapi.DefaultName, nil
 }
@@ -242,26 +242,4 @@ func checkAddr(addr string) error {
 		return bad
 	}
 	return nil
-}
-
-// redacted is an error whose message has its DSN passwords masked
-// (redactSpec); errors.Is and As see the error it wraps.
-type redacted struct{ err error }
-
-func (e redacted) Error() string { return redactSpec(e.err.Error()) }
-func (e redacted) Unwrap() error { return e.err }
-
-var (
-	// userinfoPassword matches the password of scheme://user:password@.
-	userinfoPassword = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^:/@\s,"]*):[^@\s,"/]*@`)
-	// keyPassword matches a password=value pair, of a query or a keyword DSN.
-	keyPassword = regexp.MustCompile(`(?i)(password=)[^&\s,;"']*`)
-)
-
-// redactSpec masks the passwords in s, a spec or a message that echoes
-// one: the userinfo password of every scheme://user:password@ URL (of a
-// comma list too) and the value of every password=... pair become "xxxxx".
-func redactSpec(s string) string {
-	s = userinfoPassword.ReplaceAllString(s, "${1}:xxxxx@")
-	return keyPassword.ReplaceAllString(s, "${1}xxxxx")
 }
