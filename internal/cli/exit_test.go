@@ -41,7 +41,7 @@ func TestExitCodes(t *testing.T) {
 		{"no subcommand prints help", nil, 0, ""},
 		{"convert without --to", []string{"convert", "01ARZ3NDEKTSV4RRFFQ69G5FAV"}, 2, "--to is required"},
 		{"convert too many args", []string{"convert", "a", "b", "--to", "uuid"}, 2, "accepts 1 arg(s)"},
-		{"unknown command", []string{"gne"}, 2, `unknown command "gne"`},
+		{"unknown command", []string{"gne"}, 2, `unknown command "gne"; did you mean gen?`},
 		{"unknown flag", []string{"gen", "--bogus"}, 2, "unknown flag: --bogus"},
 		{"bad flag value", []string{"gen", "-n", "abc"}, 2, "-n"},
 		{"unknown strategy", []string{"gen", "-s", "nosuch"}, 2, `unknown strategy "nosuch"`},

@@ -144,6 +144,7 @@ scheme costs a PostgreSQL B-tree index.
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SuggestionsMinimumDistance = 2
 	root.SetVersionTemplate("{{.Version}}")
 	root.SetIn(stdin)
 	root.SetOut(stdout)
