@@ -82,8 +82,8 @@ func TestExitInterrupt(t *testing.T) {
 	for {
 		select {
 		case code := <-done:
-			if code != 130 {
-				t.Fatalf("gen interrupted by SIGINT = exit %d, stderr %q; want exit 130", code, errb.String())
+			if code != 130 || errb.String() != "idgen: interrupted (SIGINT)\n" {
+				t.Fatalf("gen interrupted by SIGINT = exit %d, stderr %q; want exit 130 and interrupted (SIGINT)", code, errb.String())
 			}
 			return
 		case <-tick.C:

@@ -28,10 +28,10 @@ import (
 // Exit codes: one rule for every command, stated in idgen help (exitRule)
 // and the README.
 const (
-	exitOK        = 0
-	exitFailure   = 1   // a store, server or runtime failure: a store down, a clock rollback, ...
-	exitBadInput  = 2   // bad input: a flag, a spec, an ID, a file
-	exitInterrupt = 130 // SIGINT (Ctrl-C) stopped the command: 128 + 2
+	exitOK       = 0
+	exitFailure  = 1   // a store, server or runtime failure: a store down, a clock rollback, ...
+	exitBadInput = 2   // bad input: a flag, a spec, an ID, a file
+	exitSignal   = 128 // + the number of the signal that stopped the command: 130 for SIGINT (Ctrl-C)
 )
 
 // exitRule is the rule above as idgen help states it.
@@ -72,10 +72,15 @@ func badInput(err error) error {
 	return inputError{err}
 }
 
-// interrupted is the cause of Main's context when a signal stops it.
+// interrupted is the cause of Main's context when SIGINT or SIGTERM stops it.
 type interrupted struct{ sig syscall.Signal }
 
-func (i interrupted) Error() string { return "idgen: interrupted by " + i.sig.String() }
+func (i interrupted) Error() string {
+	if i.sig == syscall.SIGINT {
+		return "idgen: interrupted (SIGINT)"
+	}
+	return "idgen: stopped (SIGTERM)"
+}
 
 // exitCode applies the exit-code rule to the error a command returned and
 // the cause of its context: a signal's 128+N when one stopped it, else 1
@@ -86,7 +91,7 @@ func exitCode(err, cause error) int {
 	case err == nil:
 		return exitOK
 	case errors.As(cause, &sig):
-		return 128 + int(sig.sig)
+		return exitSignal + int(sig.sig)
 	case isAny(err, failures):
 		return exitFailure
 	case isAny(err, inputs) || errors.As(err, new(inputError)):
@@ -204,10 +209,14 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
+	cause := context.Cause(ctx)
+	if errors.Is(err, context.Canceled) && errors.As(cause, new(interrupted)) {
+		err = cause // "interrupted (SIGINT)", not "context canceled"
+	}
 	msg := strings.ReplaceAll(err.Error(), "\n", "; ")
 	if !strings.HasPrefix(msg, "idgen: ") {
 		msg = "idgen: " + msg
 	}
 	fmt.Fprintln(stderr, msg)
-	return exitCode(err, context.Cause(ctx))
+	return exitCode(err, cause)
 }
