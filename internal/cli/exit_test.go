@@ -47,6 +47,7 @@ func TestExitCodes(t *testing.T) {
 		{"unknown strategy", []string{"gen", "-s", "nosuch"}, 2, `unknown strategy "nosuch"`},
 		{"future epoch", []string{"gen", "-s", "snowflake?layout=time:41,worker:10,sequence:12;epoch=2099-01-01T00:00:00Z"}, 2, "epoch is 2099-01-01"},
 		{"expired layout", []string{"gen", "-s", "snowflake?preset=baidu"}, 2, "layout lifetime exhausted"},
+		{"serve address without a port", []string{"serve", "-s", "uuidv4", "--addr", "notaport"}, 2, "notaport"},
 		{"malformed ID", []string{"inspect", "12x4"}, 2, `"12x4"`},
 		{"worker source unreachable", []string{"gen", "-s", "snowflake?preset=twitter&datacenter=1", "--worker-source", pg}, 1, "ID store unavailable"},
 		{"segment store unreachable", []string{"gen", "-s", "segment?tag=exit_codes&dsn=" + pg}, 1, "store unreachable"},

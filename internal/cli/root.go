@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -84,7 +85,8 @@ func (i interrupted) Error() string {
 
 // exitCode applies the exit-code rule to the error a command returned and
 // the cause of its context: a signal's 128+N when one stopped it, else 1
-// for a failure sentinel, 2 for an input sentinel or badInput, else 1.
+// for a failure sentinel, 2 for an input sentinel, badInput or a malformed
+// network address (*net.AddrError: serve --addr notaport), else 1.
 func exitCode(err, cause error) int {
 	var sig interrupted
 	switch {
@@ -94,7 +96,7 @@ func exitCode(err, cause error) int {
 		return exitSignal + int(sig.sig)
 	case isAny(err, failures):
 		return exitFailure
-	case isAny(err, inputs) || errors.As(err, new(inputError)):
+	case isAny(err, inputs) || errors.As(err, new(inputError)) || errors.As(err, new(*net.AddrError)):
 		return exitBadInput
 	}
 	return exitFailure
