@@ -4,7 +4,7 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/signal"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -65,32 +65,41 @@ func TestExitCodes(t *testing.T) {
 }
 
 // TestExitInterrupt checks that SIGINT stops a running command with exit
-// code 130.
+// code 130. The command runs in a child process (this test binary again),
+// so that no SIGINT reaches the tests themselves, and the signal is sent
+// once the child prints IDs: Main listens for signals by then.
 func TestExitInterrupt(t *testing.T) {
-	// Catch SIGINT here too, so that one sent before Main listens does not
-	// end the test binary; then send it until Main returns.
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT)
-	defer signal.Stop(sig)
-	done := make(chan int, 1)
+	if os.Getenv("IDGEN_TEST_INTERRUPT_CHILD") == "1" {
+		os.Exit(cli.Main([]string{"gen", "-s", "uuidv4", "-n", "2000000000"}, strings.NewReader(""), os.Stdout, os.Stderr))
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestExitInterrupt$")
+	cmd.Env = append(os.Environ(), "IDGEN_TEST_INTERRUPT_CHILD=1")
 	var errb strings.Builder
-	go func() {
-		done <- cli.Main([]string{"gen", "-s", "uuidv4", "-n", "2000000000"}, strings.NewReader(""), io.Discard, &errb)
-	}()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	timeout := time.After(30 * time.Second)
-	for {
-		select {
-		case code := <-done:
-			if code != 130 || errb.String() != "idgen: interrupted (SIGINT)\n" {
-				t.Fatalf("gen interrupted by SIGINT = exit %d, stderr %q; want exit 130 and interrupted (SIGINT)", code, errb.String())
-			}
-			return
-		case <-tick.C:
-			syscall.Kill(os.Getpid(), syscall.SIGINT)
-		case <-timeout:
-			t.Fatal("gen -n 2000000000 did not stop on SIGINT within 30s")
+	cmd.Stderr = &errb
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	if _, err := stdout.Read(make([]byte, 1)); err != nil {
+		t.Fatalf("reading the first ID of gen: %v", err)
+	}
+	go io.Copy(io.Discard, stdout)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		code := cmd.ProcessState.ExitCode()
+		if code != 130 || errb.String() != "idgen: interrupted (SIGINT)\n" {
+			t.Fatalf("gen interrupted by SIGINT = exit %d (%v), stderr %q; want exit 130 and interrupted (SIGINT)", code, err, errb.String())
 		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("gen -n 2000000000 did not stop on SIGINT within 30s")
 	}
 }
