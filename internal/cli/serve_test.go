@@ -33,7 +33,7 @@ func TestServeBadInput(t *testing.T) {
 		{"log level", []string{"serve", "-s", "snowflake", "--log-level", "loud"}, 2, `--log-level "loud"`},
 		{"max count", []string{"serve", "-s", "snowflake", "--max-count", "0"}, 2, "--max-count 0"},
 		{"negative timeout", []string{"serve", "-s", "snowflake", "--write-timeout", "-1s"}, 2, "--write-timeout -1s must not be negative"},
-		{"bad addr", []string{"serve", "-s", "snowflake", "--addr", "127.0.0.1:99999"}, 1, `--addr "127.0.0.1:99999"`},
+		{"bad addr", []string{"serve", "-s", "snowflake", "--addr", "127.0.0.1:99999"}, 2, `--addr "127.0.0.1:99999"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
