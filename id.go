@@ -241,9 +241,9 @@ func (id *ID) UnmarshalJSON(data []byte) error {
 	}
 }
 
-// Value implements driver.Valuer for the scheme's PostgreSQL column:
-// int64 for bigint, the 36-char hex text for uuid, the raw bytes for bytea,
-// the canonical text for text. A 64-bit value above 2^63-1 does not fit a
+// Value implements driver.Valuer for the scheme's PostgreSQL column: NULL
+// for the zero ID (see NullID), int64 for bigint, the 36-char hex text for
+// uuid, the raw bytes for bytea, the canonical text for text. A 64-bit value above 2^63-1 does not fit a
 // bigint and gives ErrOutOfRange.
 func (id ID) Value() (driver.Value, error) {
 	s := id.scheme
@@ -273,12 +273,16 @@ func (id ID) Value() (driver.Value, error) {
 // Scan implements sql.Scanner. It keeps id's scheme (see Scheme.Zero) and
 // accepts what drivers return for the scheme's column: int64, raw bytes,
 // UUID text or the canonical text. An ID without a scheme accepts an int64
-// and becomes an Int64Scheme ID.
+// and becomes an Int64Scheme ID. NULL is no ID: it gives ErrNull and leaves
+// id unchanged; scan a nullable column into a NullID.
 func (id *ID) Scan(src any) error {
 	s := id.scheme
 	if src == nil {
-		*id = ID{scheme: s}
-		return nil
+		name := "an"
+		if s != nil {
+			name = "a " + s.Name
+		}
+		return fmt.Errorf("%w: scan a nullable column into a NullID, not %s ID", ErrNull, name)
 	}
 	if s == nil {
 		if _, ok := src.(int64); !ok {

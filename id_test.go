@@ -136,8 +136,8 @@ func TestSQLValueScan(t *testing.T) {
 	if err := plain.Scan(int64(42)); err != nil || plain.Scheme() != idgen.Int64Scheme || plain.String() != "42" {
 		t.Fatalf("Scan(int64) into a zero ID = %v (%v), %v; want 42 of int64", plain, plain.Scheme(), err)
 	}
-	if err := plain.Scan(nil); err != nil || plain.Scheme() != idgen.Int64Scheme || !bytes.Equal(plain.Bytes(), make([]byte, 8)) {
-		t.Fatalf("Scan(nil) = %v, %v; want the zero value of the scheme", plain, err)
+	if err := plain.Scan(nil); !errors.Is(err, idgen.ErrNull) || plain.Scheme() != idgen.Int64Scheme || plain.String() != "42" {
+		t.Fatalf("Scan(nil) = %v, %v; want 42 unchanged and ErrNull", plain, err)
 	}
 	var none idgen.ID
 	if err := none.Scan("abc"); !errors.Is(err, idgen.ErrNoScheme) {

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -137,4 +138,66 @@ func pgColumnText(column, text string) string {
 		return `\x` + text
 	}
 	return text
+}
+
+// SQLNullRoundTrip checks NULL and id through a nullable PostgreSQL column
+// of id's scheme's native type (Scheme.Column), read and written back:
+//
+//   - a NullID that is not Valid is written as NULL, reads back not Valid
+//     (its ID keeping the scheme for the next row), and written back stays
+//     NULL;
+//   - a Valid NullID of id reads back Valid and equal to id, and written
+//     back stays id;
+//   - scanning the NULL into a plain ID fails with idgen.ErrNull and leaves
+//     the ID as it was.
+//
+// The tables have names of their own and are dropped when the test ends.
+func SQLNullRoundTrip(t testing.TB, db DB, id idgen.ID) {
+	t.Helper()
+	ctx := context.Background()
+	s := id.Scheme()
+	var r [6]byte
+	rand.Read(r[:])
+	table := fmt.Sprintf("idgentest_null_%s_%x", s.Name, r)
+	for _, tb := range []string{table, table + "_copy"} {
+		if err := db.Exec(ctx, fmt.Sprintf("CREATE TABLE %s (k int PRIMARY KEY, v %s)", tb, s.Column)); err != nil {
+			t.Fatalf("CREATE TABLE %s (v %s): %v", tb, s.Column, err)
+		}
+		t.Cleanup(func() { db.Exec(context.Background(), "DROP TABLE IF EXISTS "+tb) })
+	}
+	rows := []idgen.NullID{{ID: s.Zero()}, {ID: id, Valid: true}}
+	for k, n := range rows {
+		if err := db.Exec(ctx, "INSERT INTO "+table+" (k, v) VALUES ($1, $2)", k, n); err != nil {
+			t.Fatalf("INSERT %+v: %v", n, err)
+		}
+	}
+	// Read each row into one NullID, as a rows loop does, and write it back.
+	back := idgen.NullID{ID: s.Zero()}
+	for k, want := range rows {
+		var isNull bool
+		if err := db.QueryRow(ctx, "SELECT v, v IS NULL FROM "+table+" WHERE k = $1", []any{k}, &back, &isNull); err != nil {
+			t.Fatalf("SELECT v of row %d: %v", k, err)
+		}
+		if back != want || isNull != !want.Valid {
+			t.Fatalf("SELECT v of row %d = %+v (IS NULL %v); want %+v", k, back, isNull, want)
+		}
+		if err := db.Exec(ctx, "INSERT INTO "+table+"_copy (k, v) VALUES ($1, $2)", k, back); err != nil {
+			t.Fatalf("INSERT back %+v: %v", back, err)
+		}
+	}
+	for k, want := range rows {
+		var isNull bool
+		copied := idgen.NullID{ID: s.Zero()}
+		if err := db.QueryRow(ctx, "SELECT v, v IS NULL FROM "+table+"_copy WHERE k = $1", []any{k}, &copied, &isNull); err != nil {
+			t.Fatalf("SELECT v of copied row %d: %v", k, err)
+		}
+		if copied != want || isNull != !want.Valid {
+			t.Fatalf("written back, row %d = %+v (IS NULL %v); want %+v", k, copied, isNull, want)
+		}
+	}
+	plain := id
+	err := db.QueryRow(ctx, "SELECT v FROM "+table+" WHERE k = 0", nil, &plain)
+	if !errors.Is(err, idgen.ErrNull) || plain != id {
+		t.Fatalf("SELECT NULL into an ID = %v, error %v; want %v unchanged and ErrNull", plain, err, id)
+	}
 }

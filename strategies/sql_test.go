@@ -67,7 +67,9 @@ func TestSQLRoundTripPgx(t *testing.T) {
 	t.Cleanup(func() { conn.Close(context.Background()) })
 	for _, spec := range sqlSpecs {
 		t.Run(spec, func(t *testing.T) {
-			idgentest.SQLRoundTrip(t, pgxDB{conn}, sqlIDs(t, spec))
+			ids := sqlIDs(t, spec)
+			idgentest.SQLRoundTrip(t, pgxDB{conn}, ids)
+			idgentest.SQLNullRoundTrip(t, pgxDB{conn}, ids[0])
 		})
 	}
 }
@@ -81,7 +83,9 @@ func TestSQLRoundTripDatabaseSQL(t *testing.T) {
 	t.Cleanup(func() { db.Close() })
 	for _, spec := range sqlSpecs {
 		t.Run(spec, func(t *testing.T) {
-			idgentest.SQLRoundTrip(t, idgentest.StdDB(db), sqlIDs(t, spec))
+			ids := sqlIDs(t, spec)
+			idgentest.SQLRoundTrip(t, idgentest.StdDB(db), ids)
+			idgentest.SQLNullRoundTrip(t, idgentest.StdDB(db), ids[0])
 		})
 	}
 }

@@ -50,7 +50,6 @@ an empty -s is refused. Passwords in specs are masked (xxxxx) in the output.`,
 				}
 			}
 			rs, err := bench.Run(cmd.Context(), bench.Config{Specs: bench.SplitSpecs(specs), Duration: duration, Goroutines: goroutines})
-			err = maskSecrets(err)
 			if errors.Is(err, strategies.ErrSpec) {
 				return badInput(err)
 			}

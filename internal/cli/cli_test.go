@@ -155,13 +155,6 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-func TestRollbackExitsOne(t *testing.T) {
-	_, errs, code := run("gen", "-s", "snowflake?preset=baidu")
-	if code != 1 || !strings.Contains(errs, "layout lifetime exhausted") {
-		t.Fatalf("gen baidu = exit %d, %q; want exit 1 and layout lifetime exhausted", code, errs)
-	}
-}
-
 func FuzzInspect(f *testing.F) {
 	for _, s := range []string{"1541815603606036480", "0", "18446744073709551615", "abc", "-1", "01890a5d-ac96-774b-bcce-b302099a8057", "01ARZ3NDEKTSV4RRFFQ69G5FAV", " 1", "+1"} {
 		f.Add(s)

@@ -76,8 +76,7 @@ DSNs are masked (xxxxx) in everything compare prints and writes.
 			rep, err := compare.Run(cmd.Context(), cfg)
 			pr.Close()
 			if err != nil {
-				err = maskSecrets(err)
-				if errors.Is(err, compare.ErrBadInput) || errors.Is(err, compare.ErrConnect) {
+				if errors.Is(err, compare.ErrBadInput) {
 					return badInput(err)
 				}
 				return err

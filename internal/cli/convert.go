@@ -38,6 +38,9 @@ Schemes for --to: ` + strings.Join(targetNames(), ", ") + `.`,
   idgen convert 0190f1d2-7a3b-7c4d-8e5f-6a7b8c9d0e1f --to ulid`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if to == "" {
+				return badInput(fmt.Errorf("convert: --to is required; want one of %s", strings.Join(targetNames(), ", ")))
+			}
 			target, ok := convertTargets[to]
 			if !ok {
 				return badInput(fmt.Errorf("--to %q: want one of %s", to, strings.Join(targetNames(), ", ")))
@@ -56,7 +59,6 @@ Schemes for --to: ` + strings.Join(targetNames(), ", ") + `.`,
 	}
 	cmd.Flags().StringVar(&to, "to", "", "target scheme: "+strings.Join(targetNames(), ", "))
 	cmd.Flags().StringVar(&from, "from", "", "read ID as this strategy's scheme (default: detect from its form)")
-	_ = cmd.MarkFlagRequired("to")
 	return cmd
 }
 

@@ -45,7 +45,7 @@ func newGenCmd() *cobra.Command {
 			}
 			g, err := strategies.NewContext(cmd.Context(), spec)
 			if err != nil {
-				return badInput(err)
+				return err // Main's exit code: 2 for a bad spec, 1 for a store down
 			}
 			if c, ok := g.(io.Closer); ok {
 				defer c.Close()
@@ -105,6 +105,10 @@ func gen(cmd *cobra.Command, g idgen.Generator, n int, asJSON bool) error {
 	batch := make([]idgen.ID, min(n, 4096))
 	var line []byte
 	for left := n; left > 0; {
+		if err := cmd.Context().Err(); err != nil { // SIGINT: stop between batches
+			out.Flush()
+			return err
+		}
 		k, err := idgen.NextN(cmd.Context(), g, batch[:min(left, len(batch))])
 		for _, id := range batch[:k] {
 			if asJSON {

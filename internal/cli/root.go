@@ -7,32 +7,110 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/compare"
+	"github.com/idgenkit/idgen/httpapi"
+	"github.com/idgenkit/idgen/internal/echo"
+	"github.com/idgenkit/idgen/internal/redact"
+	"github.com/idgenkit/idgen/migrate"
+	"github.com/idgenkit/idgen/segment"
+	"github.com/idgenkit/idgen/snowflake"
+	"github.com/idgenkit/idgen/strategies"
+	"github.com/idgenkit/idgen/workerid"
 )
 
-// Exit codes.
+// Exit codes: one rule for every command, stated in idgen help (exitRule)
+// and the README.
 const (
 	exitOK       = 0
-	exitFailure  = 1 // the work failed: a store down, a clock rollback, ...
-	exitBadInput = 2 // the input was wrong: a flag, a spec, an ID
+	exitFailure  = 1   // a store, server or runtime failure: a store down, a clock rollback, ...
+	exitBadInput = 2   // bad input: a flag, a spec, an ID, a file
+	exitSignal   = 128 // + the number of the signal that stopped the command: 130 for SIGINT (Ctrl-C)
 )
 
-// inputError marks an error caused by the user's input; Main exits 2 on it.
+// exitRule is the rule above as idgen help states it.
+const exitRule = `Exit codes: 0 ok; 1 a store, server or runtime failure (a store down, a
+clock rollback, a failed verify); 2 bad input (flags, specs, IDs, files);
+130 when Ctrl-C (SIGINT) stops a command midway (128 + the signal's number
+for other signals; serve shuts down cleanly and exits 0).`
+
+// failures are the sentinel errors of a store, server or runtime failure.
+// They win over the input sentinels and badInput in the same chain: a spec
+// whose store is down is a failure, not bad input.
+var failures = []error{
+	idgen.ErrUnavailable, idgen.ErrLeaseLost, idgen.ErrNoWorkerIDs, idgen.ErrClockRollback, idgen.ErrClosed,
+	segment.ErrUnreachable, segment.ErrNotInstalled, compare.ErrConnect, compare.ErrNoPostgres, migrate.ErrVerify,
+}
+
+// inputs are the sentinel errors of bad input: what the user gave must
+// change (a spec, a layout that is over or not begun, an ID, a config).
+var inputs = []error{
+	strategies.ErrSpec, strategies.ErrConvert, snowflake.ErrInvalidLayout,
+	idgen.ErrSyntax, idgen.ErrOutOfRange, idgen.ErrNoScheme, idgen.ErrBeforeEpoch, idgen.ErrLayoutExhausted,
+	workerid.ErrConfig, workerid.ErrNoOrdinal, segment.ErrDSN, segment.ErrConfig, segment.ErrUnknownTag,
+	migrate.ErrInput, migrate.ErrOrder, compare.ErrBadInput, httpapi.ErrConfig,
+}
+
+// inputError marks an error caused by the user's input where no package
+// sentinel says so (a flag's value, an argument count).
 type inputError struct{ err error }
 
 func (e inputError) Error() string { return e.err.Error() }
 func (e inputError) Unwrap() error { return e.err }
 
-// badInput marks err as the user's input being wrong.
+// badInput marks err as the user's input being wrong; nil stays nil.
 func badInput(err error) error {
 	if err == nil {
 		return nil
 	}
 	return inputError{err}
+}
+
+// interrupted is the cause of Main's context when SIGINT or SIGTERM stops it.
+type interrupted struct{ sig syscall.Signal }
+
+func (i interrupted) Error() string {
+	if i.sig == syscall.SIGINT {
+		return "idgen: interrupted (SIGINT)"
+	}
+	return "idgen: stopped (SIGTERM)"
+}
+
+// exitCode applies the exit-code rule to the error a command returned and
+// the cause of its context: a signal's 128+N when one stopped it, else 1
+// for a failure sentinel, 2 for an input sentinel, badInput or a malformed
+// network address (*net.AddrError: serve --addr notaport), else 1.
+func exitCode(err, cause error) int {
+	var sig interrupted
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(cause, &sig):
+		return exitSignal + int(sig.sig)
+	case isAny(err, failures):
+		return exitFailure
+	case isAny(err, inputs) || errors.As(err, new(inputError)) || errors.As(err, new(*net.AddrError)):
+		return exitBadInput
+	}
+	return exitFailure
+}
+
+func isAny(err error, targets []error) bool {
+	for _, t := range targets {
+		if errors.Is(err, t) {
+			return true
+		}
+	}
+	return false
 }
 
 var commands []func() *cobra.Command
@@ -47,10 +125,36 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		Long: `idgen issues IDs of any scheme (Snowflake layouts, UUIDv4/v7, ULID, KSUID,
 Sonyflake, xid, segment and ticket allocators) from a one-line spec such as
 "snowflake?preset=twitter&worker=7", decodes them, and measures what each
-scheme costs a PostgreSQL B-tree index.`,
+scheme costs a PostgreSQL B-tree index.
+
+` + exitRule,
+		Version: versionText(debug.ReadBuildInfo()),
+		// Runnable, so that an unknown command reaches Args (bad input)
+		// rather than cobra's untyped error.
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return nil
+			}
+			hint := ""
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				hint = "; did you mean " + strings.Join(s, " or ") + "?"
+			}
+			return fmt.Errorf("unknown command %q%s (idgen help lists the commands)", echo.Cut(args[0]), hint)
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		// Required flags and flag groups are checked here, before cobra's
+		// own check, so that a missing flag is bad input.
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if err := cmd.ValidateRequiredFlags(); err != nil {
+				return err
+			}
+			return cmd.ValidateFlagGroups()
+		},
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SuggestionsMinimumDistance = 2
+	root.SetVersionTemplate("{{.Version}}")
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -58,28 +162,56 @@ scheme costs a PostgreSQL B-tree index.`,
 	for _, f := range commands {
 		root.AddCommand(f())
 	}
+	markInputErrors(root)
 	return root
 }
 
-// Main runs the idgen command with args and returns the exit code: 0, 1 when
-// the work failed, 2 when the input was wrong. Errors print as one line.
+// markInputErrors marks what cobra rejects before a command runs, the
+// argument count and the checks of PersistentPreRunE above, as bad input,
+// in c and every command under it.
+func markInputErrors(c *cobra.Command) {
+	if args := c.Args; args != nil {
+		c.Args = func(cmd *cobra.Command, a []string) error { return badInput(args(cmd, a)) }
+	}
+	if pre := c.PersistentPreRunE; pre != nil {
+		c.PersistentPreRunE = func(cmd *cobra.Command, a []string) error { return badInput(pre(cmd, a)) }
+	}
+	for _, sub := range c.Commands() {
+		markInputErrors(sub)
+	}
+}
+
+// Main runs the idgen command with args and returns the exit code by the
+// rule of exitRule: 0 ok, 1 a failure, 2 bad input, 130 on SIGINT. Errors
+// print as one line on stderr.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		select {
+		case s := <-sigs:
+			cancel(interrupted{s.(syscall.Signal)})
+		case <-ctx.Done():
+		}
+	}()
+
 	root := newRoot(stdin, stdout, stderr)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
 	}
-	msg := strings.ReplaceAll(err.Error(), "\n", "; ")
+	cause := context.Cause(ctx)
+	if errors.Is(err, context.Canceled) && errors.As(cause, new(interrupted)) {
+		err = cause // "interrupted (SIGINT)", not "context canceled"
+	}
+	msg := redact.Spec(strings.ReplaceAll(err.Error(), "\n", "; ")) // no password reaches stderr
 	if !strings.HasPrefix(msg, "idgen: ") {
 		msg = "idgen: " + msg
 	}
 	fmt.Fprintln(stderr, msg)
-	if errors.As(err, new(inputError)) || strings.HasPrefix(err.Error(), "unknown command") ||
-		strings.Contains(err.Error(), "accepts ") || strings.Contains(err.Error(), "requires ") {
-		return exitBadInput
-	}
-	return exitFailure
+	return exitCode(err, cause)
 }

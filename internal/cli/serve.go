@@ -92,14 +92,14 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 
 	gens, def, err := loadGenerators(ctx, f)
 	if err != nil {
-		return maskedError{err}
+		return err
 	}
 	defer closeGenerators(log, gens)
 	if name, err := checkLifetime(ctx, gens); err != nil {
 		if f.spec != "" {
-			return badInput(maskedError{fmt.Errorf("serve: -s %q: %w", echo.Cut(redact.Spec(f.spec)), err)})
+			return badInput(fmt.Errorf("serve: -s %q: %w", echo.Cut(redact.Spec(f.spec)), err))
 		}
-		return badInput(maskedError{fmt.Errorf("serve: --config: generator %q: %w", name, err)})
+		return badInput(fmt.Errorf("serve: --config: generator %q: %w", name, err))
 	}
 	h, err := httpapi.New(gens, httpapi.Options{Default: def, MaxCount: f.maxCount, Timeout: f.timeout, Logger: log})
 	if err != nil {
