@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -213,8 +214,176 @@ func TestTicketResidue(t *testing.T) {
 			t.Fatalf("OpenTicketServer(%+v) = %v; want ErrConfig", c, err)
 		}
 	}
-	if _, err := segment.DialTickets(ctx, []string{dsns[0], "redis://127.0.0.1:1/0"}, name); !errors.Is(err, segment.ErrUnreachable) ||
-		!strings.Contains(err.Error(), "127.0.0.1:1") {
-		t.Fatalf("DialTickets(unreachable second) = %v; want ErrUnreachable naming it", err)
+	if _, err := segment.DialTickets(ctx, []string{"redis://127.0.0.1:1/0", "postgres://u:s3cret@127.0.0.1:1/x"}, name); !errors.Is(err, segment.ErrUnreachable) ||
+		!strings.Contains(err.Error(), "127.0.0.1:1/0") || !strings.Contains(err.Error(), "u:xxxxx@127.0.0.1:1/x") || strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("DialTickets(both unreachable) = %v; want ErrUnreachable naming both, password redacted", err)
+	}
+}
+
+// The servers keep their own classes: the list's order does not matter,
+// across kinds too.
+func TestTicketOrder(t *testing.T) {
+	ctx := context.Background()
+	pg, name := twoServers(t, "postgres")
+	my, _ := twoServers(t, "mysql")
+	rd, _ := twoServers(t, "redis")
+	for _, c := range []struct {
+		name string
+		dsns []string
+	}{
+		{"postgres", pg},
+		{"mysql", my},
+		{"redis", rd},
+		{"postgres and mysql", []string{pg[0], my[1]}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var all [][]uint64
+			for _, dsns := range [][]string{c.dsns, {c.dsns[1], c.dsns[0]}, c.dsns} {
+				g, err := segment.DialTickets(ctx, dsns, name)
+				if err != nil {
+					t.Fatalf("DialTickets(%q) = %v; want the servers' own classes", dsns, err)
+				}
+				all = append(all, take(t, g, 20))
+				g.Close()
+			}
+			noDuplicates(t, all...)
+		})
+	}
+	if _, err := segment.DialTickets(ctx, []string{pg[0], pg[1], my[0]}, name); !errors.Is(err, segment.ErrResidue) ||
+		!strings.Contains(err.Error(), "idgen ticket init --dsn ") || !strings.Contains(err.Error(), "--reset") {
+		t.Fatalf("DialTickets(3 servers set up as 2) = %v; want ErrResidue saying to run idgen ticket init --reset", err)
+	}
+}
+
+// The same server listed twice is bad input, named with its password
+// redacted.
+func TestTicketListedTwice(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct{ a, b string }{
+		{"postgres://u:s3cret@127.0.0.1:5432/db", "postgresql://v:other@127.0.0.1/db?sslmode=disable"},
+		{"mysql://root:s3cret@127.0.0.1/test", "mysql://root@127.0.0.1:3306/test"},
+		{"redis://:s3cret@127.0.0.1:6379", "redis://127.0.0.1:6379/0"},
+	}
+	for _, c := range cases {
+		for _, dial := range []func() error{
+			func() error { _, err := segment.DialTickets(ctx, []string{c.a, c.b}, ""); return err },
+			func() error { _, err := segment.InitTickets(ctx, []string{c.a, c.b}, "", false); return err },
+		} {
+			err := dial()
+			if !errors.Is(err, segment.ErrConfig) || !strings.Contains(err.Error(), "listed twice (#1 and #2)") || strings.Contains(err.Error(), "s3cret") {
+				t.Fatalf("DialTickets/InitTickets(%q, %q) = %v; want ErrConfig: listed twice, password redacted", segment.Redact(c.a), c.b, err)
+			}
+		}
+	}
+	pg, _ := twoServers(t, "postgres")
+	if _, err := segment.DialTickets(ctx, pg, ""); errors.Is(err, segment.ErrConfig) {
+		t.Fatalf("DialTickets(two search_paths of one database) = %v; want two servers", err)
+	}
+}
+
+// A name one server used can join n servers after ticket init --reset;
+// the renumbered servers issue above everything issued before.
+func TestTicketInitReset(t *testing.T) {
+	ctx := context.Background()
+	for _, kind := range ticketKinds {
+		t.Run(kind, func(t *testing.T) {
+			dsns, name := twoServers(t, kind)
+			g, err := segment.DialTickets(ctx, dsns[:1], name)
+			if err != nil {
+				t.Fatalf("DialTickets(one server) = %v", err)
+			}
+			before := take(t, g, 30)
+			g.Close()
+			_, err = segment.DialTickets(ctx, dsns, name)
+			if !errors.Is(err, segment.ErrResidue) || !strings.Contains(err.Error(), "idgen ticket init --dsn '"+segment.Redact(dsns[0])+","+segment.Redact(dsns[1])+"' --name "+name+" --reset") {
+				t.Fatalf("DialTickets(two servers, one set up alone) = %v; want ErrResidue with the init --reset command", err)
+			}
+			if _, err := segment.InitTickets(ctx, dsns, name, false); !errors.Is(err, segment.ErrResidue) || !strings.Contains(err.Error(), "--reset") {
+				t.Fatalf("InitTickets(no reset) = %v; want ErrResidue saying --reset", err)
+			}
+			info, err := segment.InitTickets(ctx, dsns, name, true)
+			if err != nil {
+				t.Fatalf("InitTickets(reset) = %v", err)
+			}
+			for i, s := range info {
+				if s.Offset != int64(i+1) || s.Increment != 2 || s.Next <= int64(before[len(before)-1]) || s.Next%2 != int64(i+1)%2 {
+					t.Fatalf("InitTickets(reset)[%d] = %+v; want class %d of 2, next above %d", i, s, i+1, before[len(before)-1])
+				}
+			}
+			again, err := segment.InitTickets(ctx, []string{dsns[1], dsns[0]}, name, false)
+			if err != nil || again[0].Offset != 2 || again[0].Next != 0 || again[1].Offset != 1 {
+				t.Fatalf("InitTickets(again, reversed) = %+v, %v; want unchanged classes 2 and 1", again, err)
+			}
+			g, err = segment.DialTickets(ctx, dsns, name)
+			if err != nil {
+				t.Fatalf("DialTickets(after reset) = %v", err)
+			}
+			defer g.Close()
+			after := take(t, g, 40)
+			noDuplicates(t, before, after)
+			increasing(t, "first ID after the reset", []uint64{before[len(before)-1], slices.Min(after)})
+		})
+	}
+}
+
+// A server down at start: the client starts with the other, and the
+// background joiner takes the first in once it answers. With no server
+// able to issue, DialTickets fails.
+func TestTicketStartWithServerDown(t *testing.T) {
+	ctx := context.Background()
+	for _, kind := range ticketKinds {
+		t.Run(kind, func(t *testing.T) {
+			dsns, name := twoServers(t, kind)
+			pdsn, p := via(t, dsns[1])
+			if _, err := segment.InitTickets(ctx, []string{dsns[0], pdsn}, name, false); err != nil {
+				t.Fatalf("InitTickets() = %v", err)
+			}
+			p.Cut()
+			g, err := segment.DialTickets(ctx, []string{dsns[0], pdsn}, name)
+			if err != nil {
+				t.Fatalf("DialTickets(second down) = %v; want a start with the first", err)
+			}
+			defer g.Close()
+			during := take(t, g, 50)
+			for _, v := range during {
+				if v%2 != 1 {
+					t.Fatalf("ID %d from the stopped server (even class)", v)
+				}
+			}
+			p.Restore()
+			var after []uint64
+			deadline := time.Now().Add(10 * time.Second)
+			for even := 0; even == 0; {
+				after = append(after, take(t, g, 10)...)
+				for _, v := range after {
+					even += int(1 - v%2)
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the server that came up issued nothing in 10 s")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			noDuplicates(t, during, after)
+
+			// Close stops the joiner, even while it waits on a server.
+			p.Cut()
+			g2, err := segment.DialTickets(ctx, []string{dsns[0], pdsn}, name)
+			if err != nil {
+				t.Fatalf("DialTickets(second down) = %v", err)
+			}
+			start := time.Now()
+			if err := g2.Close(); err != nil || time.Since(start) > time.Second {
+				t.Fatalf("Close() = %v after %v; want nil at once", err, time.Since(start))
+			}
+			if _, err := g2.Next(ctx); !errors.Is(err, idgen.ErrClosed) {
+				t.Fatalf("Next() after Close = %v; want ErrClosed", err)
+			}
+		})
+	}
+	// Fresh servers get classes only when all answer.
+	dsns, name := twoServers(t, "postgres")
+	_, err := segment.DialTickets(ctx, []string{dsns[0], "redis://127.0.0.1:1/0"}, name)
+	if !errors.Is(err, segment.ErrNotInstalled) || !strings.Contains(err.Error(), "idgen ticket init --dsn ") {
+		t.Fatalf("DialTickets(fresh first, second down) = %v; want ErrNotInstalled saying to run idgen ticket init", err)
 	}
 }
