@@ -380,6 +380,42 @@ func TestTicketStartWithServerDown(t *testing.T) {
 			}
 		})
 	}
+	// The server that answered goes down as the other comes up: the other
+	// joins by the class it holds.
+	t.Run("swap", func(t *testing.T) {
+		dsns, name := twoServers(t, "postgres")
+		adsn, a := via(t, dsns[0])
+		bdsn, b := via(t, dsns[1])
+		if _, err := segment.InitTickets(ctx, []string{adsn, bdsn}, name, false); err != nil {
+			t.Fatalf("InitTickets() = %v", err)
+		}
+		b.Cut()
+		g, err := segment.DialTickets(ctx, []string{adsn, bdsn}, name)
+		if err != nil {
+			t.Fatalf("DialTickets(second down) = %v", err)
+		}
+		defer g.Close()
+		first := take(t, g, 5)
+		a.Cut()
+		b.Restore()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			id, err := g.Next(ctx)
+			if err == nil {
+				v, _ := id.Uint64()
+				if v%2 != 0 {
+					t.Fatalf("Next() = %d from the cut server (odd class)", v)
+				}
+				noDuplicates(t, first, []uint64{v})
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("Next() = %v 10 s after the second server came up; want its IDs", err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+
 	// Fresh servers get classes only when all answer.
 	dsns, name := twoServers(t, "postgres")
 	_, err := segment.DialTickets(ctx, []string{dsns[0], "redis://127.0.0.1:1/0"}, name)

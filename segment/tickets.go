@@ -52,6 +52,7 @@ type Tickets struct {
 	done    chan struct{}
 	mu      sync.Mutex
 	pending map[int]error // server index → why it has not joined yet
+	offsets []int64       // the class of each joined server
 	dsns    []string      // the DSNs, as given
 	name    string
 }
@@ -148,7 +149,7 @@ func ticketHint(dsns []string, name string) string {
 	for i, d := range dsns {
 		r[i] = Redact(d)
 	}
-	return fmt.Sprintf("`idgen ticket init --dsn '%s' --name %s --reset` (with the passwords; stop the generators using them first)", strings.Join(r, ","), name)
+	return fmt.Sprintf("`idgen ticket init --dsn '%s' --name %s --reset` (put the passwords back in; stop the generators using them first)", strings.Join(r, ","), name)
 }
 
 // openBackends connects to every DSN at once; a server that does not answer
@@ -290,7 +291,7 @@ func DialTickets(ctx context.Context, dsns []string, name string) (*Tickets, err
 		}
 	}
 	t := newTickets(len(dsns), DefaultCooldown)
-	t.owned, t.dsns, t.name, t.pending = true, dsns, cfg.Name, map[int]error{}
+	t.owned, t.dsns, t.name, t.pending, t.offsets = true, dsns, cfg.Name, map[int]error{}, make([]int64, len(dsns))
 	for i, b := range bs {
 		switch {
 		case b == nil:
@@ -301,11 +302,12 @@ func DialTickets(ctx context.Context, dsns []string, name string) (*Tickets, err
 			t.pending[i] = fmt.Errorf("%w: ticket server %s has no ticket class yet, and classes are given out only when every server answers; run %s",
 				ErrNotInstalled, Redact(dsns[i]), ticketHint(dsns, cfg.Name))
 		default:
+			t.offsets[i] = sts[i].Offset
 			t.slots[i].Store(&ticketConn{b})
 		}
 	}
 	if len(t.pending) == len(dsns) {
-		return fail(fmt.Errorf("%w: no ticket server can issue: %w", ErrUnreachable, t.pendingErr()))
+		return fail(fmt.Errorf("segment: no ticket server can issue: %w", t.pendingErr()))
 	}
 	if len(t.pending) > 0 {
 		jctx, stop := context.WithCancel(context.Background())
@@ -388,19 +390,25 @@ func (t *Tickets) joinOnce(ctx context.Context) bool {
 		}
 	}
 	sts := readStates(actx, bs, errs)
-	for i, b := range bs {
-		if b != nil && errs[i] != nil {
-			if fresh[i] {
-				b.Close()
-			}
-			bs[i] = nil // a joined server that did not answer: unknown this round
-		}
-	}
 	closeFresh := func() {
 		for i := range fresh {
 			if bs[i] != nil {
 				bs[i].Close()
 			}
+		}
+	}
+	unread := false // a joined server did not answer: its class is known, its high mark is not
+	for i, b := range bs {
+		switch {
+		case b == nil || errs[i] == nil:
+		case fresh[i]:
+			b.Close()
+			bs[i] = nil
+		default:
+			t.mu.Lock()
+			sts[i] = ticketState{Exists: true, Offset: t.offsets[i], Increment: int64(len(bs))}
+			t.mu.Unlock()
+			unread = true
 		}
 	}
 	if err := checkClasses(bs, sts, t.dsns, t.name); err != nil {
@@ -412,7 +420,7 @@ func (t *Tickets) joinOnce(ctx context.Context) bool {
 		t.mu.Unlock()
 		return false
 	}
-	if countNil(bs) == 0 {
+	if countNil(bs) == 0 && !unread {
 		if _, err := assignFree(actx, bs, sts); err != nil {
 			closeFresh()
 			return false
@@ -432,6 +440,7 @@ func (t *Tickets) joinOnce(ctx context.Context) bool {
 			bs[i].Close()
 		default:
 			t.downTill[i].Store(0)
+			t.offsets[i] = sts[i].Offset
 			t.slots[i].Store(&ticketConn{bs[i]})
 			delete(t.pending, i)
 		}
