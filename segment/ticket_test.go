@@ -423,3 +423,37 @@ func TestTicketStartWithServerDown(t *testing.T) {
 		t.Fatalf("DialTickets(fresh first, second down) = %v; want ErrNotInstalled saying to run idgen ticket init", err)
 	}
 }
+
+// A table or key of the format before the class was stored is taken over:
+// the next tickets are above those it issued.
+func TestTicketAdoptOld(t *testing.T) {
+	ctx := context.Background()
+	for _, kind := range []string{"mysql", "redis"} {
+		t.Run(kind, func(t *testing.T) {
+			dsns, name := twoServers(t, kind)
+			var err error
+			switch kind {
+			case "mysql": // Flickr's table, no comment, last ticket 41
+				err = withMySQL(ctx, dsns[0], func(db *sql.DB) error {
+					_, err := db.ExecContext(ctx, "CREATE TABLE `"+name+"` (id bigint unsigned NOT NULL auto_increment, "+
+						"stub char(1) NOT NULL default '', PRIMARY KEY (id), UNIQUE KEY stub (stub)) ENGINE=InnoDB; "+
+						"INSERT INTO `"+name+"` (id, stub) VALUES (41, 'a')")
+					return err
+				})
+			case "redis": // INCR counter 21: last ticket (21-1)·2+1 = 41
+				err = withRedis(dsns[0], func(c *redis.Client) error { return c.Set(ctx, "idgen:ticket:{"+name+"}", 21, 0).Err() })
+			}
+			if err != nil {
+				t.Fatalf("old format: %v", err)
+			}
+			g, err := segment.DialTickets(ctx, dsns, name)
+			if err != nil {
+				t.Fatalf("DialTickets(old format) = %v", err)
+			}
+			defer g.Close()
+			if ids := take(t, g, 10); slices.Min(ids) <= 41 {
+				t.Fatalf("IDs after taking over the old format = %v; want all above 41", ids)
+			}
+		})
+	}
+}
