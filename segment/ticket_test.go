@@ -89,6 +89,25 @@ func twoServers(t *testing.T, kind string) (dsns []string, name string) {
 
 var ticketKinds = []string{"postgres", "mysql", "redis"}
 
+// takeUntilEven takes IDs until the second of two servers (the even class)
+// has issued one, for at most 10 s, and returns them.
+func takeUntilEven(t *testing.T, g idgen.Generator) []uint64 {
+	t.Helper()
+	var ids []uint64
+	deadline := time.Now().Add(10 * time.Second)
+	for even := 0; even == 0; {
+		ids = append(ids, take(t, g, 10)...)
+		for _, v := range ids {
+			even += int(1 - v%2)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the even-class server issued nothing in 10 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return ids
+}
+
 // Each server counts in its residue class; the client's IDs are unique.
 func TestTickets(t *testing.T) {
 	ctx := context.Background()
@@ -167,17 +186,7 @@ func TestTicketFailover(t *testing.T) {
 			}
 			p.Restore()
 			time.Sleep(60 * time.Millisecond) // the cooldown ends
-			var after []uint64
-			deadline := time.Now().Add(10 * time.Second)
-			for even := 0; even == 0; {
-				after = append(after, take(t, g, 10)...)
-				for _, v := range after {
-					even += int(1 - v%2)
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("the restored server issued nothing in 10 s")
-				}
-			}
+			after := takeUntilEven(t, g)
 			noDuplicates(t, before, during, after)
 
 			p.Cut()
@@ -351,18 +360,7 @@ func TestTicketStartWithServerDown(t *testing.T) {
 				}
 			}
 			p.Restore()
-			var after []uint64
-			deadline := time.Now().Add(10 * time.Second)
-			for even := 0; even == 0; {
-				after = append(after, take(t, g, 10)...)
-				for _, v := range after {
-					even += int(1 - v%2)
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("the server that came up issued nothing in 10 s")
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+			after := takeUntilEven(t, g)
 			noDuplicates(t, during, after)
 
 			// Close stops the joiner, even while it waits on a server.

@@ -250,6 +250,31 @@ func closeBackends(bs []ticketBackend) {
 	}
 }
 
+// connectTickets checks the name and DSNs, connects to every server at once
+// and reads the state of those that answer; a server that does not has a
+// nil backend and its error in errs.
+func connectTickets(ctx context.Context, dsns []string, name string) (_ []string, _ string, bs []ticketBackend, sts []ticketState, errs []error, err error) {
+	cfg := TicketConfig{Name: name}
+	if err := cfg.validate(); err != nil {
+		return nil, "", nil, nil, nil, err
+	}
+	name = cfg.Name // the default when empty
+	if dsns, err = checkTicketDSNs(dsns); err != nil {
+		return nil, "", nil, nil, nil, err
+	}
+	bs, errs = openBackends(ctx, dsns, name)
+	sts = readStates(ctx, bs, errs)
+	dropFailed(bs, errs)
+	return dsns, name, bs, sts, errs, nil
+}
+
+// noClassYet is the error of a server that answers without a class while
+// another does not answer.
+func noClassYet(dsn string, dsns []string, name string) error {
+	return fmt.Errorf("%w: ticket server %s has no ticket class yet, and classes are given out only when every server answers; run %s",
+		ErrNotInstalled, Redact(dsn), ticketHint(dsns, name))
+}
+
 // DialTickets opens one ticket server per DSN, all counting in the
 // sequence, table or key name (DefaultTicketName when empty), and returns
 // a client whose Close closes them. Each server keeps its own class
@@ -266,22 +291,15 @@ func closeBackends(bs []ticketBackend) {
 // class that does not fit the list gives ErrResidue. Errors name the
 // servers with their passwords redacted and say what to run.
 func DialTickets(ctx context.Context, dsns []string, name string) (*Tickets, error) {
-	cfg := TicketConfig{Name: name}
-	if err := cfg.validate(); err != nil {
-		return nil, err
-	}
-	dsns, err := checkTicketDSNs(dsns)
+	dsns, name, bs, sts, errs, err := connectTickets(ctx, dsns, name)
 	if err != nil {
 		return nil, err
 	}
-	bs, errs := openBackends(ctx, dsns, cfg.Name)
-	sts := readStates(ctx, bs, errs)
-	dropFailed(bs, errs)
 	fail := func(err error) (*Tickets, error) {
 		closeBackends(bs)
 		return nil, err
 	}
-	if err := checkClasses(bs, sts, dsns, cfg.Name); err != nil {
+	if err := checkClasses(bs, sts, dsns, name); err != nil {
 		return fail(err)
 	}
 	up := len(bs) - countNil(bs)
@@ -291,7 +309,7 @@ func DialTickets(ctx context.Context, dsns []string, name string) (*Tickets, err
 		}
 	}
 	t := newTickets(len(dsns), DefaultCooldown)
-	t.owned, t.dsns, t.name, t.pending, t.offsets = true, dsns, cfg.Name, map[int]error{}, make([]int64, len(dsns))
+	t.owned, t.dsns, t.name, t.pending, t.offsets = true, dsns, name, map[int]error{}, make([]int64, len(dsns))
 	for i, b := range bs {
 		switch {
 		case b == nil:
@@ -299,8 +317,7 @@ func DialTickets(ctx context.Context, dsns []string, name string) (*Tickets, err
 		case sts[i].Offset == 0:
 			b.Close()
 			bs[i] = nil
-			t.pending[i] = fmt.Errorf("%w: ticket server %s has no ticket class yet, and classes are given out only when every server answers; run %s",
-				ErrNotInstalled, Redact(dsns[i]), ticketHint(dsns, cfg.Name))
+			t.pending[i] = noClassYet(dsns[i], dsns, name)
 		default:
 			t.offsets[i] = sts[i].Offset
 			t.slots[i].Store(&ticketConn{b})
@@ -434,8 +451,7 @@ func (t *Tickets) joinOnce(ctx context.Context) bool {
 			t.pending[i] = errs[i]
 		case sts[i].Offset == 0:
 			bs[i].Close()
-			t.pending[i] = fmt.Errorf("%w: ticket server %s has no ticket class yet, and classes are given out only when every server answers; run %s",
-				ErrNotInstalled, Redact(t.dsns[i]), ticketHint(t.dsns, t.name))
+			t.pending[i] = noClassYet(t.dsns[i], t.dsns, t.name)
 		case ctx.Err() != nil:
 			bs[i].Close()
 		default:
@@ -528,17 +544,10 @@ type TicketServerInfo struct {
 // stored class that does not fit the list gives ErrResidue unless reset is
 // set; run reset only while no generator uses the servers.
 func InitTickets(ctx context.Context, dsns []string, name string, reset bool) ([]TicketServerInfo, error) {
-	cfg := TicketConfig{Name: name}
-	if err := cfg.validate(); err != nil {
-		return nil, err
-	}
-	dsns, err := checkTicketDSNs(dsns)
+	dsns, name, bs, sts, errs, err := connectTickets(ctx, dsns, name)
 	if err != nil {
 		return nil, err
 	}
-	bs, errs := openBackends(ctx, dsns, cfg.Name)
-	sts := readStates(ctx, bs, errs)
-	dropFailed(bs, errs)
 	defer closeBackends(bs)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("%w; every ticket server must answer to be set up", err)
@@ -547,7 +556,7 @@ func InitTickets(ctx context.Context, dsns []string, name string, reset bool) ([
 		for i := range sts { // assignFree gives server i class i+1
 			sts[i].Offset = 0
 		}
-	} else if err := checkClasses(bs, sts, dsns, cfg.Name); err != nil {
+	} else if err := checkClasses(bs, sts, dsns, name); err != nil {
 		return nil, err
 	}
 	next, err := assignFree(ctx, bs, sts)
