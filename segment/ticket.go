@@ -74,8 +74,10 @@ type ticketBackend interface {
 	// the class was stored.
 	state(ctx context.Context, n int64) (ticketState, error)
 	// setup makes the server count in class k mod n, its next ticket the
-	// smallest such above floor, and returns that ticket.
-	setup(ctx context.Context, k, n, floor int64) (int64, error)
+	// smallest such above floor, and returns that ticket. Unless reset is
+	// set, a class another client stored meanwhile is kept (ErrResidue if it
+	// is not k of n): the counter never moves back under a running client.
+	setup(ctx context.Context, k, n, floor int64, reset bool) (int64, error)
 }
 
 // ticketState is what a ticket server holds.
@@ -108,7 +110,7 @@ func OpenTicketServer(ctx context.Context, dsn string, cfg TicketConfig) (Ticket
 	switch {
 	case err != nil:
 	case st.Offset == 0:
-		_, err = b.setup(ctx, cfg.Offset, cfg.Increment, st.High)
+		_, err = b.setup(ctx, cfg.Offset, cfg.Increment, st.High, false)
 	case st.Offset != cfg.Offset || st.Increment != cfg.Increment:
 		err = fmt.Errorf("%w: %s counts in class %d of %d, not %d of %d; renumber the servers with `idgen ticket init --dsn URL1,...,URLn --name %s --reset`",
 			ErrResidue, cfg.Name, st.Offset, st.Increment, cfg.Offset, cfg.Increment, cfg.Name)
@@ -183,7 +185,7 @@ func (t *pgTicket) state(ctx context.Context, _ int64) (ticketState, error) {
 	return st, nil
 }
 
-func (t *pgTicket) setup(ctx context.Context, k, n, floor int64) (int64, error) {
+func (t *pgTicket) setup(ctx context.Context, k, n, floor int64, reset bool) (int64, error) {
 	next := firstAbove(floor, k, n)
 	err := pgx.BeginFunc(ctx, t.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('idgen_tickets'))`); err != nil {
@@ -192,8 +194,18 @@ func (t *pgTicket) setup(ctx context.Context, k, n, floor int64) (int64, error) 
 		if _, err := tx.Exec(ctx, fmt.Sprintf(`CREATE SEQUENCE IF NOT EXISTS %s AS bigint START %d INCREMENT %d MINVALUE 1`, t.seq, next, n)); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, fmt.Sprintf(`ALTER SEQUENCE %s INCREMENT %d START WITH %d RESTART WITH %d`, t.seq, n, next, next))
-		return err
+		if reset {
+			_, err := tx.Exec(ctx, fmt.Sprintf(`ALTER SEQUENCE %s INCREMENT %d START WITH %d RESTART WITH %d`, t.seq, n, next, next))
+			return err
+		}
+		var start, inc int64
+		if err := tx.QueryRow(ctx, `SELECT seqstart, seqincrement FROM pg_sequence WHERE seqrelid = $1::regclass`, t.seq).Scan(&start, &inc); err != nil {
+			return err
+		}
+		if inc != n || (start-k)%n != 0 {
+			return fmt.Errorf("%w: sequence %s was set up meanwhile as START %d INCREMENT %d, not class %d of %d", ErrResidue, t.name, start, inc, k, n)
+		}
+		return nil
 	})
 	if err != nil {
 		return 0, storeErr(t.dsn, "set up sequence "+t.name, err)
@@ -259,7 +271,9 @@ func (t *mysqlTicket) state(ctx context.Context, _ int64) (ticketState, error) {
 	return st, nil
 }
 
-func (t *mysqlTicket) setup(ctx context.Context, k, n, floor int64) (int64, error) {
+// setup needs no reset: InnoDB never sets AUTO_INCREMENT at or below the
+// table's highest id.
+func (t *mysqlTicket) setup(ctx context.Context, k, n, floor int64, _ bool) (int64, error) {
 	next := firstAbove(floor, k, n)
 	comment := mysqlClassComment(k, n)
 	_, err := t.db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS `"+t.name+"` ("+
@@ -402,15 +416,28 @@ func (t *redisTicket) state(ctx context.Context, n int64) (ticketState, error) {
 	return st, nil
 }
 
-func (t *redisTicket) setup(ctx context.Context, k, n, floor int64) (int64, error) {
+// redisTicketSetup stores the class and the last ticket; unless ARGV[4]
+// is "reset", only where no class is stored yet. It returns the stored
+// class.
+var redisTicketSetup = redis.NewScript(`
+if ARGV[4] == 'reset' or redis.call('EXISTS', KEYS[2]) == 0 then
+	redis.call('SET', KEYS[1], ARGV[3])
+	redis.call('HSET', KEYS[2], 'offset', ARGV[1], 'increment', ARGV[2])
+end
+return redis.call('HMGET', KEYS[2], 'offset', 'increment')`)
+
+func (t *redisTicket) setup(ctx context.Context, k, n, floor int64, reset bool) (int64, error) {
 	next := firstAbove(floor, k, n)
-	_, err := t.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Set(ctx, t.key, next-n, 0)
-		p.HSet(ctx, t.class, "offset", k, "increment", n)
-		return nil
-	})
+	mode := ""
+	if reset {
+		mode = "reset"
+	}
+	v, err := redisTicketSetup.Run(ctx, t.c, []string{t.key, t.class}, k, n, next-n, mode).StringSlice()
 	if err != nil {
 		return 0, storeErr(t.dsn, "set up key "+t.key, redisErr(err))
+	}
+	if len(v) != 2 || v[0] != strconv.FormatInt(k, 10) || v[1] != strconv.FormatInt(n, 10) {
+		return 0, fmt.Errorf("%w: key %s on %s was set up meanwhile as %v, not class %d of %d", ErrResidue, t.class, t.dsn, v, k, n)
 	}
 	return next, nil
 }

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -452,6 +453,44 @@ func TestTicketAdoptOld(t *testing.T) {
 			if ids := take(t, g, 10); slices.Min(ids) <= 41 {
 				t.Fatalf("IDs after taking over the old format = %v; want all above 41", ids)
 			}
+		})
+	}
+}
+
+// Clients starting at once on fresh servers set them up once: no counter
+// moves back under another client.
+func TestTicketConcurrentSetup(t *testing.T) {
+	ctx := context.Background()
+	for _, kind := range ticketKinds {
+		t.Run(kind, func(t *testing.T) {
+			dsns, name := twoServers(t, kind)
+			lists := make([][]uint64, 4)
+			errs := make([]error, 4)
+			var wg sync.WaitGroup
+			for c := range lists {
+				wg.Go(func() {
+					g, err := segment.DialTickets(ctx, dsns, name)
+					if err != nil {
+						errs[c] = err
+						return
+					}
+					defer g.Close()
+					for range 50 {
+						id, err := g.Next(ctx)
+						if err != nil {
+							errs[c] = err
+							return
+						}
+						v, _ := id.Uint64()
+						lists[c] = append(lists[c], v)
+					}
+				})
+			}
+			wg.Wait()
+			if err := errors.Join(errs...); err != nil {
+				t.Fatalf("4 clients at once: %v", err)
+			}
+			noDuplicates(t, lists...)
 		})
 	}
 }

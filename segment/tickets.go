@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -91,28 +92,21 @@ func serverKey(u *url.URL) string {
 	scheme, port := u.Scheme, u.Port()
 	switch scheme {
 	case "postgres", "postgresql":
-		scheme, port = "postgres", cmpOr(port, "5432")
+		scheme, port = "postgres", cmp.Or(port, "5432")
 	case "mysql":
-		port = cmpOr(port, "3306")
+		port = cmp.Or(port, "3306")
 	case "redis", "rediss":
-		scheme, port = "redis", cmpOr(port, "6379")
+		scheme, port = "redis", cmp.Or(port, "6379")
 	}
 	path := strings.Trim(u.Path, "/")
 	if scheme == "redis" {
-		path = cmpOr(path, "0")
+		path = cmp.Or(path, "0")
 	}
 	key := scheme + "://" + strings.ToLower(u.Hostname()) + ":" + port + "/" + path
 	if scheme == "postgres" {
 		key += "?search_path=" + u.Query().Get("search_path")
 	}
 	return key
-}
-
-func cmpOr(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
 }
 
 // checkTicketDSNs trims dsns and refuses an empty list, a DSN that does not
@@ -213,9 +207,9 @@ func checkClasses(bs []ticketBackend, sts []ticketState, dsns []string, name str
 }
 
 // assignFree gives each server without a stored class, in list order, the
-// lowest class no server holds, its next ticket above every server's High.
-// Every server must be connected.
-func assignFree(ctx context.Context, bs []ticketBackend, sts []ticketState) ([]int64, error) {
+// lowest class no server holds, its next ticket above every server's High
+// (see ticketBackend.setup for reset). Every server must be connected.
+func assignFree(ctx context.Context, bs []ticketBackend, sts []ticketState, reset bool) ([]int64, error) {
 	n := int64(len(bs))
 	taken := map[int64]bool{}
 	var floor int64
@@ -233,7 +227,7 @@ func assignFree(ctx context.Context, bs []ticketBackend, sts []ticketState) ([]i
 			k++
 		}
 		taken[k] = true
-		v, err := bs[i].setup(ctx, k, n, floor)
+		v, err := bs[i].setup(ctx, k, n, floor, reset)
 		if err != nil {
 			return nil, err
 		}
@@ -304,7 +298,7 @@ func DialTickets(ctx context.Context, dsns []string, name string) (*Tickets, err
 	}
 	up := len(bs) - countNil(bs)
 	if up == len(bs) {
-		if _, err := assignFree(ctx, bs, sts); err != nil {
+		if _, err := assignFree(ctx, bs, sts, false); err != nil {
 			return fail(err)
 		}
 	}
@@ -438,7 +432,7 @@ func (t *Tickets) joinOnce(ctx context.Context) bool {
 		return false
 	}
 	if countNil(bs) == 0 && !unread {
-		if _, err := assignFree(actx, bs, sts); err != nil {
+		if _, err := assignFree(actx, bs, sts, false); err != nil {
 			closeFresh()
 			return false
 		}
@@ -559,7 +553,7 @@ func InitTickets(ctx context.Context, dsns []string, name string, reset bool) ([
 	} else if err := checkClasses(bs, sts, dsns, name); err != nil {
 		return nil, err
 	}
-	next, err := assignFree(ctx, bs, sts)
+	next, err := assignFree(ctx, bs, sts, reset)
 	if err != nil {
 		return nil, err
 	}
