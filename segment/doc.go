@@ -36,14 +36,19 @@
 //
 // A [TicketServer] issues single IDs, one round trip each, in its residue
 // class: server k of n issues k, k+n, k+2n, ... so that n servers never
-// collide. [Tickets] round-robins over n servers and fails over when one is
-// down. Servers:
+// collide. Each server keeps its own class, so a list of servers may come in
+// any order; [InitTickets] (`idgen ticket init`) sets them up or renumbers
+// them. [Tickets] round-robins over n servers and fails over when one is
+// down; [DialTickets] starts with the servers that answer and takes the
+// others in when they do. Servers:
 //
 //	postgres://  a sequence per server, CREATE SEQUENCE ... START k INCREMENT n
+//	             (the class is the sequence's own START and INCREMENT)
 //	mysql://     REPLACE INTO tickets64 (stub) VALUES ('a'); SELECT LAST_INSERT_ID()
 //	             on a dedicated connection with auto_increment_increment = n,
-//	             auto_increment_offset = k
-//	redis://     INCR: ticket = (INCR - 1) * n + k
+//	             auto_increment_offset = k (the class is the table's comment)
+//	redis://     INCRBY n on key idgen:ticket:{tickets64}, which holds the last
+//	             ticket (the class is the hash idgen:ticket:{tickets64}:class)
 //
 // # Instagram
 //

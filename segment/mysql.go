@@ -78,6 +78,9 @@ func openDB(ctx context.Context, dsn string) (*sql.DB, error) {
 	db.SetConnMaxIdleTime(time.Minute)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
+		if nerr := noDatabase(dsn, err); nerr != nil {
+			return nil, nerr
+		}
 		return nil, unreachable(Redact(dsn), err)
 	}
 	return db, nil

@@ -40,6 +40,9 @@ func openPool(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
+		if nerr := noDatabase(dsn, err); nerr != nil {
+			return nil, nerr
+		}
 		return nil, unreachable(Redact(dsn), err)
 	}
 	return pool, nil

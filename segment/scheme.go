@@ -27,6 +27,10 @@ var (
 	// `idgen segment init` has not created yet.
 	ErrNotInstalled = errors.New("segment: not installed")
 
+	// ErrNoDatabase reports a DSN whose database does not exist on the
+	// server: create it, or see CreateDatabase.
+	ErrNoDatabase = errors.New("segment: no such database")
+
 	// ErrResidue reports a ticket server whose existing sequence or table
 	// counts in another residue class than the one configured.
 	ErrResidue = errors.New("segment: ticket server in the wrong residue class")

@@ -7,12 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strings"
+	"strconv"
 	"sync"
-	"sync/atomic"
-	"time"
 
-	"github.com/idgenkit/idgen"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
@@ -69,64 +66,151 @@ func (c *TicketConfig) validate() error {
 	return nil
 }
 
+// ticketBackend is a TicketServer that can report and change its class.
+type ticketBackend interface {
+	TicketServer
+	// state reads the server's stored class and how far it has counted; n,
+	// the number of servers, converts a Redis counter of the format before
+	// the class was stored.
+	state(ctx context.Context, n int64) (ticketState, error)
+	// setup makes the server count in class k mod n, its next ticket the
+	// smallest such above floor, and returns that ticket. Unless reset is
+	// set, a class another client stored meanwhile is kept (ErrResidue if it
+	// is not k of n): the counter never moves back under a running client.
+	setup(ctx context.Context, k, n, floor int64, reset bool) (int64, error)
+}
+
+// ticketState is what a ticket server holds.
+type ticketState struct {
+	Exists    bool  // the sequence, table or key exists
+	Offset    int64 // the stored class, 1 to Increment; 0 when none is stored
+	Increment int64
+	High      int64 // no ticket above High has been issued
+}
+
+// firstAbove returns the smallest v > floor with v ≡ k (mod n).
+func firstAbove(floor, k, n int64) int64 {
+	floor = max(floor, 0)
+	return floor + 1 + ((k-floor-1)%n+n)%n
+}
+
 // OpenTicketServer connects to the ticket server dsn names, by its scheme
-// (postgres://, mysql://, redis://), creates its sequence or table when
-// missing and checks that an existing one counts in cfg's residue class
-// (else ErrResidue).
+// (postgres://, mysql://, redis://), creates its sequence, table or key
+// when missing and checks that an existing one counts in cfg's residue class
+// (else ErrResidue, saying how to renumber it).
 func OpenTicketServer(ctx context.Context, dsn string, cfg TicketConfig) (TicketServer, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	b, err := openTicketBackend(ctx, dsn, cfg.Name)
+	if err != nil {
+		return nil, err
+	}
+	st, err := b.state(ctx, cfg.Increment)
+	switch {
+	case err != nil:
+	case st.Offset == 0:
+		_, err = b.setup(ctx, cfg.Offset, cfg.Increment, st.High, false)
+	case st.Offset != cfg.Offset || st.Increment != cfg.Increment:
+		err = fmt.Errorf("%w: %s counts in class %d of %d, not %d of %d; renumber the servers with `idgen ticket init --dsn URL1,...,URLn --name %s --reset`",
+			ErrResidue, cfg.Name, st.Offset, st.Increment, cfg.Offset, cfg.Increment, cfg.Name)
+	}
+	if err != nil {
+		b.Close()
+		return nil, fmt.Errorf("segment: ticket server %s: %w", b, err)
+	}
+	return b, nil
+}
+
+// openTicketBackend connects to the ticket server at dsn; it creates nothing.
+func openTicketBackend(ctx context.Context, dsn, name string) (ticketBackend, error) {
 	u, err := parseDSN(dsn)
 	if err != nil {
 		return nil, err
 	}
 	switch u.Scheme {
 	case "postgres", "postgresql":
-		return openPgTicket(ctx, dsn, cfg)
+		pool, err := openPool(ctx, dsn)
+		if err != nil {
+			return nil, err
+		}
+		return &pgTicket{pool: pool, dsn: Redact(dsn), name: name, seq: pgx.Identifier{name}.Sanitize()}, nil
 	case "mysql":
-		return openMySQLTicket(ctx, dsn, cfg)
+		db, err := openDB(ctx, dsn)
+		if err != nil {
+			return nil, err
+		}
+		return &mysqlTicket{db: db, dsn: Redact(dsn), name: name}, nil
 	default:
 		c, err := openRedis(ctx, dsn)
 		if err != nil {
 			return nil, err
 		}
-		return &redisTicket{c: c, dsn: Redact(dsn), key: "idgen:ticket:{" + cfg.Name + "}", cfg: cfg}, nil
+		key := "idgen:ticket:{" + name + "}"
+		return &redisTicket{c: c, dsn: Redact(dsn), key: key, class: key + ":class"}, nil
 	}
 }
 
-// pgTicket is a PostgreSQL sequence, START k INCREMENT n.
+// pgTicket is a PostgreSQL sequence, START k INCREMENT n: the sequence
+// itself keeps the class.
 type pgTicket struct {
 	pool *pgxpool.Pool
 	dsn  string
+	name string
 	seq  string // quoted identifier
 }
 
-func openPgTicket(ctx context.Context, dsn string, cfg TicketConfig) (*pgTicket, error) {
-	pool, err := openPool(ctx, dsn)
-	if err != nil {
-		return nil, err
-	}
-	t := &pgTicket{pool: pool, dsn: Redact(dsn), seq: pgx.Identifier{cfg.Name}.Sanitize()}
+func (t *pgTicket) state(ctx context.Context, _ int64) (ticketState, error) {
+	var st ticketState
 	var start, inc int64
-	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+	err := t.pool.QueryRow(ctx, `SELECT seqstart, seqincrement FROM pg_sequence WHERE seqrelid = to_regclass($1)`, t.seq).Scan(&start, &inc)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return st, nil
+	}
+	if err != nil {
+		return st, storeErr(t.dsn, "read sequence "+t.name, err)
+	}
+	var last int64
+	var called bool
+	if err := t.pool.QueryRow(ctx, `SELECT last_value, is_called FROM `+t.seq).Scan(&last, &called); err != nil {
+		return st, storeErr(t.dsn, "read sequence "+t.name, err)
+	}
+	st = ticketState{Exists: true, Increment: inc, High: last}
+	if inc > 0 {
+		st.Offset = ((start-1)%inc+inc)%inc + 1
+	}
+	if !called {
+		st.High = last - 1
+	}
+	return st, nil
+}
+
+func (t *pgTicket) setup(ctx context.Context, k, n, floor int64, reset bool) (int64, error) {
+	next := firstAbove(floor, k, n)
+	err := pgx.BeginFunc(ctx, t.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('idgen_tickets'))`); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, fmt.Sprintf(`CREATE SEQUENCE IF NOT EXISTS %s AS bigint START %d INCREMENT %d MINVALUE 1`,
-			t.seq, cfg.Offset, cfg.Increment)); err != nil {
+		if _, err := tx.Exec(ctx, fmt.Sprintf(`CREATE SEQUENCE IF NOT EXISTS %s AS bigint START %d INCREMENT %d MINVALUE 1`, t.seq, next, n)); err != nil {
 			return err
 		}
-		return tx.QueryRow(ctx, `SELECT seqstart, seqincrement FROM pg_sequence WHERE seqrelid = $1::regclass`, t.seq).Scan(&start, &inc)
+		if reset {
+			_, err := tx.Exec(ctx, fmt.Sprintf(`ALTER SEQUENCE %s INCREMENT %d START WITH %d RESTART WITH %d`, t.seq, n, next, next))
+			return err
+		}
+		var start, inc int64
+		if err := tx.QueryRow(ctx, `SELECT seqstart, seqincrement FROM pg_sequence WHERE seqrelid = $1::regclass`, t.seq).Scan(&start, &inc); err != nil {
+			return err
+		}
+		if inc != n || (start-k)%n != 0 {
+			return fmt.Errorf("%w: sequence %s was set up meanwhile as START %d INCREMENT %d, not class %d of %d", ErrResidue, t.name, start, inc, k, n)
+		}
+		return nil
 	})
-	if err == nil && (inc != cfg.Increment || (start-cfg.Offset)%cfg.Increment != 0) {
-		err = fmt.Errorf("%w: sequence %s counts START %d INCREMENT %d, not class %d mod %d", ErrResidue, cfg.Name, start, inc, cfg.Offset, cfg.Increment)
-	}
 	if err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("segment: ticket server %s: %w", t.dsn, err)
+		return 0, storeErr(t.dsn, "set up sequence "+t.name, err)
 	}
-	return t, nil
+	return next, nil
 }
 
 func (t *pgTicket) Ticket(ctx context.Context) (int64, error) {
@@ -143,35 +227,73 @@ func (t *pgTicket) String() string { return t.dsn }
 // mysqlTicket is Flickr's ticket server: a one-row table whose
 // auto-increment counts in the class set by the session's
 // auto_increment_increment and auto_increment_offset, on a dedicated
-// connection (LAST_INSERT_ID is per connection).
+// connection (LAST_INSERT_ID is per connection). The table's comment keeps
+// the class: "idgen ticket server: offset k, increment n".
 type mysqlTicket struct {
 	db   *sql.DB
 	dsn  string
-	cfg  TicketConfig
+	name string
 	mu   sync.Mutex
-	conn *sql.Conn // the dedicated connection; nil until first use and after an error
+	cfg  TicketConfig // the class; zero until state or setup reads or sets it
+	conn *sql.Conn    // the dedicated connection; nil until first use and after an error
 }
 
-func openMySQLTicket(ctx context.Context, dsn string, cfg TicketConfig) (*mysqlTicket, error) {
-	db, err := openDB(ctx, dsn)
-	if err != nil {
-		return nil, err
+var mysqlClassRE = regexp.MustCompile(`^idgen ticket server: offset (\d+), increment (\d+)$`)
+
+func mysqlClassComment(k, n int64) string {
+	return fmt.Sprintf("idgen ticket server: offset %d, increment %d", k, n)
+}
+
+func (t *mysqlTicket) state(ctx context.Context, _ int64) (ticketState, error) {
+	var st ticketState
+	var comment string
+	var autoInc sql.NullInt64
+	err := t.db.QueryRowContext(ctx, `SELECT TABLE_COMMENT, AUTO_INCREMENT FROM information_schema.TABLES
+		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?`, t.name).Scan(&comment, &autoInc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return st, nil
 	}
-	t := &mysqlTicket{db: db, dsn: Redact(dsn), cfg: cfg}
-	_, err = db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS `"+cfg.Name+"` ("+
+	if err == nil {
+		err = t.db.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM `"+t.name+"`").Scan(&st.High)
+	}
+	if err != nil {
+		return st, storeErr(t.dsn, "read table "+t.name, err)
+	}
+	st.Exists = true
+	st.High = max(st.High, autoInc.Int64-1)
+	if m := mysqlClassRE.FindStringSubmatch(comment); m != nil {
+		st.Offset, _ = strconv.ParseInt(m[1], 10, 64)
+		st.Increment, _ = strconv.ParseInt(m[2], 10, 64)
+		t.mu.Lock()
+		t.cfg = TicketConfig{Name: t.name, Offset: st.Offset, Increment: st.Increment}
+		t.mu.Unlock()
+	}
+	return st, nil
+}
+
+// setup needs no reset: InnoDB never sets AUTO_INCREMENT at or below the
+// table's highest id.
+func (t *mysqlTicket) setup(ctx context.Context, k, n, floor int64, _ bool) (int64, error) {
+	next := firstAbove(floor, k, n)
+	comment := mysqlClassComment(k, n)
+	_, err := t.db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS `"+t.name+"` ("+
 		"id bigint unsigned NOT NULL auto_increment, "+
 		"stub char(1) NOT NULL default '', "+
 		"PRIMARY KEY (id), UNIQUE KEY stub (stub)) ENGINE=InnoDB")
 	if err == nil {
-		t.mu.Lock()
-		_, err = t.dedicated(ctx)
-		t.mu.Unlock()
+		_, err = t.db.ExecContext(ctx, fmt.Sprintf("ALTER TABLE `%s` AUTO_INCREMENT = %d, COMMENT = '%s'", t.name, next, comment))
 	}
 	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("segment: ticket server %s: %w", t.dsn, err)
+		return 0, storeErr(t.dsn, "set up table "+t.name, err)
 	}
-	return t, nil
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.cfg = TicketConfig{Name: t.name, Offset: k, Increment: n}
+	if t.conn != nil { // its session counts in the old class
+		discard(t.conn)
+		t.conn = nil
+	}
+	return next, nil
 }
 
 // dedicated returns the dedicated connection, opening it and setting the
@@ -179,6 +301,9 @@ func openMySQLTicket(ctx context.Context, dsn string, cfg TicketConfig) (*mysqlT
 func (t *mysqlTicket) dedicated(ctx context.Context) (*sql.Conn, error) {
 	if t.conn != nil {
 		return t.conn, nil
+	}
+	if t.cfg.Increment == 0 {
+		return nil, fmt.Errorf("%w: table %s has no ticket class; run `idgen ticket init --dsn URL --name %s`", ErrNotInstalled, t.name, t.name)
 	}
 	c, err := t.db.Conn(ctx)
 	if err != nil {
@@ -211,11 +336,11 @@ func (t *mysqlTicket) Ticket(ctx context.Context) (int64, error) {
 		return 0, storeErr(t.dsn, "ticket", err)
 	}
 	var v int64
-	if _, err = c.ExecContext(ctx, "REPLACE INTO `"+t.cfg.Name+"` (stub) VALUES ('a')"); err == nil {
+	if _, err = c.ExecContext(ctx, "REPLACE INTO `"+t.name+"` (stub) VALUES ('a')"); err == nil {
 		err = c.QueryRowContext(ctx, "SELECT LAST_INSERT_ID()").Scan(&v)
 	}
 	if err == nil && (v-t.cfg.Offset)%t.cfg.Increment != 0 {
-		err = fmt.Errorf("%w: table %s issued %d, not in class %d mod %d", ErrResidue, t.cfg.Name, v, t.cfg.Offset, t.cfg.Increment)
+		err = fmt.Errorf("%w: table %s issued %d, not in class %d mod %d", ErrResidue, t.name, v, t.cfg.Offset, t.cfg.Increment)
 	}
 	if err != nil {
 		discard(c)
@@ -237,141 +362,85 @@ func (t *mysqlTicket) Close() error {
 
 func (t *mysqlTicket) String() string { return t.dsn }
 
-// redisTicket is INCR: ticket = (INCR - 1)·n + k.
+// redisTicket is INCRBY n on key "idgen:ticket:{name}", which holds the last
+// ticket; the hash "idgen:ticket:{name}:class" keeps the class (fields
+// offset and increment).
 type redisTicket struct {
-	c   *redis.Client
-	dsn string
-	key string
-	cfg TicketConfig
+	c     *redis.Client
+	dsn   string
+	key   string
+	class string
 }
 
+// redisTicketNext adds the stored increment; nil when no class is stored.
+var redisTicketNext = redis.NewScript(`
+local n = redis.call('HGET', KEYS[2], 'increment')
+if not n then return false end
+return redis.call('INCRBY', KEYS[1], n)`)
+
 func (t *redisTicket) Ticket(ctx context.Context) (int64, error) {
-	v, err := t.c.Incr(ctx, t.key).Result()
+	v, err := redisTicketNext.Run(ctx, t.c, []string{t.key, t.class}).Int64()
+	if errors.Is(err, redis.Nil) {
+		return 0, fmt.Errorf("%w: key %s has no ticket class on %s; run `idgen ticket init --dsn URL`", ErrNotInstalled, t.class, t.dsn)
+	}
 	if err != nil {
 		return 0, storeErr(t.dsn, "ticket", redisErr(err))
 	}
-	return (v-1)*t.cfg.Increment + t.cfg.Offset, nil
+	return v, nil
+}
+
+func (t *redisTicket) state(ctx context.Context, n int64) (ticketState, error) {
+	var st ticketState
+	var last *redis.StringCmd
+	var class *redis.SliceCmd
+	_, err := t.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		last = p.Get(ctx, t.key)
+		class = p.HMGet(ctx, t.class, "offset", "increment")
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return st, storeErr(t.dsn, "read key "+t.key, redisErr(err))
+	}
+	v, err := last.Int64()
+	if err == nil {
+		st.Exists, st.High = true, v
+	}
+	if f := class.Val(); len(f) == 2 && f[0] != nil && f[1] != nil {
+		st.Exists = true
+		st.Offset, _ = strconv.ParseInt(fmt.Sprint(f[0]), 10, 64)
+		st.Increment, _ = strconv.ParseInt(fmt.Sprint(f[1]), 10, 64)
+	} else if st.Exists {
+		// Before the class was stored, ticket = (INCR - 1)·n + k ≤ INCR·n.
+		st.High = v * n
+	}
+	return st, nil
+}
+
+// redisTicketSetup stores the class and the last ticket; unless ARGV[4]
+// is "reset", only where no class is stored yet. It returns the stored
+// class.
+var redisTicketSetup = redis.NewScript(`
+if ARGV[4] == 'reset' or redis.call('EXISTS', KEYS[2]) == 0 then
+	redis.call('SET', KEYS[1], ARGV[3])
+	redis.call('HSET', KEYS[2], 'offset', ARGV[1], 'increment', ARGV[2])
+end
+return redis.call('HMGET', KEYS[2], 'offset', 'increment')`)
+
+func (t *redisTicket) setup(ctx context.Context, k, n, floor int64, reset bool) (int64, error) {
+	next := firstAbove(floor, k, n)
+	mode := ""
+	if reset {
+		mode = "reset"
+	}
+	v, err := redisTicketSetup.Run(ctx, t.c, []string{t.key, t.class}, k, n, next-n, mode).StringSlice()
+	if err != nil {
+		return 0, storeErr(t.dsn, "set up key "+t.key, redisErr(err))
+	}
+	if len(v) != 2 || v[0] != strconv.FormatInt(k, 10) || v[1] != strconv.FormatInt(n, 10) {
+		return 0, fmt.Errorf("%w: key %s on %s was set up meanwhile as %v, not class %d of %d", ErrResidue, t.class, t.dsn, v, k, n)
+	}
+	return next, nil
 }
 
 func (t *redisTicket) Close() error   { return t.c.Close() }
 func (t *redisTicket) String() string { return t.dsn }
-
-// DefaultCooldown is how long Tickets skips a server that failed.
-const DefaultCooldown = time.Second
-
-// TicketsConfig configures a Tickets client.
-type TicketsConfig struct {
-	// Servers are the ticket servers, at least one; server i should count
-	// in class i+1 mod len(Servers) (see DialTickets).
-	Servers []TicketServer
-	// Cooldown: a server that failed is skipped for this long, unless every
-	// server is. Zero means DefaultCooldown (1 s).
-	Cooldown time.Duration
-}
-
-// Tickets round-robins over n ticket servers and fails over to the next
-// when one fails. IDs are unique because each server counts in its own
-// residue class; they are not ordered across servers.
-type Tickets struct {
-	servers  []TicketServer
-	cooldown time.Duration
-	rr       atomic.Uint64
-	downTill []atomic.Int64 // unix ns until which server i is skipped
-	owned    bool
-	closed   atomic.Bool
-}
-
-var _ idgen.Generator = (*Tickets)(nil)
-
-// NewTickets returns a client over cfg.Servers. It does not close them
-// (DialTickets' does).
-func NewTickets(cfg TicketsConfig) (*Tickets, error) {
-	if len(cfg.Servers) == 0 {
-		return nil, fmt.Errorf("%w: no ticket servers", ErrConfig)
-	}
-	if cfg.Cooldown < 0 {
-		return nil, fmt.Errorf("%w: cooldown %v: want >= 0", ErrConfig, cfg.Cooldown)
-	}
-	if cfg.Cooldown == 0 {
-		cfg.Cooldown = DefaultCooldown
-	}
-	return &Tickets{servers: cfg.Servers, cooldown: cfg.Cooldown, downTill: make([]atomic.Int64, len(cfg.Servers))}, nil
-}
-
-// DialTickets opens one ticket server per DSN, server i (from 0) in class
-// i+1 mod len(dsns), all counting in the sequence, table or key name
-// (DefaultTicketName when empty), and returns a client whose Close closes
-// them. Every server must answer now; failover covers later outages.
-func DialTickets(ctx context.Context, dsns []string, name string) (*Tickets, error) {
-	if len(dsns) == 0 {
-		return nil, fmt.Errorf("%w: no ticket server DSN", ErrDSN)
-	}
-	var servers []TicketServer
-	closeAll := func() {
-		for _, s := range servers {
-			s.Close()
-		}
-	}
-	for i, dsn := range dsns {
-		s, err := OpenTicketServer(ctx, strings.TrimSpace(dsn), TicketConfig{Name: name, Increment: int64(len(dsns)), Offset: int64(i + 1)})
-		if err != nil {
-			closeAll()
-			return nil, err
-		}
-		servers = append(servers, s)
-	}
-	t, err := NewTickets(TicketsConfig{Servers: servers})
-	if err != nil {
-		closeAll()
-		return nil, err
-	}
-	t.owned = true
-	return t, nil
-}
-
-// Scheme returns TicketScheme.
-func (t *Tickets) Scheme() *idgen.Scheme { return TicketScheme }
-
-// Next takes a ticket from the next server in turn, failing over to the
-// others. When every server fails it returns an error wrapping
-// idgen.ErrUnavailable and each server's error.
-func (t *Tickets) Next(ctx context.Context) (idgen.ID, error) {
-	if t.closed.Load() {
-		return idgen.ID{}, idgen.ErrClosed
-	}
-	n := uint64(len(t.servers))
-	start := t.rr.Add(1) - 1
-	var errs []error
-	for pass := range 2 { // pass 0: servers up; pass 1: those cooling down
-		for j := range n {
-			i := (start + j) % n
-			down := time.Now().UnixNano() < t.downTill[i].Load()
-			if down != (pass == 1) {
-				continue
-			}
-			v, err := t.servers[i].Ticket(ctx)
-			if err == nil {
-				t.downTill[i].Store(0)
-				return TicketScheme.FromUint64(uint64(v)), nil
-			}
-			if ctx.Err() != nil {
-				return idgen.ID{}, ctx.Err()
-			}
-			t.downTill[i].Store(time.Now().Add(t.cooldown).UnixNano())
-			errs = append(errs, err)
-		}
-	}
-	return idgen.ID{}, fmt.Errorf("%w: all %d ticket servers failed: %w", idgen.ErrUnavailable, n, errors.Join(errs...))
-}
-
-// Close closes the servers of a client from DialTickets.
-func (t *Tickets) Close() error {
-	if t.closed.Swap(true) || !t.owned {
-		return nil
-	}
-	var errs []error
-	for _, s := range t.servers {
-		errs = append(errs, s.Close())
-	}
-	return errors.Join(errs...)
-}

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -88,6 +90,25 @@ func twoServers(t *testing.T, kind string) (dsns []string, name string) {
 
 var ticketKinds = []string{"postgres", "mysql", "redis"}
 
+// takeUntilEven takes IDs until the second of two servers (the even class)
+// has issued one, for at most 10 s, and returns them.
+func takeUntilEven(t *testing.T, g idgen.Generator) []uint64 {
+	t.Helper()
+	var ids []uint64
+	deadline := time.Now().Add(10 * time.Second)
+	for even := 0; even == 0; {
+		ids = append(ids, take(t, g, 10)...)
+		for _, v := range ids {
+			even += int(1 - v%2)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the even-class server issued nothing in 10 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return ids
+}
+
 // Each server counts in its residue class; the client's IDs are unique.
 func TestTickets(t *testing.T) {
 	ctx := context.Background()
@@ -166,17 +187,7 @@ func TestTicketFailover(t *testing.T) {
 			}
 			p.Restore()
 			time.Sleep(60 * time.Millisecond) // the cooldown ends
-			var after []uint64
-			deadline := time.Now().Add(10 * time.Second)
-			for even := 0; even == 0; {
-				after = append(after, take(t, g, 10)...)
-				for _, v := range after {
-					even += int(1 - v%2)
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("the restored server issued nothing in 10 s")
-				}
-			}
+			after := takeUntilEven(t, g)
 			noDuplicates(t, before, during, after)
 
 			p.Cut()
@@ -213,8 +224,273 @@ func TestTicketResidue(t *testing.T) {
 			t.Fatalf("OpenTicketServer(%+v) = %v; want ErrConfig", c, err)
 		}
 	}
-	if _, err := segment.DialTickets(ctx, []string{dsns[0], "redis://127.0.0.1:1/0"}, name); !errors.Is(err, segment.ErrUnreachable) ||
-		!strings.Contains(err.Error(), "127.0.0.1:1") {
-		t.Fatalf("DialTickets(unreachable second) = %v; want ErrUnreachable naming it", err)
+	if _, err := segment.DialTickets(ctx, []string{"redis://127.0.0.1:1/0", "postgres://u:s3cret@127.0.0.1:1/x"}, name); !errors.Is(err, segment.ErrUnreachable) ||
+		!strings.Contains(err.Error(), "127.0.0.1:1/0") || !strings.Contains(err.Error(), "u:xxxxx@127.0.0.1:1/x") || strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("DialTickets(both unreachable) = %v; want ErrUnreachable naming both, password redacted", err)
+	}
+}
+
+// The servers keep their own classes: the list's order does not matter,
+// across kinds too.
+func TestTicketOrder(t *testing.T) {
+	ctx := context.Background()
+	pg, name := twoServers(t, "postgres")
+	my, _ := twoServers(t, "mysql")
+	rd, _ := twoServers(t, "redis")
+	for _, c := range []struct {
+		name string
+		dsns []string
+	}{
+		{"postgres", pg},
+		{"mysql", my},
+		{"redis", rd},
+		{"postgres and mysql", []string{pg[0], my[1]}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var all [][]uint64
+			for _, dsns := range [][]string{c.dsns, {c.dsns[1], c.dsns[0]}, c.dsns} {
+				g, err := segment.DialTickets(ctx, dsns, name)
+				if err != nil {
+					t.Fatalf("DialTickets(%q) = %v; want the servers' own classes", dsns, err)
+				}
+				all = append(all, take(t, g, 20))
+				g.Close()
+			}
+			noDuplicates(t, all...)
+		})
+	}
+	if _, err := segment.DialTickets(ctx, []string{pg[0], pg[1], my[0]}, name); !errors.Is(err, segment.ErrResidue) ||
+		!strings.Contains(err.Error(), "idgen ticket init --dsn ") || !strings.Contains(err.Error(), "--reset") {
+		t.Fatalf("DialTickets(3 servers set up as 2) = %v; want ErrResidue saying to run idgen ticket init --reset", err)
+	}
+}
+
+// The same server listed twice is bad input, named with its password
+// redacted.
+func TestTicketListedTwice(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct{ a, b string }{
+		{"postgres://u:s3cret@127.0.0.1:5432/db", "postgresql://v:other@127.0.0.1/db?sslmode=disable"},
+		{"mysql://root:s3cret@127.0.0.1/test", "mysql://root@127.0.0.1:3306/test"},
+		{"redis://:s3cret@127.0.0.1:6379", "redis://127.0.0.1:6379/0"},
+	}
+	for _, c := range cases {
+		for _, dial := range []func() error{
+			func() error { _, err := segment.DialTickets(ctx, []string{c.a, c.b}, ""); return err },
+			func() error { _, err := segment.InitTickets(ctx, []string{c.a, c.b}, "", false); return err },
+		} {
+			err := dial()
+			if !errors.Is(err, segment.ErrConfig) || !strings.Contains(err.Error(), "listed twice (#1 and #2)") || strings.Contains(err.Error(), "s3cret") {
+				t.Fatalf("DialTickets/InitTickets(%q, %q) = %v; want ErrConfig: listed twice, password redacted", segment.Redact(c.a), c.b, err)
+			}
+		}
+	}
+	pg, _ := twoServers(t, "postgres")
+	if _, err := segment.DialTickets(ctx, pg, ""); errors.Is(err, segment.ErrConfig) {
+		t.Fatalf("DialTickets(two search_paths of one database) = %v; want two servers", err)
+	}
+}
+
+// A name one server used can join n servers after ticket init --reset;
+// the renumbered servers issue above everything issued before.
+func TestTicketInitReset(t *testing.T) {
+	ctx := context.Background()
+	for _, kind := range ticketKinds {
+		t.Run(kind, func(t *testing.T) {
+			dsns, name := twoServers(t, kind)
+			g, err := segment.DialTickets(ctx, dsns[:1], name)
+			if err != nil {
+				t.Fatalf("DialTickets(one server) = %v", err)
+			}
+			before := take(t, g, 30)
+			g.Close()
+			_, err = segment.DialTickets(ctx, dsns, name)
+			if !errors.Is(err, segment.ErrResidue) || !strings.Contains(err.Error(), "idgen ticket init --dsn '"+segment.Redact(dsns[0])+","+segment.Redact(dsns[1])+"' --name "+name+" --reset") {
+				t.Fatalf("DialTickets(two servers, one set up alone) = %v; want ErrResidue with the init --reset command", err)
+			}
+			if _, err := segment.InitTickets(ctx, dsns, name, false); !errors.Is(err, segment.ErrResidue) || !strings.Contains(err.Error(), "--reset") {
+				t.Fatalf("InitTickets(no reset) = %v; want ErrResidue saying --reset", err)
+			}
+			info, err := segment.InitTickets(ctx, dsns, name, true)
+			if err != nil {
+				t.Fatalf("InitTickets(reset) = %v", err)
+			}
+			for i, s := range info {
+				if s.Offset != int64(i+1) || s.Increment != 2 || s.Next <= int64(before[len(before)-1]) || s.Next%2 != int64(i+1)%2 {
+					t.Fatalf("InitTickets(reset)[%d] = %+v; want class %d of 2, next above %d", i, s, i+1, before[len(before)-1])
+				}
+			}
+			again, err := segment.InitTickets(ctx, []string{dsns[1], dsns[0]}, name, false)
+			if err != nil || again[0].Offset != 2 || again[0].Next != 0 || again[1].Offset != 1 {
+				t.Fatalf("InitTickets(again, reversed) = %+v, %v; want unchanged classes 2 and 1", again, err)
+			}
+			g, err = segment.DialTickets(ctx, dsns, name)
+			if err != nil {
+				t.Fatalf("DialTickets(after reset) = %v", err)
+			}
+			defer g.Close()
+			after := take(t, g, 40)
+			noDuplicates(t, before, after)
+			increasing(t, "first ID after the reset", []uint64{before[len(before)-1], slices.Min(after)})
+		})
+	}
+}
+
+// A server down at start: the client starts with the other, and the
+// background joiner takes the first in once it answers. With no server
+// able to issue, DialTickets fails.
+func TestTicketStartWithServerDown(t *testing.T) {
+	ctx := context.Background()
+	for _, kind := range ticketKinds {
+		t.Run(kind, func(t *testing.T) {
+			dsns, name := twoServers(t, kind)
+			pdsn, p := via(t, dsns[1])
+			if _, err := segment.InitTickets(ctx, []string{dsns[0], pdsn}, name, false); err != nil {
+				t.Fatalf("InitTickets() = %v", err)
+			}
+			p.Cut()
+			g, err := segment.DialTickets(ctx, []string{dsns[0], pdsn}, name)
+			if err != nil {
+				t.Fatalf("DialTickets(second down) = %v; want a start with the first", err)
+			}
+			defer g.Close()
+			during := take(t, g, 50)
+			for _, v := range during {
+				if v%2 != 1 {
+					t.Fatalf("ID %d from the stopped server (even class)", v)
+				}
+			}
+			p.Restore()
+			after := takeUntilEven(t, g)
+			noDuplicates(t, during, after)
+
+			// Close stops the joiner, even while it waits on a server.
+			p.Cut()
+			g2, err := segment.DialTickets(ctx, []string{dsns[0], pdsn}, name)
+			if err != nil {
+				t.Fatalf("DialTickets(second down) = %v", err)
+			}
+			start := time.Now()
+			if err := g2.Close(); err != nil || time.Since(start) > time.Second {
+				t.Fatalf("Close() = %v after %v; want nil at once", err, time.Since(start))
+			}
+			if _, err := g2.Next(ctx); !errors.Is(err, idgen.ErrClosed) {
+				t.Fatalf("Next() after Close = %v; want ErrClosed", err)
+			}
+		})
+	}
+	// The server that answered goes down as the other comes up: the other
+	// joins by the class it holds.
+	t.Run("swap", func(t *testing.T) {
+		dsns, name := twoServers(t, "postgres")
+		adsn, a := via(t, dsns[0])
+		bdsn, b := via(t, dsns[1])
+		if _, err := segment.InitTickets(ctx, []string{adsn, bdsn}, name, false); err != nil {
+			t.Fatalf("InitTickets() = %v", err)
+		}
+		b.Cut()
+		g, err := segment.DialTickets(ctx, []string{adsn, bdsn}, name)
+		if err != nil {
+			t.Fatalf("DialTickets(second down) = %v", err)
+		}
+		defer g.Close()
+		first := take(t, g, 5)
+		a.Cut()
+		b.Restore()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			id, err := g.Next(ctx)
+			if err == nil {
+				v, _ := id.Uint64()
+				if v%2 != 0 {
+					t.Fatalf("Next() = %d from the cut server (odd class)", v)
+				}
+				noDuplicates(t, first, []uint64{v})
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("Next() = %v 10 s after the second server came up; want its IDs", err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+
+	// Fresh servers get classes only when all answer.
+	dsns, name := twoServers(t, "postgres")
+	_, err := segment.DialTickets(ctx, []string{dsns[0], "redis://127.0.0.1:1/0"}, name)
+	if !errors.Is(err, segment.ErrNotInstalled) || !strings.Contains(err.Error(), "idgen ticket init --dsn ") {
+		t.Fatalf("DialTickets(fresh first, second down) = %v; want ErrNotInstalled saying to run idgen ticket init", err)
+	}
+}
+
+// A table or key of the format before the class was stored is taken over:
+// the next tickets are above those it issued.
+func TestTicketAdoptOld(t *testing.T) {
+	ctx := context.Background()
+	for _, kind := range []string{"mysql", "redis"} {
+		t.Run(kind, func(t *testing.T) {
+			dsns, name := twoServers(t, kind)
+			var err error
+			switch kind {
+			case "mysql": // Flickr's table, no comment, last ticket 41
+				err = withMySQL(ctx, dsns[0], func(db *sql.DB) error {
+					_, err := db.ExecContext(ctx, "CREATE TABLE `"+name+"` (id bigint unsigned NOT NULL auto_increment, "+
+						"stub char(1) NOT NULL default '', PRIMARY KEY (id), UNIQUE KEY stub (stub)) ENGINE=InnoDB; "+
+						"INSERT INTO `"+name+"` (id, stub) VALUES (41, 'a')")
+					return err
+				})
+			case "redis": // INCR counter 21: last ticket (21-1)·2+1 = 41
+				err = withRedis(dsns[0], func(c *redis.Client) error { return c.Set(ctx, "idgen:ticket:{"+name+"}", 21, 0).Err() })
+			}
+			if err != nil {
+				t.Fatalf("old format: %v", err)
+			}
+			g, err := segment.DialTickets(ctx, dsns, name)
+			if err != nil {
+				t.Fatalf("DialTickets(old format) = %v", err)
+			}
+			defer g.Close()
+			if ids := take(t, g, 10); slices.Min(ids) <= 41 {
+				t.Fatalf("IDs after taking over the old format = %v; want all above 41", ids)
+			}
+		})
+	}
+}
+
+// Clients starting at once on fresh servers set them up once: no counter
+// moves back under another client.
+func TestTicketConcurrentSetup(t *testing.T) {
+	ctx := context.Background()
+	for _, kind := range ticketKinds {
+		t.Run(kind, func(t *testing.T) {
+			dsns, name := twoServers(t, kind)
+			lists := make([][]uint64, 4)
+			errs := make([]error, 4)
+			var wg sync.WaitGroup
+			for c := range lists {
+				wg.Go(func() {
+					g, err := segment.DialTickets(ctx, dsns, name)
+					if err != nil {
+						errs[c] = err
+						return
+					}
+					defer g.Close()
+					for range 50 {
+						id, err := g.Next(ctx)
+						if err != nil {
+							errs[c] = err
+							return
+						}
+						v, _ := id.Uint64()
+						lists[c] = append(lists[c], v)
+					}
+				})
+			}
+			wg.Wait()
+			if err := errors.Join(errs...); err != nil {
+				t.Fatalf("4 clients at once: %v", err)
+			}
+			noDuplicates(t, lists...)
+		})
 	}
 }

@@ -32,9 +32,9 @@ func init() {
 	})
 	register(&Strategy{
 		Name: "ticket",
-		Doc:  "Flickr ticket servers: round robin over n servers, server i issuing i+1 mod n (PostgreSQL, MySQL, Redis)",
+		Doc:  "Flickr ticket servers: round robin over n servers, server k issuing k mod n (PostgreSQL, MySQL, Redis; set up with `idgen ticket init`)",
 		Keys: []Key{
-			{"dsn", "comma-separated server URLs: postgres://, mysql:// or redis:// (required)"},
+			{"dsn", "comma-separated server URLs, in any order: postgres://, mysql:// or redis:// (required)"},
 			{"name", "sequence, table or key name (default tickets64)"},
 		},
 		External: true,

@@ -82,7 +82,8 @@ func TestSegmentStrategyBadInput(t *testing.T) {
 		{"bad dsn", "segment?dsn=ftp://x/y&tag=x", segment.ErrDSN, `"ftp"`},
 		{"unreachable", "segment?dsn=redis://127.0.0.1:1/0&tag=x", segment.ErrUnreachable, "redis://127.0.0.1:1/0"},
 		{"ticket no dsn", "ticket", strategies.ErrSpec, "dsn is required"},
-		{"ticket unreachable", "ticket?dsn=" + dsn + ",redis://127.0.0.1:1/0", segment.ErrUnreachable, "127.0.0.1:1"},
+		{"ticket unreachable", "ticket?dsn=redis://127.0.0.1:1/0,redis://127.0.0.1:1/1", segment.ErrUnreachable, "127.0.0.1:1/1"},
+		{"ticket listed twice", "ticket?dsn=" + dsn + "," + dsn, segment.ErrConfig, "listed twice"},
 		{"instagram shard", "instagram?dsn=postgres://127.0.0.1/x&shard=8192", strategies.ErrSpec, `shard="8192"`},
 	}
 	for _, c := range cases {
