@@ -12,21 +12,24 @@ import (
 
 // OutputFiles are the files WriteFiles writes into its directory.
 var OutputFiles = []string{
-	"results.json", "results.csv",
+	"results.json", "results.csv", "report.html",
 	"throughput.png", "throughput.svg",
 	"index_size.png", "index_size.svg",
 	"leaf_density.png", "leaf_density.svg",
 }
 
-// WriteFiles writes the report into dir, creating it: results.json (the
-// Results as a JSON array), results.csv (one row per Result, the columns
-// named as the JSON fields, rows_per_sec_t1..t10 for the tenths) and the
-// charts of WriteCharts.
+// WriteFiles writes the report into dir, creating it: results.json
+// ({"meta": Meta, "results": [Result, ...]}), results.csv (one row per Result, the columns
+// named as the JSON fields, rows_per_sec_t1..t10 for the tenths), report.html
+// (WriteHTML) and the charts of WriteCharts.
 func (r *Report) WriteFiles(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	js, err := json.MarshalIndent(r.Results, "", "  ")
+	js, err := json.MarshalIndent(struct {
+		Meta    Meta     `json:"meta"`
+		Results []Result `json:"results"`
+	}{r.Meta(), r.Results}, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -38,6 +41,13 @@ func (r *Report) WriteFiles(dir string) error {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "results.csv"), cs, 0o644); err != nil {
+		return err
+	}
+	var page bytes.Buffer
+	if err := r.WriteHTML(&page); err != nil {
+		return fmt.Errorf("compare: report.html: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "report.html"), page.Bytes(), 0o644); err != nil {
 		return err
 	}
 	return r.WriteCharts(dir)
