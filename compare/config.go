@@ -11,7 +11,7 @@ import (
 
 // Defaults of Config's zero values.
 const (
-	DefaultRows          = 1_000_000
+	DefaultRows          = 300_000
 	DefaultWriters       = 4
 	DefaultBatch         = 1000
 	DefaultSharedBuffers = "128MB"
@@ -62,7 +62,7 @@ type Config struct {
 	// or not.
 	Strategies []string
 	// Rows is the number of rows of the measured phase. Zero means
-	// DefaultRows (1,000,000); negative is refused.
+	// DefaultRows (300,000); negative is refused.
 	Rows int
 	// Writers is the number of concurrent writers, each with its own
 	// connection, generator and worker ID. Zero means DefaultWriters (4);

@@ -155,7 +155,7 @@ func (r *Report) Verdict(x *Result) string {
 	} else if bs.RowsPerSec > 0 {
 		parts = append(parts, fmt.Sprintf("%.2f× the insert rate (one trial: no interval)", x.RowsPerSec/bs.RowsPerSec))
 	}
-	if x.WALFPI != nil && bs.WALFPI != nil {
+	if x.WALFPI != nil && bs.WALFPI != nil && *x.WALFPI+*bs.WALFPI > 0 {
 		parts = append(parts, fmt.Sprintf("%s vs %s full-page images", thousands(*x.WALFPI), thousands(*bs.WALFPI)))
 	}
 	if x.AvgLeafDensity != nil {

@@ -169,19 +169,29 @@ func (h *harness) seriesWriter(ctx context.Context, conn *pgx.Conn, p *plan, tab
 		}
 		binary.BigEndian.PutUint64(lo[:], uint64(k))
 		binary.BigEndian.PutUint64(hi[:], uint64(k+int64(cnt)-1))
-		t0 := time.Now()
-		_, err := conn.PgConn().ExecPrepared(ctx, stmt, [][]byte{h.payload, lo[:], hi[:]}, formats, nil).Close()
-		lat := time.Since(t0)
+		lat, err := execTimed(ctx, conn, p, stmt, [][]byte{h.payload, lo[:], hi[:]}, formats)
 		if err != nil {
-			if ctx.Err() != nil {
-				return lats, context.Cause(ctx)
-			}
-			return lats, insertError(p, err)
+			return lats, err
 		}
-		lats = append(lats, float64(lat)/float64(time.Millisecond))
+		lats = append(lats, lat)
 		rec.done(cnt)
 	}
 	return lats, context.Cause(ctx)
+}
+
+// execTimed runs the prepared statement stmt and returns its round trip in
+// ms.
+func execTimed(ctx context.Context, conn *pgx.Conn, p *plan, stmt string, params [][]byte, formats []int16) (float64, error) {
+	t0 := time.Now()
+	_, err := conn.PgConn().ExecPrepared(ctx, stmt, params, formats, nil).Close()
+	lat := time.Since(t0)
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, context.Cause(ctx)
+		}
+		return 0, insertError(p, err)
+	}
+	return float64(lat) / float64(time.Millisecond), nil
 }
 
 // insertWriter sends single-row autocommit INSERTs of a prepared statement,
@@ -221,16 +231,11 @@ func (h *harness) insertWriter(ctx context.Context, conn *pgx.Conn, p *plan, gen
 		}
 		ts := timestamptz(time.Now())
 		params = append(params, ts[:], h.payload)
-		t0 := time.Now()
-		_, err := conn.PgConn().ExecPrepared(ctx, stmt, params, formats[:len(params)], nil).Close()
-		lat := time.Since(t0)
+		lat, err := execTimed(ctx, conn, p, stmt, params, formats[:len(params)])
 		if err != nil {
-			if ctx.Err() != nil {
-				return lats, context.Cause(ctx)
-			}
-			return lats, insertError(p, err)
+			return lats, err
 		}
-		lats = append(lats, float64(lat)/float64(time.Millisecond))
+		lats = append(lats, lat)
 		rec.done(1)
 	}
 	return lats, context.Cause(ctx)
