@@ -20,7 +20,8 @@ var OutputFiles = []string{
 
 // WriteFiles writes the report into dir, creating it: results.json
 // ({"meta": Meta, "results": [Result, ...]}), results.csv (one row per Result, the columns
-// named as the JSON fields, rows_per_sec_t1..t10 for the tenths), report.html
+// named as the JSON fields, rows_per_sec_t1..t10 for the tenths, then
+// engine, trials, rows_per_sec_ci_lo and rows_per_sec_ci_hi), report.html
 // (WriteHTML) and the charts of WriteCharts.
 func (r *Report) WriteFiles(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -63,6 +64,7 @@ func (r *Report) csv() ([]byte, error) {
 	for i := 1; i <= 10; i++ {
 		head = append(head, fmt.Sprintf("rows_per_sec_t%d", i))
 	}
+	head = append(head, "engine", "trials", "rows_per_sec_ci_lo", "rows_per_sec_ci_hi")
 	w.Write(head)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	of := func(v *float64) string {
@@ -91,6 +93,11 @@ func (r *Report) csv() ([]byte, error) {
 			}
 			row = append(row, v)
 		}
+		lo, hi := "", ""
+		if ci := x.RowsPerSecCI; ci != nil {
+			lo, hi = f(ci[0]), f(ci[1])
+		}
+		row = append(row, x.Engine, strconv.Itoa(x.Trials), lo, hi)
 		w.Write(row)
 	}
 	w.Flush()

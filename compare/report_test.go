@@ -5,8 +5,10 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -180,7 +182,26 @@ func TestWriteFiles(t *testing.T) {
 	if got := recs[4][col["wal_fpi"]]; got != "" {
 		t.Errorf("results.csv uuidv4 wal_fpi = %q; want empty (unavailable)", got)
 	}
+	if got := strings.Join([]string{recs[4][col["engine"]], recs[4][col["trials"]], recs[4][col["rows_per_sec_ci_lo"]], recs[4][col["rows_per_sec_ci_hi"]]}, " "); !strings.HasPrefix(got, "postgres 3 47500 52500") {
+		t.Errorf("results.csv uuidv4 engine, trials, interval = %q; want postgres 3 47500 52500", got)
+	}
 	if got := recs[1][col["rows_per_sec_t10"]]; got != "100000" {
 		t.Errorf("results.csv bigserial rows_per_sec_t10 = %q; want 100000", got)
+	}
+}
+
+func TestSpreadWarning(t *testing.T) {
+	rep := sampleReport()
+	v4 := rep.Trials[3]
+	for i, d := range []float64{69.5, 71.0, 68.9} {
+		v4[i].AvgLeafDensity = pf(d)
+	}
+	rep.Summarize()
+	want := "avg_leaf_density should not vary, but spread more than 1 across the trials (max - min, in points): uuidv4 2.1"
+	if !slices.Contains(rep.Warnings, want) {
+		t.Errorf("Warnings = %q; want %q among them", rep.Warnings, want)
+	}
+	if got := rep.Find("uuidv4").Spread["avg_leaf_density"]; math.Abs(got-2.1) > 1e-9 {
+		t.Errorf("uuidv4 density spread = %v; want 2.1", got)
 	}
 }

@@ -148,17 +148,21 @@ func (r *Report) warn() {
 				f.name, 100*MaxCV, strings.Join(rows, ", ")))
 		}
 	}
+	spreads := map[string][]string{}
 	for _, s := range r.Results {
-		for _, name := range sortedKeys(s.Spread) {
-			if v := s.Spread[name]; v > MaxSpread {
-				unit := "% of the median"
-				if name == figDensity.name || name == figFrag.name {
-					unit = "points"
-				}
-				r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %s spread %.1f %s across %d trials (it should not vary; above %.0f)",
-					s.Strategy, name, v, unit, s.Trials, MaxSpread))
+		for name, v := range s.Spread {
+			if v > MaxSpread {
+				spreads[name] = append(spreads[name], fmt.Sprintf("%s %.1f", s.Strategy, v))
 			}
 		}
+	}
+	for _, name := range sortedKeys(spreads) {
+		unit := "% of the median"
+		if name == figDensity.name || name == figFrag.name {
+			unit = "points"
+		}
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s should not vary, but spread more than %.0f across the trials (max - min, in %s): %s",
+			name, MaxSpread, unit, strings.Join(spreads[name], ", ")))
 	}
 }
 
