@@ -73,8 +73,9 @@ type Result struct {
 }
 
 // A Report is a whole run: its settings, one Result per row (Baseline
-// first, then Reference, then the strategies in the order given) and notes
-// on what could not be measured.
+// first, then ClientSeries and Reference, the harness check's rows, then
+// the strategies in the order given), each the summary of its trials, and
+// notes on what could not be measured.
 type Report struct {
 	Engine        string        `json:"engine"`         // EnginePostgres
 	Server        string        `json:"server"`         // version()
