@@ -205,3 +205,30 @@ func TestSpreadWarning(t *testing.T) {
 		t.Errorf("uuidv4 density spread = %v; want 2.1", got)
 	}
 }
+
+func TestHarnessVerdict(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		ratios  []float64 // client_series over generate_series, per round
+		verdict string
+		noisy   bool
+	}{
+		{"keeps up", []float64{0.95, 0.9, 1.0}, "pass", false},
+		{"at the threshold", []float64{0.8, 0.8, 0.8}, "pass", false},
+		{"slower in every round", []float64{0.6, 0.65, 0.7}, "fail", false},
+		{"slower but noisy", []float64{0.6, 0.75, 0.9}, "fail", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := sampleReport()
+			for i, r := range tt.ratios {
+				rep.Trials[1][i].RowsPerSec = r * rep.Trials[2][i].RowsPerSec
+			}
+			rep.Summarize()
+			hc := rep.Harness
+			noisy := strings.Contains(hc.Meaning, "too noisy to tell")
+			if hc.Verdict != tt.verdict || hc.Pass != (tt.verdict == "pass") || noisy != tt.noisy {
+				t.Errorf("harness check of %v = %s (pass %v), %q; want %s, noisy %v", tt.ratios, hc.Verdict, hc.Pass, hc.Meaning, tt.verdict, tt.noisy)
+			}
+		})
+	}
+}

@@ -117,6 +117,9 @@ func (r *Report) Summarize() {
 		hc.Verdict, hc.Meaning = "pass", "the harness keeps up with the server: rows/s measure the server's insert work"
 		if !hc.Pass {
 			hc.Verdict, hc.Meaning = "fail", HarnessFailMeaning
+			if hc.Ratio.CI[1] >= HarnessThreshold {
+				hc.Meaning += fmt.Sprintf("; but the interval reaches %.2f: the trials are too noisy to tell, rerun on a quieter machine or with more --runs", hc.Ratio.CI[1])
+			}
 		}
 		r.Harness = hc
 	}
