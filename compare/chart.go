@@ -2,31 +2,43 @@ package compare
 
 import (
 	"fmt"
+	"image/color"
+	"os"
 	"path/filepath"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Chart sizes: the plot, and the legend beside it (outside the plot).
+const (
+	chartWidth  = 9 * vg.Inch
+	chartHeight = 5 * vg.Inch
+	legendWidth = 2.4 * vg.Inch
 )
 
 // WriteCharts draws the report with gonum.org/v1/plot, each chart as PNG
-// and SVG in dir:
+// and SVG in dir, titled with the engine and server version:
 //
-//	throughput    rows/s against progress (tenths of the measured rows), one line per strategy
-//	index_size    index size in MB per strategy
+//	throughput    rows/s against progress (tenths of the measured rows, medians over the trials),
+//	              one line with its own colour and marker per strategy, the legend to the right of the plot
+//	index_size    index size in MB per strategy, one colour per strategy, value labels on the bars
 //	leaf_density  average leaf density in % per strategy, with the fillfactor (90 %) marked
 func (r *Report) WriteCharts(dir string) error {
 	charts := []struct {
 		name string
-		draw func() (*plot.Plot, error)
+		draw func() (*plot.Plot, *plot.Legend, error)
 	}{
 		{"throughput", r.throughputChart},
-		{"index_size", func() (*plot.Plot, error) {
-			return r.barChart("index size", "MB", func(x *Result) (float64, bool) { return float64(x.IndexBytes) / (1 << 20), true }, 0)
+		{"index_size", func() (*plot.Plot, *plot.Legend, error) {
+			return r.barChart("index size", "MB", "%.1f MB", func(x *Result) (float64, bool) { return float64(x.IndexBytes) / (1 << 20), true }, 0)
 		}},
-		{"leaf_density", func() (*plot.Plot, error) {
-			return r.barChart("average leaf density (pgstatindex)", "%", func(x *Result) (float64, bool) {
+		{"leaf_density", func() (*plot.Plot, *plot.Legend, error) {
+			return r.barChart("average leaf density (pgstatindex)", "%", "%.1f %%", func(x *Result) (float64, bool) {
 				if x.AvgLeafDensity == nil {
 					return 0, false
 				}
@@ -35,33 +47,76 @@ func (r *Report) WriteCharts(dir string) error {
 		}},
 	}
 	for _, c := range charts {
-		p, err := c.draw()
+		p, leg, err := c.draw()
 		if err != nil {
 			return fmt.Errorf("compare: chart %s: %w", c.name, err)
 		}
-		for _, ext := range []string{".png", ".svg"} {
-			if err := p.Save(8*vg.Inch, 5*vg.Inch, filepath.Join(dir, c.name+ext)); err != nil {
-				return fmt.Errorf("compare: chart %s: %w", c.name+ext, err)
+		for _, ext := range []string{"png", "svg"} {
+			if err := saveChart(p, leg, filepath.Join(dir, c.name+"."+ext), ext); err != nil {
+				return fmt.Errorf("compare: chart %s.%s: %w", c.name, ext, err)
 			}
 		}
 	}
 	return nil
 }
 
-func (r *Report) title(what string) string {
-	return fmt.Sprintf("%s: %d rows, %d writers, batch %d, shared_buffers %s", what, r.Rows, r.Writers, r.Batch, r.SharedBuffers)
+// saveChart draws p with its legend, if any, in a column to its right.
+func saveChart(p *plot.Plot, leg *plot.Legend, path, format string) error {
+	c, err := draw.NewFormattedCanvas(chartWidth, chartHeight, format)
+	if err != nil {
+		return err
+	}
+	dc := draw.New(c)
+	// A white page, and a margin so that nothing touches the edges.
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	dc = draw.Crop(dc, 8, -12, 8, -8)
+	if leg == nil {
+		p.Draw(dc)
+	} else {
+		p.Draw(draw.Crop(dc, 0, -legendWidth, 0, 0))
+		leg.Draw(draw.Crop(dc, dc.Size().X-legendWidth+12, 0, 0, -40))
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := c.WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
-func (r *Report) throughputChart() (*plot.Plot, error) {
+// title names the chart, the engine and server version, and the run.
+func (r *Report) title(what string) string {
+	return fmt.Sprintf("%s\n%s · %d rows, %d writers, batch %d, shared_buffers %s, %d trials",
+		what, r.engineName(), r.Rows, r.Writers, r.Batch, r.SharedBuffers, max(r.Runs, 1))
+}
+
+// seriesColour is the colour of row i, as in report.html.
+func seriesColour(i int) color.Color {
+	v, _ := strconv.ParseUint(colour(i)[1:], 16, 32)
+	return color.RGBA{R: uint8(v >> 16), G: uint8(v >> 8), B: uint8(v), A: 255}
+}
+
+func newPlot(title string) *plot.Plot {
 	p := plot.New()
-	p.Title.Text = r.title("rows/s over the run")
+	p.Title.Text = title
+	p.Title.Padding = vg.Points(6)
+	return p
+}
+
+func (r *Report) throughputChart() (*plot.Plot, *plot.Legend, error) {
+	p := newPlot(r.title("rows/s over the run"))
 	p.X.Label.Text = "progress (% of measured rows)"
 	p.Y.Label.Text = "rows/s"
-	p.Y.Min = 0
-	p.Legend.Top = true
+	p.X.Min, p.X.Max, p.Y.Min = 0, 100, 0
 	p.Add(plotter.NewGrid())
-	i, maxY := 0, 0.0
-	for _, x := range r.Results {
+	leg := plot.NewLegend()
+	leg.Top = true
+	maxY := 0.0
+	for i, x := range r.Results {
 		if len(x.RowsPerSecTenths) == 0 {
 			continue
 		}
@@ -70,59 +125,74 @@ func (r *Report) throughputChart() (*plot.Plot, error) {
 			pts[k] = plotter.XY{X: float64(k+1) * 10, Y: v}
 			maxY = max(maxY, v)
 		}
-		l, err := plotter.NewLine(pts)
+		l, s, err := plotter.NewLinePoints(pts)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		l.Color = plotutil.Color(i)
-		l.Dashes = plotutil.Dashes(i / len(plotutil.DefaultColors))
-		l.Width = vg.Points(1.5)
-		p.Add(l)
-		p.Legend.Add(x.Strategy, l)
-		i++
+		l.Color, l.Width = seriesColour(i), vg.Points(1.5)
+		s.Color, s.Shape, s.Radius = seriesColour(i), plotutil.Shape(i), vg.Points(3.5)
+		p.Add(l, s)
+		leg.Add(x.Strategy, l, s)
 	}
-	// Headroom for the legend, which sits in the top right corner.
-	p.Y.Max = maxY * (1.05 + 0.055*float64(i))
-	return p, nil
+	p.Y.Max = maxY * 1.08
+	return p, &leg, nil
 }
 
-// barChart draws one horizontal bar per Result with a value; mark > 0 adds
-// a vertical line at mark.
-func (r *Report) barChart(what, unit string, value func(*Result) (float64, bool), mark float64) (*plot.Plot, error) {
-	p := plot.New()
-	p.Title.Text = r.title(what)
+// barChart draws one horizontal bar per Result with a value, each in its
+// row's colour and labelled with format; mark > 0 adds a dashed vertical
+// line at mark, named in the legend.
+func (r *Report) barChart(what, unit, format string, value func(*Result) (float64, bool), mark float64) (*plot.Plot, *plot.Legend, error) {
+	p := newPlot(r.title(what))
 	p.X.Label.Text = unit
 	p.X.Min = 0
-	var vals plotter.Values
 	var names []string
+	var labels plotter.XYLabels
+	maxV := mark
 	for i := len(r.Results) - 1; i >= 0; i-- { // first result on top
 		x := &r.Results[i]
-		if v, ok := value(x); ok {
-			vals = append(vals, v)
-			names = append(names, x.Strategy)
+		v, ok := value(x)
+		if !ok {
+			continue
 		}
-	}
-	if len(vals) == 0 {
-		p.Title.Text += " (not measured)"
-		return p, nil
-	}
-	b, err := plotter.NewBarChart(vals, vg.Points(14))
-	if err != nil {
-		return nil, err
-	}
-	b.Horizontal = true
-	b.Color = plotutil.Color(0)
-	p.Add(plotter.NewGrid(), b)
-	p.NominalY(names...)
-	if mark > 0 {
-		l, err := plotter.NewLine(plotter.XYs{{X: mark, Y: -0.5}, {X: mark, Y: float64(len(vals)) - 0.5}})
+		b, err := plotter.NewBarChart(plotter.Values{v}, vg.Points(14))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("fillfactor %.0f %%", mark), l)
-		p.X.Max = 100 // the legend sits in the bottom right corner, past the bars
+		b.Horizontal, b.XMin = true, float64(len(names))
+		b.Color, b.LineStyle.Width = seriesColour(i), 0
+		p.Add(b)
+		labels.XYs = append(labels.XYs, plotter.XY{X: v, Y: float64(len(names))})
+		labels.Labels = append(labels.Labels, fmt.Sprintf(format, v))
+		names = append(names, x.Strategy)
+		maxV = max(maxV, v)
 	}
-	return p, nil
+	if len(names) == 0 {
+		p.Title.Text += " (not measured)"
+		return p, nil, nil
+	}
+	lb, err := plotter.NewLabels(labels)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range lb.TextStyle {
+		lb.TextStyle[i].YAlign = draw.YCenter
+	}
+	lb.Offset = vg.Point{X: vg.Points(4)}
+	p.Add(plotter.NewGrid(), lb)
+	p.NominalY(names...)
+	// Room past the largest bar for its label.
+	p.X.Max = maxV * 1.22
+	if mark == 0 {
+		return p, nil, nil
+	}
+	l, err := plotter.NewLine(plotter.XYs{{X: mark, Y: -0.5}, {X: mark, Y: float64(len(names)) - 0.5}})
+	if err != nil {
+		return nil, nil, err
+	}
+	l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	p.Add(l)
+	leg := plot.NewLegend()
+	leg.Top = true
+	leg.Add(fmt.Sprintf("fillfactor %.0f %%", mark), l)
+	return p, &leg, nil
 }

@@ -67,13 +67,13 @@ func TestRunThrowaway(t *testing.T) {
 	needStrategies(t, "uuidv4")
 	before, _ := os.ReadDir(os.TempDir())
 	rep, err := compare.Run(context.Background(), compare.Config{
-		Rows: 5000, Writers: 2, Batch: 500, Preload: 5000, SharedBuffers: "32MB", Strategies: []string{"uuidv4"},
+		Rows: 5000, Writers: 2, Batch: 500, Preload: 5000, SharedBuffers: "32MB", Runs: 1, Strategies: []string{"uuidv4"},
 	})
 	if err != nil {
 		t.Fatalf("Run = %v", err)
 	}
-	if !rep.Throwaway || rep.SharedBuffers != "32MB" || len(rep.Results) != 3 {
-		t.Fatalf("report: throwaway %v, shared_buffers %q, %d results; want true, 32MB, 3", rep.Throwaway, rep.SharedBuffers, len(rep.Results))
+	if !rep.Throwaway || rep.SharedBuffers != "32MB" || len(rep.Results) != 4 {
+		t.Fatalf("report: throwaway %v, shared_buffers %q, %d results; want true, 32MB, 4", rep.Throwaway, rep.SharedBuffers, len(rep.Results))
 	}
 	for _, r := range rep.Results {
 		if len(r.Unavailable) > 0 {

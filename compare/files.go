@@ -15,21 +15,25 @@ import (
 
 // OutputFiles are the files WriteFiles writes into its directory.
 var OutputFiles = []string{
-	"results.json", "results.csv",
+	"results.json", "results.csv", "report.html",
 	"throughput.png", "throughput.svg",
 	"index_size.png", "index_size.svg",
 	"leaf_density.png", "leaf_density.svg",
 }
 
-// WriteFiles writes the report into dir, creating it: results.json (the
-// Results as a JSON array), results.csv (one row per Result, the columns
-// named as the JSON fields, rows_per_sec_t1..t10 for the tenths) and the
-// charts of WriteCharts.
+// WriteFiles writes the report into dir, creating it: results.json
+// ({"meta": Meta, "results": [Result, ...]}), results.csv (one row per Result, the columns
+// named as the JSON fields, rows_per_sec_t1..t10 for the tenths, then
+// engine, trials, rows_per_sec_ci_lo and rows_per_sec_ci_hi), report.html
+// (WriteHTML) and the charts of WriteCharts.
 func (r *Report) WriteFiles(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	js, err := json.MarshalIndent(r.Results, "", "  ")
+	js, err := json.MarshalIndent(struct {
+		Meta    Meta     `json:"meta"`
+		Results []Result `json:"results"`
+	}{r.Meta(), r.Results}, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -41,6 +45,13 @@ func (r *Report) WriteFiles(dir string) error {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "results.csv"), cs, 0o644); err != nil {
+		return err
+	}
+	var page bytes.Buffer
+	if err := r.WriteHTML(&page); err != nil {
+		return fmt.Errorf("compare: report.html: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "report.html"), page.Bytes(), 0o644); err != nil {
 		return err
 	}
 	return r.WriteCharts(dir)
@@ -96,6 +107,7 @@ func (r *Report) csv() ([]byte, error) {
 	for i := 1; i <= 10; i++ {
 		head = append(head, fmt.Sprintf("rows_per_sec_t%d", i))
 	}
+	head = append(head, "engine", "trials", "rows_per_sec_ci_lo", "rows_per_sec_ci_hi")
 	w.Write(head)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	of := func(v *float64) string {
@@ -124,6 +136,11 @@ func (r *Report) csv() ([]byte, error) {
 			}
 			row = append(row, v)
 		}
+		lo, hi := "", ""
+		if ci := x.RowsPerSecCI; ci != nil {
+			lo, hi = f(ci[0]), f(ci[1])
+		}
+		row = append(row, x.Engine, strconv.Itoa(x.Trials), lo, hi)
 		w.Write(row)
 	}
 	w.Flush()

@@ -58,7 +58,7 @@ func TestPhysics(t *testing.T) {
 	rep.WriteTable(&table)
 	t.Logf("\n%s", table.String())
 
-	wantRows := []string{compare.Baseline, compare.Reference, "snowflake", "uuidv7", "uuidv4"}
+	wantRows := []string{compare.Baseline, compare.ClientSeries, compare.Reference, "snowflake", "uuidv7", "uuidv4"}
 	if len(rep.Results) != len(wantRows) {
 		t.Fatalf("Run gave %d results; want %d (%v)", len(rep.Results), len(wantRows), wantRows)
 	}
@@ -66,6 +66,10 @@ func TestPhysics(t *testing.T) {
 		r := rep.Results[i]
 		if r.Strategy != w {
 			t.Errorf("Results[%d].Strategy = %q; want %q", i, r.Strategy, w)
+		}
+		if r.Trials != 3 || len(rep.Trials[i]) != 3 || r.RowsPerSecCI == nil || !r.RowsPerSecCI.Contains(r.RowsPerSec) {
+			t.Errorf("%s: %d trials (%d kept), rows/s %v in %v; want 3 trials and the median inside its interval",
+				w, r.Trials, len(rep.Trials[i]), r.RowsPerSec, r.RowsPerSecCI)
 		}
 		if r.Rows != 20_000 || r.RowsPerSec <= 0 || r.IndexBytes <= 0 || r.TableBytes <= 0 || r.WALBytes <= 0 {
 			t.Errorf("%s: rows %d, rows/s %v, index %d B, table %d B, WAL %d B; want 20000 rows and positive figures",
@@ -75,12 +79,15 @@ func TestPhysics(t *testing.T) {
 			t.Errorf("%s: unavailable %v; want every metric (notes: %v)", w, r.Unavailable, rep.Notes)
 			continue
 		}
-		// Cross-check: one leaf page per leaf split, in the WAL too.
-		if *r.PageSplits != *r.WALPageSplits || *r.PageSplits != *r.LeafPages-1 {
-			t.Errorf("%s: page splits %d, WAL leaf splits %d, leaf pages %d; want splits = WAL splits = leaf pages - 1",
-				w, *r.PageSplits, *r.WALPageSplits, *r.LeafPages)
+		// Cross-check in each trial: one leaf page per leaf split, in the
+		// WAL too.
+		for _, tr := range rep.Trials[i] {
+			if *tr.PageSplits != *tr.WALPageSplits || *tr.PageSplits != *tr.LeafPages-1 {
+				t.Errorf("%s round %d: page splits %d, WAL leaf splits %d, leaf pages %d; want splits = WAL splits = leaf pages - 1",
+					w, tr.Round, *tr.PageSplits, *tr.WALPageSplits, *tr.LeafPages)
+			}
 		}
-		if r.Strategy != compare.Reference && (len(r.RowsPerSecTenths) != 10 || r.P50Ms == nil || *r.P99Ms < *r.P50Ms) {
+		if len(r.RowsPerSecTenths) != 10 || r.P50Ms == nil || *r.P99Ms < *r.P50Ms {
 			t.Errorf("%s: tenths %v, p50 %v, p99 %v; want 10 tenths and p50 ≤ p99", w, r.RowsPerSecTenths, r.P50Ms, r.P99Ms)
 		}
 	}
@@ -106,6 +113,13 @@ func TestPhysics(t *testing.T) {
 	}
 	if v4 != nil && bs != nil && (v4.KeyBytes != 16 || bs.KeyBytes != 8) {
 		t.Errorf("key bytes: uuidv4 %d, bigserial %d; want 16, 8", v4.KeyBytes, bs.KeyBytes)
+	}
+	// The harness check's two rows hold the same keys: the same index.
+	cs, ref := rep.Find(compare.ClientSeries), rep.Find(compare.Reference)
+	if cs.IndexBytes != ref.IndexBytes || *cs.LeafPages != *ref.LeafPages || rep.Harness == nil ||
+		rep.Harness.Threshold != 0.8 || (rep.Harness.Verdict == "pass") != (rep.Harness.Ratio.Median >= 0.8) {
+		t.Errorf("harness rows: index %d vs %d B, leaf pages %d vs %d, check %+v; want equal indexes and a verdict at 0.80",
+			cs.IndexBytes, ref.IndexBytes, *cs.LeafPages, *ref.LeafPages, rep.Harness)
 	}
 
 	conn, err := pgx.Connect(context.Background(), dsn)
@@ -146,7 +160,7 @@ func TestWritersAndKeep(t *testing.T) {
 				conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{s}.Sanitize()+" CASCADE")
 			})
 			rep, err := compare.Run(context.Background(), compare.Config{
-				DSN: dsn, Schema: s, Keep: true, Rows: 600, Preload: tt.preload, Writers: 3, Batch: tt.batch,
+				DSN: dsn, Schema: s, Keep: true, Rows: 600, Preload: tt.preload, Writers: 3, Batch: tt.batch, Runs: 1,
 				Strategies: []string{"snowflake"},
 			})
 			if err != nil {
@@ -156,7 +170,7 @@ func TestWritersAndKeep(t *testing.T) {
 			if sf == nil || sf.Method != tt.method || sf.WorkerKey != "worker" || sf.Writers != 3 {
 				t.Fatalf("snowflake result = %+v; want method %s, worker key, 3 writers", sf, tt.method)
 			}
-			for _, table := range []string{"t00_bigserial", "t00_generate_series", "t01_snowflake"} {
+			for _, table := range []string{"t00_bigserial", "t00_client_series", "t00_generate_series", "t01_snowflake"} {
 				var n int
 				q := fmt.Sprintf("SELECT count(*) FROM %s", pgx.Identifier{s, table}.Sanitize())
 				if err := conn.QueryRow(context.Background(), q).Scan(&n); err != nil || n != tt.preload+600 {
@@ -195,7 +209,7 @@ func TestRunExistingSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-	_, err = compare.Run(context.Background(), compare.Config{DSN: dsn, Schema: schema, Rows: 10, Writers: 1, Strategies: []string{"uuidv4"}})
+	_, err = compare.Run(context.Background(), compare.Config{DSN: dsn, Schema: schema, Rows: 10, Writers: 1, Runs: 1, Strategies: []string{"uuidv4"}})
 	if err == nil || !strings.Contains(err.Error(), "already exists") {
 		t.Fatalf("Run into an existing schema = %v; want an error saying it exists", err)
 	}
@@ -214,7 +228,7 @@ func TestRunDuplicateIDs(t *testing.T) {
 	schema := uniqueSchema(t)
 	spec := "snowflake?layout=time:41,sequence:22;tick=24h"
 	rep, err := compare.Run(context.Background(), compare.Config{
-		DSN: dsn, Schema: schema, Rows: 4000, Writers: 2, Batch: 1000, Strategies: []string{spec},
+		DSN: dsn, Schema: schema, Rows: 4000, Writers: 2, Batch: 1000, Runs: 1, Strategies: []string{spec},
 	})
 	if err == nil || !strings.Contains(err.Error(), spec+" issued a duplicate ID") {
 		t.Fatalf("Run(two writers, no worker field) = %v, %v; want a duplicate-ID error naming %s", rep, err, spec)

@@ -30,6 +30,9 @@ type plan struct {
 	keyBytes  int
 	workerKey string
 	gens      []idgen.Generator // one per writer
+	// series: the keys are first, first+1, ... (the harness check's rows);
+	// server: the server generates them (INSERT ... SELECT generate_series).
+	series, server bool
 }
 
 func (p *plan) close() {

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,25 +25,47 @@ func tenths(v float64) []float64 {
 	return out
 }
 
+// sampleReport is a three-round run: uuidv4 at half the baseline's rows/s
+// in every round, client_series noisy (CV 19 %) and within noise of the
+// baseline, and the harness check passing at 0.82×.
 func sampleReport() *compare.Report {
-	return &compare.Report{
-		Server: "PostgreSQL 15.20", SharedBuffers: "128MB", Rows: 1000, Writers: 1, Batch: 100,
-		Results: []compare.Result{
-			{Strategy: "bigserial", Scheme: "bigserial", Column: "bigint", Method: "copy", Rows: 1000, KeyBytes: 8,
-				Seconds: 0.01, RowsPerSec: 100000, RowsPerSecTenths: tenths(100000), P50Ms: pf(1), P99Ms: pf(2),
-				IndexBytes: 1 << 20, TableBytes: 4 << 20, LeafPages: p64(100), AvgLeafDensity: pf(90.1),
-				LeafFragmentation: pf(0), PageSplits: p64(99), WALPageSplits: p64(99), WALBytes: 2 << 20,
-				WALFPI: p64(3), WALFPIBytes: p64(24000), IdxBlksRead: p64(101), IdxBlksHit: p64(2000)},
-			{Strategy: "generate_series", Scheme: "bigserial", Column: "bigint", Method: "insert-select", Rows: 1000,
-				KeyBytes: 8, Seconds: 0.008, RowsPerSec: 125000, IndexBytes: 1 << 20, TableBytes: 4 << 20, WALBytes: 2 << 20},
-			{Strategy: "uuidv4", Scheme: "uuidv4", Column: "uuid", Method: "copy", Rows: 1000, KeyBytes: 16,
-				Seconds: 0.02, RowsPerSec: 50000, RowsPerSecTenths: tenths(50000), P50Ms: pf(2), P99Ms: pf(4),
-				IndexBytes: 2 << 20, IndexBytesPerRow: 2097.152, TableBytes: 4 << 20, LeafPages: p64(250), AvgLeafDensity: pf(69.5),
-				LeafFragmentation: pf(48.2), PageSplits: p64(249), WALBytes: 3 << 20,
-				Unavailable: []string{"wal_page_splits", "wal_fpi", "wal_fpi_bytes", "idx_blks_read", "idx_blks_hit"}},
+	bs := compare.Result{Engine: "postgres", Strategy: "bigserial", Scheme: "bigserial", Column: "bigint", Method: "copy", Rows: 1000, KeyBytes: 8,
+		Seconds: 0.01, RowsPerSec: 100000, RowsPerSecTenths: tenths(100000), P50Ms: pf(1), P99Ms: pf(2),
+		IndexBytes: 1 << 20, TableBytes: 4 << 20, LeafPages: p64(100), AvgLeafDensity: pf(90.1),
+		LeafFragmentation: pf(0), PageSplits: p64(99), WALPageSplits: p64(99), WALBytes: 2 << 20,
+		WALFPI: p64(3), WALFPIBytes: p64(24000), IdxBlksRead: p64(101), IdxBlksHit: p64(2000)}
+	cs := bs
+	cs.Strategy, cs.Scheme = "client_series", "bigint"
+	ref := cs
+	ref.Strategy, ref.Method, ref.RowsPerSec, ref.RowsPerSecTenths = "generate_series", "insert-select", 125000, tenths(125000)
+	v4 := compare.Result{Engine: "postgres", Strategy: "uuidv4", Scheme: "uuidv4", Column: "uuid", Method: "copy", Rows: 1000, KeyBytes: 16,
+		Seconds: 0.02, RowsPerSec: 50000, RowsPerSecTenths: tenths(50000), P50Ms: pf(2), P99Ms: pf(4),
+		IndexBytes: 2 << 20, IndexBytesPerRow: 2097.152, TableBytes: 4 << 20, LeafPages: p64(250), AvgLeafDensity: pf(69.5),
+		LeafFragmentation: pf(48.2), PageSplits: p64(249), WALBytes: 3 << 20,
+		Unavailable: []string{"wal_page_splits", "wal_fpi", "wal_fpi_bytes", "idx_blks_read", "idx_blks_hit"}}
+	// Round k runs at speed[k] of the first round's: drift hits every row alike.
+	speed := []float64{1, 0.95, 1.05}
+	rounds := func(r compare.Result, jitter ...float64) []compare.Result {
+		var out []compare.Result
+		for k, f := range speed {
+			t := r
+			t.Round = k + 1
+			t.RowsPerSec *= f * jitter[k]
+			t.Seconds = float64(t.Rows) / t.RowsPerSec
+			out = append(out, t)
+		}
+		return out
+	}
+	rep := &compare.Report{
+		Engine: "postgres", Server: "PostgreSQL 15.20 on x86_64", ServerVersion: "15.20", SharedBuffers: "128MB",
+		Rows: 1000, Writers: 1, Batch: 100, Runs: 3, Seed: 7, StatsMethod: compare.StatsMethod,
+		Trials: [][]compare.Result{
+			rounds(bs, 1, 1, 1), rounds(cs, 1.2, 0.85, 1.02), rounds(ref, 1, 1, 1), rounds(v4, 1, 1, 1),
 		},
 		Notes: []string{"pg_walinspect unavailable (test)"},
 	}
+	rep.Summarize()
+	return rep
 }
 
 func TestWriteTable(t *testing.T) {
@@ -57,14 +82,19 @@ func TestWriteTable(t *testing.T) {
 			break
 		}
 	}
-	// uuidv4: half the rows/s of bigserial, twice its index, 1.5× its WAL.
+	// uuidv4: half the rows/s of bigserial in every round, twice its
+	// index, 1.5× its WAL.
 	fields := strings.Fields(v4)
-	want := []string{"uuidv4", "16", "50000", "0.50", "2.00", "4.00", "2.0", "2.00", "2097.2", "250", "69.5", "48.2", "249", "n/a", "3.0", "1.50", "n/a", "n/a", "n/a"}
+	want := []string{"uuidv4", "16", "50000", "[47500–52500]", "0.50", "2.00", "4.00", "2.0", "2.00", "2097.2", "250", "69.5", "48.2", "249", "n/a", "3.0", "1.50", "n/a", "n/a", "n/a"}
 	if strings.Join(fields, " ") != strings.Join(want, " ") {
 		t.Errorf("uuidv4 line = %q; want fields %q", v4, want)
 	}
 	for _, s := range []string{
-		"harness check: bigserial by COPY 100000 rows/s, plain INSERT ... SELECT generate_series 125000 rows/s: 0.80×",
+		"harness check: PASS: the keys 1..1000 sent by the harness (copy, 107100 rows/s) against the same keys generated by the server (generate_series, INSERT ... SELECT generate_series per batch, 125000 rows/s), same writers and batches: 0.82× [0.68–0.96]; pass at ≥ 0.80",
+		"client_series    ≈ 1.02 [0.85–1.20]",
+		"uuidv4             0.50 [0.50–0.50]",
+		"seed 7",
+		"noisy machine: rows_per_sec varied across the trials by more than 10 % (coefficient of variation): client_series 19 %",
 		"  - pg_walinspect unavailable (test)",
 		"rows/s by tenth",
 	} {
@@ -73,8 +103,8 @@ func TestWriteTable(t *testing.T) {
 		}
 	}
 	// Aligned: every line of the first table has the header's width.
-	head := lines[3]
-	for _, l := range lines[4:7] {
+	head := lines[5]
+	for _, l := range lines[6:10] {
 		if len([]rune(l)) != len([]rune(head)) {
 			t.Errorf("line %q is %d runes wide; header is %d", l, len([]rune(l)), len([]rune(head)))
 		}
@@ -105,9 +135,26 @@ func TestWriteFiles(t *testing.T) {
 	}
 
 	js, _ := os.ReadFile(filepath.Join(dir, "results.json"))
-	var arr []map[string]any
-	if err := json.Unmarshal(js, &arr); err != nil || len(arr) != 3 {
-		t.Fatalf("results.json = %d objects, %v; want an array of 3", len(arr), err)
+	var doc struct {
+		Meta    map[string]any   `json:"meta"`
+		Results []map[string]any `json:"results"`
+	}
+	if err := json.Unmarshal(js, &doc); err != nil || len(doc.Results) != 4 {
+		t.Fatalf("results.json = %d results, %v; want 4", len(doc.Results), err)
+	}
+	arr := append(doc.Results[:1:1], doc.Results[3])
+	for _, k := range []string{"idgen", "engine", "server_version", "config", "machine", "started", "duration_s", "seed",
+		"stats_method", "harness_check"} {
+		if _, ok := doc.Meta[k]; !ok {
+			t.Errorf("results.json meta lacks %q: %v", k, doc.Meta)
+		}
+	}
+	if doc.Meta["seed"] != 7.0 || doc.Meta["engine"] != "postgres" || doc.Meta["harness_check"].(map[string]any)["verdict"] != "pass" {
+		t.Errorf("results.json meta seed %v, engine %v, harness %v; want 7, postgres, pass", doc.Meta["seed"], doc.Meta["engine"], doc.Meta["harness_check"])
+	}
+	ci, _ := arr[1]["rows_per_sec_ci"].([]any)
+	if len(ci) != 2 || fmt.Sprintf("%.0f %.0f %v %v", ci[0], ci[1], arr[1]["trials"], arr[1]["engine"]) != "47500 52500 3 postgres" {
+		t.Errorf("results.json uuidv4 rows_per_sec_ci, trials, engine = %v %v %v; want [47500 52500] 3 postgres", ci, arr[1]["trials"], arr[1]["engine"])
 	}
 	for _, k := range []string{"strategy", "rows", "rows_per_sec", "index_bytes", "table_bytes", "leaf_pages",
 		"avg_leaf_density", "leaf_fragmentation", "page_splits", "wal_bytes", "wal_fpi", "p50_ms", "p99_ms"} {
@@ -115,27 +162,73 @@ func TestWriteFiles(t *testing.T) {
 			t.Errorf("results.json object lacks %q", k)
 		}
 	}
-	if arr[2]["strategy"] != "uuidv4" || arr[2]["avg_leaf_density"] != 69.5 || arr[2]["wal_fpi"] != nil {
-		t.Errorf("results.json uuidv4 = %v; want density 69.5 and wal_fpi null", arr[2])
+	if arr[1]["strategy"] != "uuidv4" || arr[1]["avg_leaf_density"] != 69.5 || arr[1]["wal_fpi"] != nil {
+		t.Errorf("results.json uuidv4 = %v; want density 69.5 and wal_fpi null", arr[1])
 	}
 
 	f, _ := os.Open(filepath.Join(dir, "results.csv"))
 	defer f.Close()
 	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil || len(recs) != 4 {
-		t.Fatalf("results.csv = %d records, %v; want header + 3", len(recs), err)
+	if err != nil || len(recs) != 5 {
+		t.Fatalf("results.csv = %d records, %v; want header + 4", len(recs), err)
 	}
 	col := map[string]int{}
 	for i, h := range recs[0] {
 		col[h] = i
 	}
-	if got := recs[3][col["leaf_fragmentation"]]; got != "48.2" {
+	if got := recs[4][col["leaf_fragmentation"]]; got != "48.2" {
 		t.Errorf("results.csv uuidv4 leaf_fragmentation = %q; want 48.2", got)
 	}
-	if got := recs[3][col["wal_fpi"]]; got != "" {
+	if got := recs[4][col["wal_fpi"]]; got != "" {
 		t.Errorf("results.csv uuidv4 wal_fpi = %q; want empty (unavailable)", got)
+	}
+	if got := strings.Join([]string{recs[4][col["engine"]], recs[4][col["trials"]], recs[4][col["rows_per_sec_ci_lo"]], recs[4][col["rows_per_sec_ci_hi"]]}, " "); !strings.HasPrefix(got, "postgres 3 47500 52500") {
+		t.Errorf("results.csv uuidv4 engine, trials, interval = %q; want postgres 3 47500 52500", got)
 	}
 	if got := recs[1][col["rows_per_sec_t10"]]; got != "100000" {
 		t.Errorf("results.csv bigserial rows_per_sec_t10 = %q; want 100000", got)
+	}
+}
+
+func TestSpreadWarning(t *testing.T) {
+	rep := sampleReport()
+	v4 := rep.Trials[3]
+	for i, d := range []float64{69.5, 71.0, 68.9} {
+		v4[i].AvgLeafDensity = pf(d)
+	}
+	rep.Summarize()
+	want := "avg_leaf_density should not vary, but spread more than 1 across the trials (max - min, in points): uuidv4 2.1"
+	if !slices.Contains(rep.Warnings, want) {
+		t.Errorf("Warnings = %q; want %q among them", rep.Warnings, want)
+	}
+	if got := rep.Find("uuidv4").Spread["avg_leaf_density"]; math.Abs(got-2.1) > 1e-9 {
+		t.Errorf("uuidv4 density spread = %v; want 2.1", got)
+	}
+}
+
+func TestHarnessVerdict(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		ratios  []float64 // client_series over generate_series, per round
+		verdict string
+		noisy   bool
+	}{
+		{"keeps up", []float64{0.95, 0.9, 1.0}, "pass", false},
+		{"at the threshold", []float64{0.8, 0.8, 0.8}, "pass", false},
+		{"slower in every round", []float64{0.6, 0.65, 0.7}, "fail", false},
+		{"slower but noisy", []float64{0.6, 0.75, 0.9}, "fail", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := sampleReport()
+			for i, r := range tt.ratios {
+				rep.Trials[1][i].RowsPerSec = r * rep.Trials[2][i].RowsPerSec
+			}
+			rep.Summarize()
+			hc := rep.Harness
+			noisy := strings.Contains(hc.Meaning, "too noisy to tell")
+			if hc.Verdict != tt.verdict || hc.Pass != (tt.verdict == "pass") || noisy != tt.noisy {
+				t.Errorf("harness check of %v = %s (pass %v), %q; want %s, noisy %v", tt.ratios, hc.Verdict, hc.Pass, hc.Meaning, tt.verdict, tt.noisy)
+			}
+		})
 	}
 }

@@ -9,11 +9,20 @@ import (
 // A Result is what one strategy's measured phase cost. The package doc
 // gives each metric's source and unit. Pointer fields are nil when the
 // metric could not be measured; Unavailable names them.
+//
+// Over several rounds, a Result of Report.Results gives each figure's
+// median over its Trials (each one a Result of Report.Trials); the
+// intervals and ratios come from the seeded bootstrap of StatsMethod.
 type Result struct {
-	Strategy string `json:"strategy"` // the spec as given, passwords masked (redact.Spec); Baseline or Reference
+	Engine   string `json:"engine"`   // "postgres"
+	Strategy string `json:"strategy"` // the spec as given, passwords masked (redact.Spec); Baseline, ClientSeries or Reference
 	Scheme   string `json:"scheme"`   // the scheme's name; "bigserial" for both server-filled rows
 	Column   string `json:"column"`   // the key's column type
 	Method   string `json:"method"`   // "copy", "insert" (batch 1) or "insert-select" (Reference)
+	// Round is the round (1, 2, ...) of one trial; 0 in a summary.
+	Round int `json:"round,omitempty"`
+	// Trials is the number of trials summarized (0 in a trial).
+	Trials int `json:"trials"`
 	// WorkerKey is the spec key that gave each writer its own worker ID;
 	// empty when the strategy has none.
 	WorkerKey string `json:"worker_key,omitempty"`
@@ -29,6 +38,23 @@ type Result struct {
 	RowsPerSecTenths []float64 `json:"rows_per_sec_tenths"`
 	P50Ms            *float64  `json:"p50_ms"`
 	P99Ms            *float64  `json:"p99_ms"`
+
+	// RowsPerSecTrials are the trials' rows/s, in round order.
+	RowsPerSecTrials []float64 `json:"rows_per_sec_trials,omitempty"`
+	// RowsPerSecCI, P50MsCI and P99MsCI are the 95 % intervals of the
+	// medians ([lo, hi]), nil in a trial.
+	RowsPerSecCI *Interval `json:"rows_per_sec_ci,omitempty"`
+	P50MsCI      *Interval `json:"p50_ms_ci,omitempty"`
+	P99MsCI      *Interval `json:"p99_ms_ci,omitempty"`
+	// RatioToBaseline gives, for rows_per_sec, p50_ms, p99_ms, index_bytes
+	// and wal_bytes, the median of the per-round ratios to the Baseline and
+	// their 95 % interval. Nil for the Baseline and in a trial.
+	RatioToBaseline map[string]Estimate `json:"ratio_to_baseline,omitempty"`
+	// Spread gives, for the figures that should not vary between trials,
+	// max - min over the trials: in points for the percentages
+	// (avg_leaf_density, leaf_fragmentation), in % of the median for the
+	// counts and sizes (index_bytes, table_bytes, leaf_pages, page_splits).
+	Spread map[string]float64 `json:"spread,omitempty"`
 
 	IndexBytes       int64   `json:"index_bytes"`
 	TableBytes       int64   `json:"table_bytes"`
@@ -51,10 +77,13 @@ type Result struct {
 }
 
 // A Report is a whole run: its settings, one Result per row (Baseline
-// first, then Reference, then the strategies in the order given) and notes
-// on what could not be measured.
+// first, then ClientSeries and Reference, the harness check's rows, then
+// the strategies in the order given), each the summary of its trials, and
+// notes on what could not be measured.
 type Report struct {
+	Engine        string        `json:"engine"`         // EnginePostgres
 	Server        string        `json:"server"`         // version()
+	ServerVersion string        `json:"server_version"` // server_version, e.g. "17.2 (Debian 17.2-1.pgdg120+1)"
 	SharedBuffers string        `json:"shared_buffers"` // the server's setting
 	Throwaway     bool          `json:"throwaway"`      // a cluster provisioned by the run
 	Schema        string        `json:"schema"`         // where the tables were
@@ -65,10 +94,29 @@ type Report struct {
 	Elapsed       time.Duration `json:"elapsed_ns"`
 	Results       []Result      `json:"results"`
 	Notes         []string      `json:"notes,omitempty"`
+
+	Runs        int          `json:"runs"`
+	Seed        uint64       `json:"seed"` // the seed used: Config.Seed, or the random one
+	StatsMethod string       `json:"stats_method"`
+	Started     time.Time    `json:"started"`
+	Config      ConfigRecord `json:"config"`
+	Machine     Machine      `json:"machine"`
+	// Trials holds every trial, Trials[k] those of Results[k] in round
+	// order.
+	Trials [][]Result `json:"-"`
+	// Harness is the harness check's verdict; nil without its rows.
+	Harness *HarnessCheck `json:"harness_check,omitempty"`
+	// Warnings name the figures the trials disagree on: a coefficient of
+	// variation above MaxCV (a noisy machine), or a spread above
+	// MaxSpread of a figure that should not vary.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
+// EnginePostgres is the engine of a PostgreSQL run.
+const EnginePostgres = "postgres"
+
 // Find returns the Result of strategy (a spec as given, with or without
-// its passwords masked, Baseline or Reference), or nil.
+// its passwords masked, Baseline, ClientSeries or Reference), or nil.
 func (r *Report) Find(strategy string) *Result {
 	strategy = redact.Spec(strategy)
 	for i := range r.Results {

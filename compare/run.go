@@ -3,9 +3,11 @@ package compare
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"strings"
 	"time"
 
@@ -58,8 +60,16 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	defer closePlans(plans)
 
+	seed := cfg.Seed
+	if seed == 0 {
+		var b [8]byte
+		rand.Read(b[:])
+		seed = binary.LittleEndian.Uint64(b[:])&MaxSeed | 1
+	}
 	started := time.Now()
-	rep := &Report{Rows: cfg.Rows, Writers: cfg.Writers, Batch: cfg.Batch, Preload: cfg.Preload}
+	rep := &Report{Engine: EnginePostgres, Rows: cfg.Rows, Writers: cfg.Writers, Batch: cfg.Batch, Preload: cfg.Preload,
+		Runs: cfg.Runs, Seed: seed, StatsMethod: StatsMethod, Started: started, Config: cfg.record(), Machine: ThisMachine()}
+	prog.Status(fmt.Sprintf("%d rounds, seed %d (--seed %d repeats the order)", cfg.Runs, seed, seed))
 	if cfg.DSN == "" {
 		prog.Status(fmt.Sprintf("starting a throwaway PostgreSQL cluster (shared_buffers=%s)", cfg.SharedBuffers))
 		cl, err := StartCluster(ctx, ClusterConfig{SharedBuffers: cfg.SharedBuffers, Keep: cfg.Keep})
@@ -99,21 +109,33 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := h.warmUp(ctx, plans[0]); err != nil {
 		return nil, err
 	}
-	for i, p := range plans {
-		res, err := h.runOne(ctx, i, p, h.copyLoader(p))
-		if err != nil {
-			return nil, err
+	// The rows in report order: the Baseline, the harness check's two rows,
+	// then the strategies. Table index 0 for the first three.
+	rows := []*plan{plans[0],
+		{spec: ClientSeries, label: ClientSeries, name: ClientSeries, column: idgen.ColumnBigint, keyBytes: 8, series: true},
+		{spec: Reference, label: Reference, name: Reference, column: idgen.ColumnBigint, keyBytes: 8, series: true, server: true}}
+	rows = append(rows, plans[1:]...)
+	index := func(k int) int { return max(0, k-2) }
+	trials := make([][]Result, len(rows))
+	rng := mrand.New(mrand.NewPCG(seed, 0))
+	for round := 1; round <= cfg.Runs; round++ {
+		order := rng.Perm(len(rows))
+		names := make([]string, len(order))
+		for i, k := range order {
+			names[i] = rows[k].label
 		}
-		rep.Results = append(rep.Results, res)
-		if i == 0 { // the reference right after the baseline it checks
-			ref := &plan{spec: Reference, label: Reference, name: Reference, column: idgen.ColumnBigint, keyBytes: 8}
-			res, err := h.runOne(ctx, i, ref, h.insertSelect)
+		prog.Status(fmt.Sprintf("round %d of %d: %s", round, cfg.Runs, strings.Join(names, ", ")))
+		for _, k := range order {
+			res, err := h.runOne(ctx, round, index(k), rows[k])
 			if err != nil {
 				return nil, err
 			}
-			rep.Results = append(rep.Results, res)
+			res.Round = round
+			trials[k] = append(trials[k], res)
 		}
 	}
+	rep.Trials = trials
+	rep.Summarize()
 	rep.Elapsed = time.Since(started)
 	rep.Notes = h.notes
 	return rep, nil
@@ -179,7 +201,7 @@ func (h *harness) close() {
 func (h *harness) setup(ctx context.Context, rep *Report) error {
 	// Read the cumulative statistics afresh on every query.
 	_, _ = h.meta.Exec(ctx, "SET stats_fetch_consistency = none")
-	if err := h.meta.QueryRow(ctx, "SELECT version(), current_setting('shared_buffers')").Scan(&rep.Server, &rep.SharedBuffers); err != nil {
+	if err := h.meta.QueryRow(ctx, "SELECT version(), current_setting('server_version'), current_setting('shared_buffers')").Scan(&rep.Server, &rep.ServerVersion, &rep.SharedBuffers); err != nil {
 		return err
 	}
 	var created bool
@@ -241,41 +263,29 @@ func (h *harness) warmUp(ctx context.Context, baseline *plan) error {
 		return fmt.Errorf("compare: warm-up: %w", err)
 	}
 	n := min(h.cfg.Rows, h.cfg.Writers*h.cfg.Batch)
-	if _, err := h.load(ctx, baseline, table, n, nil); err != nil {
+	if _, err := h.load(ctx, baseline, table, 1, n, nil); err != nil {
 		return fmt.Errorf("compare: warm-up: %w", err)
 	}
-	if _, err := h.insertSelect(ctx, table, n, func(int) {}); err != nil {
-		return fmt.Errorf("compare: warm-up: %w", err)
+	for _, p := range []*plan{{spec: ClientSeries, series: true}, {spec: Reference, series: true, server: true}} {
+		if _, err := h.load(ctx, p, table, 1<<40, n, nil); err != nil {
+			return fmt.Errorf("compare: warm-up: %w", err)
+		}
+		if _, err := h.meta.Exec(ctx, "DELETE FROM "+table.Sanitize()+" WHERE id >= $1", int64(1<<40)); err != nil {
+			return fmt.Errorf("compare: warm-up: %w", err)
+		}
 	}
 	_, err := h.meta.Exec(ctx, "DROP TABLE "+table.Sanitize())
 	return err
 }
 
-// A loader inserts n rows into table.
-type loader func(ctx context.Context, table pgx.Identifier, n int, onRows func(int)) (phaseResult, error)
-
-func (h *harness) copyLoader(p *plan) loader {
-	return func(ctx context.Context, table pgx.Identifier, n int, onRows func(int)) (phaseResult, error) {
-		return h.load(ctx, p, table, n, onRows)
-	}
-}
-
-// insertSelect is the Reference: one INSERT ... SELECT generate_series.
-func (h *harness) insertSelect(ctx context.Context, table pgx.Identifier, n int, onRows func(int)) (phaseResult, error) {
-	t0 := time.Now()
-	_, err := h.writers[0].Exec(ctx, "INSERT INTO "+table.Sanitize()+
-		" (created_at, payload) SELECT now(), $1::bytea FROM generate_series(1, $2::bigint)", h.payload, n)
-	el := time.Since(t0)
-	if err != nil {
-		return phaseResult{}, fmt.Errorf("%s: %w", Reference, err)
-	}
-	onRows(n)
-	return phaseResult{elapsed: el}, nil
-}
-
-func tableName(i int, name string) string {
+// tableName names the table of row i (0 for the Baseline and the harness
+// check) in round (1, 2, ...): t01_snowflake, then t01_r2_snowflake.
+func tableName(i, round int, name string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "t%02d_", i)
+	if round > 1 {
+		fmt.Fprintf(&b, "r%d_", round)
+	}
 	for _, r := range strings.ToLower(name) {
 		if b.Len() >= 40 {
 			break
@@ -289,23 +299,26 @@ func tableName(i int, name string) string {
 	return b.String()
 }
 
-func (h *harness) runOne(ctx context.Context, i int, p *plan, load loader) (Result, error) {
+func (h *harness) runOne(ctx context.Context, round, i int, p *plan) (Result, error) {
 	cfg := h.cfg
-	table := pgx.Identifier{h.schema, tableName(i, p.name)}
+	table := pgx.Identifier{h.schema, tableName(i, round, p.name)}
 	res := Result{
-		Strategy: p.label, Scheme: p.name, Column: p.column, Method: "copy", WorkerKey: p.workerKey,
+		Engine: EnginePostgres, Strategy: p.label, Scheme: p.name, Column: p.column, Method: "copy", WorkerKey: p.workerKey,
 		Rows: cfg.Rows, Writers: cfg.Writers, Batch: cfg.Batch, Preload: cfg.Preload, KeyBytes: p.keyBytes,
 	}
 	keyCol := p.column + " PRIMARY KEY"
-	if p.scheme == nil {
+	switch {
+	case p.series:
+		res.Scheme = "bigint"
+	case p.scheme == nil:
 		keyCol = "bigserial PRIMARY KEY"
 		res.Scheme = Baseline
-	} else {
+	default:
 		res.Scheme = p.scheme.Name
 	}
 	switch {
-	case p.spec == Reference:
-		res.Method, res.Writers, res.Batch = "insert-select", 1, cfg.Rows
+	case p.server:
+		res.Method = "insert-select"
 	case cfg.Batch == 1:
 		res.Method = "insert"
 	}
@@ -328,7 +341,7 @@ func (h *harness) runOne(ctx context.Context, i int, p *plan, load loader) (Resu
 	}
 	if cfg.Preload > 0 {
 		h.prog.Phase(p.label, "preload", cfg.Preload)
-		ph, err := load(ctx, table, cfg.Preload, h.prog.Rows)
+		ph, err := h.load(ctx, p, table, 1, cfg.Preload, h.prog.Rows)
 		if err != nil {
 			return res, err
 		}
@@ -347,7 +360,7 @@ func (h *harness) runOne(ctx context.Context, i int, p *plan, load loader) (Resu
 	}
 
 	h.prog.Phase(p.label, "measure", cfg.Rows)
-	ph, err := load(ctx, table, cfg.Rows, h.prog.Rows)
+	ph, err := h.load(ctx, p, table, int64(cfg.Preload)+1, cfg.Rows, h.prog.Rows)
 	if err != nil {
 		return res, err
 	}

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -82,8 +83,8 @@ func (r *recorder) tenths() []float64 {
 }
 
 // load inserts n rows into table with every writer and returns the timings.
-// gens is nil for the baseline.
-func (h *harness) load(ctx context.Context, p *plan, table pgx.Identifier, n int, onRows func(int)) (phaseResult, error) {
+// gens is nil for the baseline. A series plan's keys start at first.
+func (h *harness) load(ctx context.Context, p *plan, table pgx.Identifier, first int64, n int, onRows func(int)) (phaseResult, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var claimed atomic.Int64
@@ -96,7 +97,7 @@ func (h *harness) load(ctx context.Context, p *plan, table pgx.Identifier, n int
 			gen = p.gens[w]
 		}
 		wg.Go(func() {
-			l, err := h.writer(ctx, conn, p, gen, table, n, &claimed, rec)
+			l, err := h.writer(ctx, conn, p, gen, table, batches{first: first, n: n, claimed: &claimed}, rec)
 			lats[w] = l
 			if err != nil {
 				cancel(err)
@@ -120,28 +121,85 @@ const PipelineDepth = 2
 
 // writer claims batches until n rows are claimed and returns its batch
 // latencies in ms.
-func (h *harness) writer(ctx context.Context, conn *pgx.Conn, p *plan, gen idgen.Generator, table pgx.Identifier, n int, claimed *atomic.Int64, rec *recorder) ([]float64, error) {
-	if h.cfg.Batch == 1 {
-		return h.insertWriter(ctx, conn, p, gen, table, n, claimed, rec)
+func (h *harness) writer(ctx context.Context, conn *pgx.Conn, p *plan, gen idgen.Generator, table pgx.Identifier, bs batches, rec *recorder) ([]float64, error) {
+	switch {
+	case p.server:
+		return h.seriesWriter(ctx, conn, p, table, bs, rec)
+	case h.cfg.Batch == 1:
+		return h.insertWriter(ctx, conn, p, gen, table, bs, rec)
 	}
-	return h.copyWriter(ctx, conn.PgConn(), p, gen, table, n, claimed, rec)
+	return h.copyWriter(ctx, conn.PgConn(), p, gen, table, bs, rec)
 }
 
-// claim takes the next batch: its row count, 0 when all n are claimed.
-func claim(claimed *atomic.Int64, b, n int) int {
-	start := int(claimed.Add(int64(b))) - b
-	if start >= n {
-		return 0
+// batches hands out a phase's n rows to the writers, a batch at a time;
+// first is the key of row 0 of a series plan.
+type batches struct {
+	first   int64
+	n       int
+	claimed *atomic.Int64
+}
+
+// claim takes the next batch: the key of its first row (series plans) and
+// its row count, 0 when all n are claimed.
+func (bs batches) claim(b int) (int64, int) {
+	start := int(bs.claimed.Add(int64(b))) - b
+	if start >= bs.n {
+		return 0, 0
 	}
-	return min(b, n-start)
+	return bs.first + int64(start), min(b, bs.n-start)
+}
+
+// seriesWriter is the server-side half of the harness check: each batch is
+// one INSERT ... SELECT of its keys from generate_series, so the server
+// generates the rows the harness would send.
+func (h *harness) seriesWriter(ctx context.Context, conn *pgx.Conn, p *plan, table pgx.Identifier, bs batches, rec *recorder) ([]float64, error) {
+	const stmt = "idgen_compare_series"
+	sql := "INSERT INTO " + table.Sanitize() + " (id, created_at, payload) SELECT g, now(), $1::bytea FROM generate_series($2::bigint, $3::bigint) g"
+	if _, err := conn.PgConn().Prepare(ctx, stmt, sql, nil); err != nil {
+		return nil, fmt.Errorf("%s: prepare insert: %w", p.label, err)
+	}
+	defer conn.PgConn().Deallocate(context.WithoutCancel(ctx), stmt)
+	var lats []float64
+	formats := []int16{1, 1, 1}
+	var lo, hi [8]byte
+	for ctx.Err() == nil {
+		k, cnt := bs.claim(h.cfg.Batch)
+		if cnt == 0 {
+			break
+		}
+		binary.BigEndian.PutUint64(lo[:], uint64(k))
+		binary.BigEndian.PutUint64(hi[:], uint64(k+int64(cnt)-1))
+		lat, err := execTimed(ctx, conn, p, stmt, [][]byte{h.payload, lo[:], hi[:]}, formats)
+		if err != nil {
+			return lats, err
+		}
+		lats = append(lats, lat)
+		rec.done(cnt)
+	}
+	return lats, context.Cause(ctx)
+}
+
+// execTimed runs the prepared statement stmt and returns its round trip in
+// ms.
+func execTimed(ctx context.Context, conn *pgx.Conn, p *plan, stmt string, params [][]byte, formats []int16) (float64, error) {
+	t0 := time.Now()
+	_, err := conn.PgConn().ExecPrepared(ctx, stmt, params, formats, nil).Close()
+	lat := time.Since(t0)
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, context.Cause(ctx)
+		}
+		return 0, insertError(p, err)
+	}
+	return float64(lat) / float64(time.Millisecond), nil
 }
 
 // insertWriter sends single-row autocommit INSERTs of a prepared statement,
 // one at a time; its latency is the round trip.
-func (h *harness) insertWriter(ctx context.Context, conn *pgx.Conn, p *plan, gen idgen.Generator, table pgx.Identifier, n int, claimed *atomic.Int64, rec *recorder) ([]float64, error) {
+func (h *harness) insertWriter(ctx context.Context, conn *pgx.Conn, p *plan, gen idgen.Generator, table pgx.Identifier, bs batches, rec *recorder) ([]float64, error) {
 	const stmt = "idgen_compare_insert"
 	sql := "INSERT INTO " + table.Sanitize() + " (created_at, payload) VALUES ($1, $2)"
-	if gen != nil {
+	if gen != nil || p.series {
 		sql = "INSERT INTO " + table.Sanitize() + " (id, created_at, payload) VALUES ($1, $2, $3)"
 	}
 	if _, err := conn.PgConn().Prepare(ctx, stmt, sql, nil); err != nil {
@@ -152,9 +210,16 @@ func (h *harness) insertWriter(ctx context.Context, conn *pgx.Conn, p *plan, gen
 	var key []byte
 	params := make([][]byte, 0, 3)
 	formats := []int16{1, 1, 1}
-	for ctx.Err() == nil && claim(claimed, 1, n) > 0 {
+	for ctx.Err() == nil {
+		k, cnt := bs.claim(1)
+		if cnt == 0 {
+			break
+		}
 		params = params[:0]
-		if gen != nil {
+		if p.series {
+			key = binary.BigEndian.AppendUint64(key[:0], uint64(k))
+			params = append(params, key)
+		} else if gen != nil {
 			id, err := gen.Next(ctx)
 			if err != nil {
 				return lats, fmt.Errorf("%s: generating IDs: %w", p.label, err)
@@ -166,16 +231,11 @@ func (h *harness) insertWriter(ctx context.Context, conn *pgx.Conn, p *plan, gen
 		}
 		ts := timestamptz(time.Now())
 		params = append(params, ts[:], h.payload)
-		t0 := time.Now()
-		_, err := conn.PgConn().ExecPrepared(ctx, stmt, params, formats[:len(params)], nil).Close()
-		lat := time.Since(t0)
+		lat, err := execTimed(ctx, conn, p, stmt, params, formats[:len(params)])
 		if err != nil {
-			if ctx.Err() != nil {
-				return lats, context.Cause(ctx)
-			}
-			return lats, insertError(p, err)
+			return lats, err
 		}
-		lats = append(lats, float64(lat)/float64(time.Millisecond))
+		lats = append(lats, lat)
 		rec.done(1)
 	}
 	return lats, context.Cause(ctx)
@@ -197,9 +257,9 @@ type sentBatch struct {
 // A batch's latency runs from when the server could start it (its send,
 // or the previous batch's acknowledgement if later) to its
 // acknowledgement: the server's time for it, not its wait in the pipeline.
-func (h *harness) copyWriter(ctx context.Context, pc *pgconn.PgConn, p *plan, gen idgen.Generator, table pgx.Identifier, n int, claimed *atomic.Int64, rec *recorder) ([]float64, error) {
+func (h *harness) copyWriter(ctx context.Context, pc *pgconn.PgConn, p *plan, gen idgen.Generator, table pgx.Identifier, bs batches, rec *recorder) ([]float64, error) {
 	cols := "(created_at, payload)"
-	if gen != nil {
+	if gen != nil || p.series {
 		cols = "(id, created_at, payload)"
 	}
 	query := &pgproto3.Query{String: "COPY " + table.Sanitize() + " " + cols + " FROM STDIN (FORMAT binary)"}
@@ -255,7 +315,7 @@ func (h *harness) copyWriter(ctx context.Context, pc *pgconn.PgConn, p *plan, ge
 	var buf, key []byte
 	err := func() error {
 		for {
-			cnt := claim(claimed, h.cfg.Batch, n)
+			first, cnt := bs.claim(h.cfg.Batch)
 			if cnt == 0 {
 				return nil
 			}
@@ -268,7 +328,10 @@ func (h *harness) copyWriter(ctx context.Context, pc *pgconn.PgConn, p *plan, ge
 			buf = append(buf[:0], copyHeader...)
 			for i := range cnt {
 				var k []byte
-				if gen != nil {
+				if p.series {
+					key = binary.BigEndian.AppendUint64(key[:0], uint64(first+int64(i)))
+					k = key
+				} else if gen != nil {
 					var err error
 					if key, err = keyBytes(key[:0], ids[i], p.column); err != nil {
 						return fmt.Errorf("%s: %w", p.label, err)

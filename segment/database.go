@@ -48,21 +48,21 @@ func CreateDatabase(ctx context.Context, dsn string) (bool, error) {
 	case "postgres", "postgresql":
 		cfg, err := pgx.ParseConfig(dsn)
 		if err != nil {
-			return false, fmt.Errorf("%w: %q: %v", ErrDSN, redact(u), err)
+			return false, fmt.Errorf("%w: %q: %v", ErrDSN, Redact(u.String()), err)
 		}
 		name := cfg.Database
 		if name == "" {
-			return false, fmt.Errorf("%w: %q names no database", ErrDSN, redact(u))
+			return false, fmt.Errorf("%w: %q names no database", ErrDSN, Redact(u.String()))
 		}
 		cfg.Database = "postgres"
 		c, err := pgx.ConnectConfig(ctx, cfg)
 		if err != nil {
-			return false, unreachable(redact(u), err)
+			return false, unreachable(Redact(u.String()), err)
 		}
 		defer c.Close(ctx)
 		var exists bool
 		if err := c.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
-			return false, storeErr(redact(u), "create database "+name, err)
+			return false, storeErr(Redact(u.String()), "create database "+name, err)
 		}
 		if exists {
 			return false, nil
@@ -72,7 +72,7 @@ func CreateDatabase(ctx context.Context, dsn string) (bool, error) {
 			return false, nil
 		}
 		if err != nil {
-			return false, storeErr(redact(u), "create database "+name, err)
+			return false, storeErr(Redact(u.String()), "create database "+name, err)
 		}
 		return true, nil
 	case "mysql":
@@ -82,18 +82,18 @@ func CreateDatabase(ctx context.Context, dsn string) (bool, error) {
 		}
 		name := cfg.DBName
 		if name == "" {
-			return false, fmt.Errorf("%w: %q names no database", ErrDSN, redact(u))
+			return false, fmt.Errorf("%w: %q names no database", ErrDSN, Redact(u.String()))
 		}
 		cfg.DBName = ""
 		conn, err := mysql.NewConnector(cfg)
 		if err != nil {
-			return false, fmt.Errorf("%w: %q: %v", ErrDSN, redact(u), err)
+			return false, fmt.Errorf("%w: %q: %v", ErrDSN, Redact(u.String()), err)
 		}
 		db := sql.OpenDB(conn)
 		defer db.Close()
 		res, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+strings.ReplaceAll(name, "`", "``")+"`")
 		if err != nil {
-			return false, storeErr(redact(u), "create database "+name, err)
+			return false, storeErr(Redact(u.String()), "create database "+name, err)
 		}
 		n, _ := res.RowsAffected()
 		return n == 1, nil

@@ -130,7 +130,7 @@ func checkTicketDSNs(dsns []string) ([]string, error) {
 		k := serverKey(u)
 		if j, ok := seen[k]; ok {
 			return nil, fmt.Errorf("%w: ticket server %q is listed twice (#%d and #%d): list each server once",
-				ErrConfig, redact(u), j+1, i+1)
+				ErrConfig, Redact(u.String()), j+1, i+1)
 		}
 		seen[k] = i
 	}

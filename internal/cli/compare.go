@@ -18,7 +18,7 @@ func newCompareCmd() *cobra.Command {
 		out   string
 	)
 	cmd := &cobra.Command{
-		Use:   "compare [--strategies a,b,c] [--rows N] [--writers W] [--batch B] [--preload M] [--dsn URL | --shared-buffers SIZE] [--keep] [--out DIR]",
+		Use:   "compare [--strategies a,b,c] [--rows N] [--writers W] [--batch B] [--preload M] [--runs N] [--seed S] [--dsn URL | --shared-buffers SIZE] [--keep] [--out DIR]",
 		Short: "Measure what each ID scheme costs a PostgreSQL B-tree, side by side",
 		Long: `compare inserts the same workload with every strategy into its own table on
 the same PostgreSQL server (id PRIMARY KEY in the scheme's native column type,
@@ -33,15 +33,24 @@ Batches of --batch rows go in by binary COPY; --batch 1 is single-row
 autocommit INSERTs. --preload rows go in first, then CHECKPOINT, then the
 measured --rows.
 
+Every row runs --runs times (default 3), one trial per round, each round in an
+order shuffled by a seeded generator (--seed, printed), so that drift on the
+machine hits every row alike. Each figure is the median over the trials, with
+a 95 % confidence interval from a seeded bootstrap; a ratio to bigserial whose
+interval contains 1 prints as "≈". The harness check sends the keys 1..N
+through the harness and has the server generate the same keys, with the same
+writers and batches, and prints pass or fail.
+
 Without --dsn, compare starts a throwaway cluster (initdb/pg_ctl, run as the
 postgres user when root, Unix socket in a temporary directory removed
 afterwards) with --shared-buffers. With --dsn, the tables live in a new schema
 that is dropped afterwards unless --keep.
 
 The default strategies are every registered strategy that needs no external
-store. --out DIR writes results.json, results.csv and charts (PNG, SVG); a
-DIR that cannot be written is refused before the run. Passwords in specs and
-DSNs are masked (xxxxx) in everything compare prints and writes.
+store. --out DIR writes results.json ({"meta", "results"}), results.csv,
+report.html (one self-contained page) and charts (PNG, SVG); a DIR that
+cannot be written is refused before the run. Passwords in specs and DSNs
+are masked (xxxxx) in everything compare prints and writes.
 
   idgen compare
   idgen compare --strategies snowflake,uuidv7,uuidv4 --writers 1 --rows 200000
@@ -52,7 +61,7 @@ DSNs are masked (xxxxx) in everything compare prints and writes.
 			for _, n := range []struct {
 				name string
 				v    int
-			}{{"rows", cfg.Rows}, {"writers", cfg.Writers}, {"batch", cfg.Batch}} {
+			}{{"rows", cfg.Rows}, {"writers", cfg.Writers}, {"batch", cfg.Batch}, {"runs", cfg.Runs}} {
 				if n.v <= 0 {
 					return badInput(fmt.Errorf("compare: --%s %d: want a positive number", n.name, n.v))
 				}
@@ -99,6 +108,8 @@ DSNs are masked (xxxxx) in everything compare prints and writes.
 	f.IntVar(&cfg.Writers, "writers", compare.DefaultWriters, "concurrent writers, each with its own generator and worker ID")
 	f.IntVar(&cfg.Batch, "batch", compare.DefaultBatch, "rows per COPY; 1 means single-row autocommit INSERTs")
 	f.IntVar(&cfg.Preload, "preload", 0, "rows inserted before CHECKPOINT and the measured phase")
+	f.IntVar(&cfg.Runs, "runs", compare.DefaultRuns, "rounds: each runs every row on a fresh table, in a shuffled order")
+	f.Uint64Var(&cfg.Seed, "seed", 0, "seed of the rounds' order and of the bootstrap (default: random, printed)")
 	f.StringVar(&cfg.DSN, "dsn", "", "PostgreSQL server to use (default: a throwaway cluster)")
 	f.BoolVar(&cfg.Keep, "keep", false, "keep the tables (and the throwaway cluster's directory)")
 	f.StringVar(&cfg.SharedBuffers, "shared-buffers", compare.DefaultSharedBuffers, "shared_buffers of the throwaway cluster")

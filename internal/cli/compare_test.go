@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,6 +29,9 @@ func TestCompareBadInput(t *testing.T) {
 		{"zero rows", []string{"--rows", "0", "--dsn", down}, "--rows 0"},
 		{"negative rows", []string{"--rows", "-5", "--dsn", down}, "--rows -5"},
 		{"zero writers", []string{"--writers", "0", "--dsn", down}, "--writers 0"},
+		{"zero runs", []string{"--runs", "0", "--dsn", down}, "--runs 0: want a positive number"},
+		{"too many runs", []string{"--runs", "101", "--dsn", down}, "runs 101: want 1 to 100"},
+		{"huge seed", []string{"--seed", "9007199254740992", "--dsn", down}, "seed 9007199254740992: want 0 (random) to 9007199254740991"},
 		{"unknown strategy", []string{"--strategies", "uuidv4,nope", "--dsn", down}, `unknown strategy "nope"`},
 		{"shared buffers with dsn", []string{"--dsn", down, "--shared-buffers", "1GB"}, "--shared-buffers"},
 		{"bad shared buffers", []string{"--shared-buffers", "much"}, `shared buffers "much"`},
@@ -46,12 +50,12 @@ func TestCompareBadInput(t *testing.T) {
 func TestCompareRun(t *testing.T) {
 	dsn := testenv.PostgresDSN(t)
 	dir := filepath.Join(t.TempDir(), "out")
-	code, stdout, stderr := runCompare("--dsn", dsn, "--rows", "3000", "--writers", "2", "--batch", "500",
+	code, stdout, stderr := runCompare("--dsn", dsn, "--rows", "3000", "--writers", "2", "--batch", "500", "--runs", "2",
 		"--strategies", "snowflake?preset=twitter,uuidv4", "--out", dir)
 	if code != 0 {
 		t.Fatalf("compare = exit %d, stderr %q", code, stderr)
 	}
-	for _, s := range []string{"bigserial ", "generate_series ", "snowflake?preset=twitter ", "uuidv4 ", "harness check:"} {
+	for _, s := range []string{"bigserial ", "client_series ", "generate_series ", "snowflake?preset=twitter ", "uuidv4 ", "harness check: ", "2 trials per row"} {
 		if !strings.Contains(stdout, s) {
 			t.Errorf("compare output lacks %q:\n%s", s, stdout)
 		}
@@ -64,11 +68,29 @@ func TestCompareRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res []struct {
-		Strategy string `json:"strategy"`
-		Rows     int    `json:"rows"`
+	var doc struct {
+		Meta struct {
+			Config struct {
+				DSN  string `json:"dsn"`
+				Runs int    `json:"runs"`
+			} `json:"config"`
+			Seed uint64 `json:"seed"`
+		} `json:"meta"`
+		Results []struct {
+			Strategy string     `json:"strategy"`
+			Rows     int        `json:"rows"`
+			Trials   int        `json:"trials"`
+			CI       [2]float64 `json:"rows_per_sec_ci"`
+		} `json:"results"`
 	}
-	if err := json.Unmarshal(js, &res); err != nil || len(res) != 4 || res[2].Strategy != "snowflake?preset=twitter" || res[3].Rows != 3000 {
-		t.Errorf("results.json = %+v, %v; want bigserial, generate_series, snowflake?preset=twitter, uuidv4 with 3000 rows", res, err)
+	if err := json.Unmarshal(js, &doc); err != nil || len(doc.Results) != 5 {
+		t.Fatalf("results.json = %s, %v; want 5 results", js, err)
+	}
+	res := doc.Results
+	if res[3].Strategy != "snowflake?preset=twitter" || res[4].Rows != 3000 || res[4].Trials != 2 || res[4].CI[0] <= 0 || res[4].CI[0] > res[4].CI[1] {
+		t.Errorf("results.json = %+v; want bigserial, client_series, generate_series, snowflake?preset=twitter, uuidv4 with 3000 rows, 2 trials and an interval", res)
+	}
+	if doc.Meta.Config.Runs != 2 || doc.Meta.Config.DSN != dsn || doc.Meta.Seed == 0 || !strings.Contains(stderr, fmt.Sprintf("seed %d", doc.Meta.Seed)) {
+		t.Errorf("results.json meta = %+v; want runs 2, the DSN, the seed printed on stderr", doc.Meta)
 	}
 }

@@ -1,0 +1,93 @@
+package compare_test
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idgenkit/idgen/internal/testenv"
+)
+
+func TestVerdict(t *testing.T) {
+	rep := sampleReport()
+	for _, tt := range []struct {
+		strategy, want string
+	}{
+		{"uuidv4", "uuidv4: 2.0× the index, 0.50× the insert rate [0.50–0.50], leaf pages 70 % full, half the leaf chain out of order"},
+		{"bigserial", ""},
+		{"client_series", ""},
+	} {
+		if got := rep.Verdict(rep.Find(tt.strategy)); got != tt.want {
+			t.Errorf("Verdict(%s) = %q; want %q", tt.strategy, got, tt.want)
+		}
+	}
+}
+
+func TestWriteHTML(t *testing.T) {
+	var b bytes.Buffer
+	if err := sampleReport().WriteHTML(&b); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, s := range []string{
+		"<svg", "PostgreSQL 15.20", "seed 7", `<span class="pass">pass</span>`,
+		"uuidv4: 2.0× the index, 0.50× the insert rate [0.50–0.50]",
+		"47500", // the error bar's label
+	} {
+		if !strings.Contains(page, s) {
+			t.Errorf("report.html lacks %q", s)
+		}
+	}
+	// Self-contained: nothing fetched from elsewhere.
+	if m := regexp.MustCompile(`(?i)(src|href)\s*=\s*["']?(https?:)?//`).FindString(page); m != "" {
+		t.Errorf("report.html fetches from the network: %q", m)
+	}
+}
+
+// TestReportInChromium loads report.html in headless Chromium: the page's
+// script must run (it writes how many rows it found), every strategy must
+// show, and the console must stay free of errors.
+func TestReportInChromium(t *testing.T) {
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		if testenv.CI() {
+			t.Fatal("chromium not installed (apt-get install -y chromium)")
+		}
+		t.Skip("chromium not installed")
+	}
+	dir := t.TempDir()
+	rep := sampleReport()
+	if err := rep.WriteFiles(dir); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
+		"--user-data-dir="+filepath.Join(dir, "profile"), "--enable-logging=stderr", "--v=0",
+		"--dump-dom", "file://"+filepath.Join(dir, "report.html"))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium = %v\n%s", err, stderr.String())
+	}
+	dom := stdout.String()
+	if !strings.Contains(dom, "rendered 4 of 4 rows") {
+		t.Errorf("chromium's DOM lacks the script's marker %q:\n%s", "rendered 4 of 4 rows", dom)
+	}
+	for _, x := range rep.Results {
+		if !strings.Contains(dom, ">"+x.Strategy+"<") {
+			t.Errorf("chromium's DOM does not show %s", x.Strategy)
+		}
+	}
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if strings.Contains(line, "Uncaught") || strings.Contains(line, "CONSOLE") {
+			t.Errorf("chromium console: %s", line)
+		}
+	}
+}

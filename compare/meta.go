@@ -1,0 +1,149 @@
+package compare
+
+import (
+	"net/url"
+	"os"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// A ConfigRecord is the run's Config as resolved, for results.json: every
+// flag of the command, with any password in the DSN replaced by "xxxxx".
+type ConfigRecord struct {
+	Strategies    []string `json:"strategies"` // without the Baseline, which always runs
+	Rows          int      `json:"rows"`
+	Writers       int      `json:"writers"`
+	Batch         int      `json:"batch"`
+	Preload       int      `json:"preload"`
+	Runs          int      `json:"runs"`
+	Seed          uint64   `json:"seed"` // as given; 0 means random (Meta.Seed is the one used)
+	DSN           string   `json:"dsn,omitempty"`
+	Schema        string   `json:"schema,omitempty"`
+	Keep          bool     `json:"keep"`
+	SharedBuffers string   `json:"shared_buffers,omitempty"`
+}
+
+func (cfg Config) record() ConfigRecord {
+	return ConfigRecord{Strategies: cfg.Strategies, Rows: cfg.Rows, Writers: cfg.Writers, Batch: cfg.Batch,
+		Preload: cfg.Preload, Runs: cfg.Runs, Seed: cfg.Seed, DSN: RedactDSN(cfg.DSN), Schema: cfg.Schema,
+		Keep: cfg.Keep, SharedBuffers: cfg.SharedBuffers}
+}
+
+var kvPassword = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)`)
+
+// RedactDSN returns dsn (URL or key=value form) with its password, in the
+// user info or as a password parameter, replaced by "xxxxx".
+func RedactDSN(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" && u.Host != "" {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		}
+		s := u.String()
+		return kvPassword.ReplaceAllString(strings.ReplaceAll(s, "%20", " "), "${1}xxxxx")
+	}
+	return kvPassword.ReplaceAllString(dsn, "${1}xxxxx")
+}
+
+// A Machine describes where the run ran.
+type Machine struct {
+	Cores       int    `json:"cores"`        // runtime.NumCPU
+	MemoryBytes int64  `json:"memory_bytes"` // MemTotal of /proc/meminfo; 0 when unknown
+	OS          string `json:"os"`           // PRETTY_NAME of /etc/os-release, or GOOS
+	Kernel      string `json:"kernel,omitempty"`
+	Arch        string `json:"arch"`
+}
+
+// ThisMachine returns the Machine the process runs on.
+func ThisMachine() Machine {
+	m := Machine{Cores: runtime.NumCPU(), OS: runtime.GOOS, Arch: runtime.GOARCH}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for line := range strings.Lines(string(b)) {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
+				if kb, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+					m.MemoryBytes = kb << 10
+				}
+			}
+		}
+	}
+	if b, err := os.ReadFile("/etc/os-release"); err == nil {
+		for line := range strings.Lines(string(b)) {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "PRETTY_NAME="); ok {
+				m.OS = runtime.GOOS + " (" + strings.Trim(v, `"`) + ")"
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
+	}
+	return m
+}
+
+// A Build identifies the idgen that ran, from the binary's build info.
+type Build struct {
+	Version   string `json:"version"`          // the module version, "(devel)" for a local build
+	Commit    string `json:"commit,omitempty"` // vcs.revision
+	Modified  bool   `json:"modified"`         // vcs.modified: uncommitted changes
+	GoVersion string `json:"go_version"`
+}
+
+// ThisBuild returns the Build of the running binary.
+func ThisBuild() Build {
+	b := Build{Version: "unknown", GoVersion: runtime.Version()}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return b
+	}
+	b.Version = info.Main.Version
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			b.Commit = s.Value
+		case "vcs.modified":
+			b.Modified = s.Value == "true"
+		}
+	}
+	return b
+}
+
+// Meta is the "meta" object of results.json: what ran, where, how, and the
+// harness check's verdict.
+type Meta struct {
+	Tool          string        `json:"tool"` // "idgen compare"
+	Build         Build         `json:"idgen"`
+	Engine        string        `json:"engine"`
+	Server        string        `json:"server"`         // version()
+	ServerVersion string        `json:"server_version"` // server_version
+	SharedBuffers string        `json:"shared_buffers"` // the server's setting
+	Throwaway     bool          `json:"throwaway"`
+	Schema        string        `json:"schema"`
+	Config        ConfigRecord  `json:"config"`
+	Machine       Machine       `json:"machine"`
+	Started       time.Time     `json:"started"`
+	DurationSec   float64       `json:"duration_s"`
+	Seed          uint64        `json:"seed"`
+	StatsMethod   string        `json:"stats_method"`
+	Resamples     int           `json:"resamples"`
+	Confidence    float64       `json:"confidence"`
+	Harness       *HarnessCheck `json:"harness_check"`
+	Warnings      []string      `json:"warnings"`
+	Notes         []string      `json:"notes"`
+}
+
+// Meta returns the report's Meta.
+func (r *Report) Meta() Meta {
+	return Meta{Tool: "idgen compare", Build: ThisBuild(), Engine: r.Engine, Server: r.Server, ServerVersion: r.ServerVersion,
+		SharedBuffers: r.SharedBuffers, Throwaway: r.Throwaway, Schema: r.Schema, Config: r.Config, Machine: r.Machine,
+		Started: r.Started.UTC(), DurationSec: r.Elapsed.Seconds(), Seed: r.Seed, StatsMethod: r.StatsMethod,
+		Resamples: Resamples, Confidence: Confidence, Harness: r.Harness, Warnings: nonNil(r.Warnings), Notes: nonNil(r.Notes)}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
