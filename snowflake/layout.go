@@ -72,6 +72,13 @@ func (l Layout) epoch() time.Time {
 	return l.Epoch
 }
 
+// WithDefaults returns l with the defaults it applies written out: a zero
+// Tick becomes 1 ms and a zero Epoch DefaultEpoch. Its IDs are l's.
+func (l Layout) WithDefaults() Layout {
+	l.Tick, l.Epoch = l.tick(), l.epoch()
+	return l
+}
+
 // plan is a validated layout compiled to shifts and masks.
 type plan struct {
 	layout            Layout
