@@ -25,6 +25,7 @@ func TestParseLayoutInvalid(t *testing.T) {
 		{"bad epoch", "time:41,sequence:12;epoch=yesterday", `epoch "yesterday"`},
 		{"unknown option", "time:41,sequence:12;color=red", `unknown option "color"`},
 		{"empty", "", `field "" is not name:bits`},
+		{"lifetime past time.Time", "time:62,sequence:1;tick=1h", "time field of 62 bits at 1h0m0s a tick spans more than 2^62 seconds"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -154,6 +155,7 @@ func FuzzParseLayout(f *testing.F) {
 	f.Add("time:41,worker:10,sequence:12;tick=1ms;epoch=1288834974657")
 	f.Add("time:62,sequence:1;tick=1ns;epoch=2026-01-01")
 	f.Add("time:1;unsigned")
+	f.Add("time:62,sequence:1;tick=1h")
 	f.Fuzz(func(t *testing.T, text string) {
 		l, err := snowflake.ParseLayout(text)
 		if err != nil {
