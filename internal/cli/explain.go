@@ -86,7 +86,7 @@ func layoutStrategies() []string {
 // quoteInput quotes an input echoed in a message, cut to 64 bytes.
 func quoteInput(s string) string {
 	if len(s) > 64 {
-		return fmt.Sprintf("%q... (%d bytes)", s[:64], len(s))
+		return fmt.Sprintf("%q...", s[:64])
 	}
 	return fmt.Sprintf("%q", s)
 }
