@@ -29,6 +29,9 @@ func TestInspectPlausibility(t *testing.T) {
 			if err := json.Unmarshal([]byte(out), &r); err != nil {
 				t.Fatal(err)
 			}
+			if dashless := len(tt.id) == 32 && strings.HasPrefix(r.Scheme, "uuid"); dashless != strings.Contains(out, `"note": "read as a UUID written without dashes`) {
+				t.Errorf("idgen %q printed\n%s\nwant a note on the dashless UUID: %v", args, out, dashless)
+			}
 			if r.Scheme != tt.scheme || !strings.HasPrefix(r.Time, tt.time) || !strings.Contains(r.Warning, tt.warning) || (tt.warning == "") != (r.Warning == "") {
 				t.Errorf("idgen %q = %+v; want scheme %s, time %s..., warning %q", args, r, tt.scheme, tt.time, tt.warning)
 			}
