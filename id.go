@@ -11,6 +11,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/idgenkit/idgen/internal/echo"
 )
 
 // An ID is one identifier of any scheme, held inline in 32 bytes:
@@ -363,10 +365,5 @@ func ParseUUIDText(b, text []byte) error {
 	return nil
 }
 
-// quoteInput quotes text for an error message, cut to 64 bytes.
-func quoteInput(text []byte) string {
-	if len(text) > 64 {
-		return fmt.Sprintf("%q...", text[:64])
-	}
-	return fmt.Sprintf("%q", text)
-}
+// quoteInput quotes text for an error message, cut to about 64 bytes.
+func quoteInput(text []byte) string { return strconv.Quote(echo.Cut(string(text))) }

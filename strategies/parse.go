@@ -2,8 +2,10 @@ package strategies
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/echo"
 )
 
 // Parse detects the scheme of text from its form and decodes it:
@@ -120,10 +122,5 @@ func allDigits(s string) bool {
 	return s != ""
 }
 
-// quote quotes s for an error message, cut to 64 bytes.
-func quote(s string) string {
-	if len(s) > 64 {
-		return fmt.Sprintf("%q...", s[:64])
-	}
-	return fmt.Sprintf("%q", s)
-}
+// quote quotes s for an error message, cut to about 64 bytes.
+func quote(s string) string { return strconv.Quote(echo.Cut(s)) }

@@ -233,9 +233,9 @@ func TestParseMessages(t *testing.T) {
 		{"uuid bad hex", "zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz", "", `"zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz" is not a UUID: 'z' is not a hex digit; want 8-4-4-4-12 hex digits (0-9, a-f)`},
 		{"ulid bad char", "01ARZ3NDEKTSV4RRFFQ69G5FAU", "", `"01ARZ3NDEKTSV4RRFFQ69G5FAU" is not a ULID: 'U' is not Crockford base32; want 26 chars of 0-9 and A-Z without I, L, O, U`},
 		{"ulid size", "123", "ulid", `"123" is not a ULID: want 26 chars of 0-9 and A-Z without I, L, O, U`},
-		{"long decimal", long, "", `"` + strings.Repeat("9", 64) + `"... exceeds 2^64-1`},
-		{"long non-decimal", strings.Repeat("x", 10_000), "snowflake", `"` + strings.Repeat("x", 64) + `"... is not a decimal ID (digits 0-9 only)`},
-		{"long unknown", strings.Repeat("-", 10_000), "", `cannot tell the scheme of "` + strings.Repeat("-", 64) + `"... (10000 chars)`},
+		{"long decimal", long, "", `"` + strings.Repeat("9", 64) + `…" exceeds 2^64-1`},
+		{"long non-decimal", strings.Repeat("x", 10_000), "snowflake", `"` + strings.Repeat("x", 64) + `…" is not a decimal ID (digits 0-9 only)`},
+		{"long unknown", strings.Repeat("-", 10_000), "", `cannot tell the scheme of "` + strings.Repeat("-", 64) + `…" (10000 chars)`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

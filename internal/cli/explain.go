@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/snowflake"
 	"github.com/idgenkit/idgen/strategies"
 )
@@ -83,13 +85,8 @@ func layoutStrategies() []string {
 	return names
 }
 
-// quoteInput quotes an input echoed in a message, cut to 64 bytes.
-func quoteInput(s string) string {
-	if len(s) > 64 {
-		return fmt.Sprintf("%q...", s[:64])
-	}
-	return fmt.Sprintf("%q", s)
-}
+// quoteInput quotes an input echoed in a message, cut to about 64 bytes.
+func quoteInput(s string) string { return strconv.Quote(echo.Cut(s)) }
 
 // drawLayout draws the 64 bits of l, one column per bit, high to low:
 //
