@@ -6,10 +6,13 @@ import (
 	"database/sql/driver"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/idgenkit/idgen/internal/echo"
 )
 
 // An ID is one identifier of any scheme, held inline in 32 bytes:
@@ -103,12 +106,12 @@ func ParseUint64(text []byte) (uint64, error) {
 	}
 	for _, c := range text {
 		if c < '0' || c > '9' {
-			return 0, fmt.Errorf("%w: %q is not a decimal ID (digits 0-9 only)", ErrSyntax, text)
+			return 0, fmt.Errorf("%w: %s is not a decimal ID (digits 0-9 only)", ErrSyntax, quoteInput(text))
 		}
 	}
 	v, err := strconv.ParseUint(string(text), 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %q exceeds 2^64-1", ErrOutOfRange, text)
+		return 0, fmt.Errorf("%w: %s exceeds 2^64-1", ErrOutOfRange, quoteInput(text))
 	}
 	return v, nil
 }
@@ -359,7 +362,12 @@ func ParseUUIDText(b, text []byte) error {
 	copy(compact[16:20], text[19:23])
 	copy(compact[20:32], text[24:36])
 	if _, err := hex.Decode(b[:16], compact[:]); err != nil {
-		return fmt.Errorf("%w: %q is not a UUID: %v", ErrSyntax, text, err)
+		var bad hex.InvalidByteError // 32 digits: the only error Decode returns
+		errors.As(err, &bad)
+		return fmt.Errorf("%w: %q is not a UUID: %q is not a hex digit; want 8-4-4-4-12 hex digits (0-9, a-f)", ErrSyntax, text, rune(bad))
 	}
 	return nil
 }
+
+// quoteInput quotes text for an error message, cut to about 64 bytes.
+func quoteInput(text []byte) string { return strconv.Quote(echo.Cut(string(text))) }

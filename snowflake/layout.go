@@ -72,6 +72,13 @@ func (l Layout) epoch() time.Time {
 	return l.Epoch
 }
 
+// WithDefaults returns l with the defaults it applies written out: a zero
+// Tick becomes 1 ms and a zero Epoch DefaultEpoch. Its IDs are l's.
+func (l Layout) WithDefaults() Layout {
+	l.Tick, l.Epoch = l.tick(), l.epoch()
+	return l
+}
+
 // plan is a validated layout compiled to shifts and masks.
 type plan struct {
 	layout            Layout
@@ -173,11 +180,26 @@ func (l Layout) compile() (*plan, error) {
 	if nTime != 1 {
 		return nil, invalid("a layout needs exactly one time field, found %d", nTime)
 	}
+	// The lifetime, 2^timebits ticks, must be a time a time.Time holds.
+	if !lifetimeFits(p.timeBits, p.tickNs) {
+		return nil, invalid("time field of %d bits at %v a tick spans more than 2^62 seconds; want fewer time bits or a shorter tick", p.timeBits, l.tick())
+	}
 	if p.timeBits+int(p.seqBits) > 64 {
 		return nil, invalid("time and sequence fields together exceed 64 bits")
 	}
 	p.canonical = l.String()
 	return p, nil
+}
+
+// lifetimeFits reports whether 2^timeBits ticks of tickNs are at most 2^62
+// seconds, so that End and TickTime hold in a time.Time.
+func lifetimeFits(timeBits int, tickNs int64) bool {
+	hi, lo := bits.Mul64(uint64(1)<<uint(timeBits), uint64(tickNs))
+	if hi >= uint64(time.Second) {
+		return false
+	}
+	sec, _ := bits.Div64(hi, lo, uint64(time.Second))
+	return sec <= 1<<62
 }
 
 // String returns the layout's text form, which ParseLayout reads back:

@@ -25,6 +25,7 @@ func TestParseLayoutInvalid(t *testing.T) {
 		{"bad epoch", "time:41,sequence:12;epoch=yesterday", `epoch "yesterday"`},
 		{"unknown option", "time:41,sequence:12;color=red", `unknown option "color"`},
 		{"empty", "", `field "" is not name:bits`},
+		{"lifetime past time.Time", "time:62,sequence:1;tick=1h", "time field of 62 bits at 1h0m0s a tick spans more than 2^62 seconds"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -48,7 +49,7 @@ func TestPresets(t *testing.T) {
 		{"twitter", "time:41,datacenter:5,worker:5,sequence:12;tick=1ms;epoch=2010-11-04T01:42:54.657Z", "2080-07-10T17:30:30.209Z", 4_096_000, 1024, false},
 		{"discord", "time:42,worker:5,process:5,sequence:12;tick=1ms;epoch=2015-01-01T00:00:00Z;unsigned", "2154-05-15T07:35:11.104Z", 4_096_000, 1024, true},
 		{"instagram", "time:41,shard:13,sequence:10;tick=1ms;epoch=2011-08-24T21:07:01.721Z;unsigned", "2081-04-30T12:54:37.273Z", 1_024_000, 8192, true},
-		{"sonyflake", "time:39,sequence:8,machine:16;tick=10ms;epoch=2014-09-01T00:00:00Z", "2188-11-16T03:28:58.88Z", 25_600, 65536, false},
+		{"sonyflake", "time:39,sequence:8,machine:16;tick=10ms;epoch=2025-01-01T00:00:00Z", "2199-03-19T03:28:58.88Z", 25_600, 65536, false},
 		{"baidu", "time:28,worker:22,sequence:13;tick=1s;epoch=2016-05-20T00:00:00Z", "2024-11-20T21:24:16Z", 8192, 1 << 22, false},
 		{"region", "time:41,region:3,worker:10,sequence:10;tick=1ms;epoch=2026-01-01T00:00:00Z;unsigned", "2095-09-07T15:47:35.552Z", 1_024_000, 8192, true},
 		{"simpleflake", "time:41,random:22;tick=1ms;epoch=2000-01-01T05:00:00Z", "2069-09-06T20:47:35.552Z", 0, 1, false},
@@ -154,6 +155,7 @@ func FuzzParseLayout(f *testing.F) {
 	f.Add("time:41,worker:10,sequence:12;tick=1ms;epoch=1288834974657")
 	f.Add("time:62,sequence:1;tick=1ns;epoch=2026-01-01")
 	f.Add("time:1;unsigned")
+	f.Add("time:62,sequence:1;tick=1h")
 	f.Fuzz(func(t *testing.T, text string) {
 		l, err := snowflake.ParseLayout(text)
 		if err != nil {
@@ -173,4 +175,18 @@ func FuzzParseLayout(f *testing.F) {
 		l.End()
 		l.Crossing(53)
 	})
+}
+
+func TestWithDefaults(t *testing.T) {
+	l, err := snowflake.ParseLayout("time:41,worker:10,sequence:12")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := l.WithDefaults()
+	if d.Tick != time.Millisecond || !d.Epoch.Equal(snowflake.DefaultEpoch) {
+		t.Errorf("WithDefaults() tick %v, epoch %v; want 1ms, %v", d.Tick, d.Epoch, snowflake.DefaultEpoch)
+	}
+	if d.String() != l.String() || !d.End().Equal(l.End()) {
+		t.Errorf("WithDefaults() = %s ending %v; want %s ending %v", d, d.End(), l, l.End())
+	}
 }

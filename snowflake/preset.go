@@ -26,9 +26,11 @@ var presets = map[string]Layout{
 	// Instagram: 41 bits of ms, 13 logical shard, 10 sequence (64 bits).
 	"instagram": {Fields: fields("time", 41, "shard", 13, "sequence", 10),
 		Epoch: time.UnixMilli(1314220021721).UTC(), Unsigned: true},
-	// Sonyflake: 39 bits of 10 ms, 8 sequence above 16 machine.
+	// Sonyflake: 39 bits of 10 ms, 8 sequence above 16 machine, from
+	// sony/sonyflake/v2's default StartTime, 2025-01-01 (v1's was
+	// 2014-09-01): the same layout as the sonyflake strategy's defaults.
 	"sonyflake": {Fields: fields("time", 39, "sequence", 8, "machine", 16),
-		Tick: 10 * time.Millisecond, Epoch: time.Date(2014, 9, 1, 0, 0, 0, 0, time.UTC)},
+		Tick: 10 * time.Millisecond, Epoch: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)},
 	// Baidu UidGenerator: 28 bits of seconds, 22 worker, 13 sequence. Its
 	// lifetime from the 2016-05-20 epoch ended on 2024-11-20.
 	"baidu": {Fields: fields("time", 28, "worker", 22, "sequence", 13),
@@ -62,13 +64,7 @@ func Preset(name string) (Layout, error) {
 		return Layout{}, fmt.Errorf("%w: unknown preset %q; allowed %s", ErrInvalidLayout, name, strings.Join(Presets(), ", "))
 	}
 	l.Fields = slices.Clone(l.Fields)
-	if l.Tick == 0 {
-		l.Tick = time.Millisecond
-	}
-	if l.Epoch.IsZero() {
-		l.Epoch = DefaultEpoch
-	}
-	return l, nil
+	return l.WithDefaults(), nil
 }
 
 // Resolve returns the layout named by s: a preset name, or a layout's text

@@ -37,7 +37,9 @@ func (flake128Codec) ParseText(b, text []byte) error {
 		return fmt.Errorf("%w: %q is not a flake128 ID (32 hex digits)", idgen.ErrSyntax, text)
 	}
 	if _, err := hex.Decode(b[:16], text); err != nil {
-		return fmt.Errorf("%w: %q is not a flake128 ID (32 hex digits): %v", idgen.ErrSyntax, text, err)
+		var bad hex.InvalidByteError // 32 digits: the only error Decode returns
+		errors.As(err, &bad)
+		return fmt.Errorf("%w: %q is not a flake128 ID: %q is not a hex digit; want 32 hex digits (0-9, a-f)", idgen.ErrSyntax, text, rune(bad))
 	}
 	return nil
 }

@@ -2,15 +2,20 @@ package strategies
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/echo"
 )
 
 // Parse detects the scheme of text from its form and decodes it:
 //
 //	36-char UUID (8-4-4-4-12 hex)   by its version nibble: 4 uuidv4, 7 uuidv7,
 //	                                any other uuid (a ULID in uuid form, v1, v6, v8)
-//	32 hex digits                   flake128
+//	32 hex digits                   flake128 when its top 17 bits are zero (a
+//	                                time before 6429), else a UUID written
+//	                                without dashes when its version (1-8) and
+//	                                variant bits are a UUID's, else flake128
 //	26-char Crockford base32        ulid
 //	27-char base62                  ksuid
 //	20-char base32hex (0-9a-v)      xid
@@ -63,7 +68,7 @@ func detect(text string) (idgen.ID, error) {
 			s = UUIDv7Scheme
 		}
 	case n == 32:
-		s = Flake128Scheme
+		return detect32(text)
 	case n == 26:
 		s = ULIDScheme
 	case n == 27:
@@ -84,6 +89,30 @@ func detect(text string) (idgen.ID, error) {
 	return id, nil
 }
 
+// detect32 decodes 32 hex digits: as flake128 when the top 17 bits are zero
+// (a flake128 ID's 47 bits of Unix ms, to the year 6429), else as a UUID
+// written without dashes when its version (1-8) and variant (10) bits are a
+// UUID's, else as flake128.
+func detect32(text string) (idgen.ID, error) {
+	id, err := Flake128Scheme.Parse(text)
+	if err != nil {
+		return idgen.ID{}, fmt.Errorf("%w (as flake128)", err)
+	}
+	b := id.Bytes()
+	version, variant := b[6]>>4, b[8]>>6
+	if b[0] == 0 && b[1] == 0 && b[2]&0x80 == 0 || version < 1 || version > 8 || variant != 0b10 {
+		return id, nil
+	}
+	s := UUIDScheme
+	switch version {
+	case 4:
+		s = UUIDv4Scheme
+	case 7:
+		s = UUIDv7Scheme
+	}
+	return s.FromBytes(b)
+}
+
 func allDigits(s string) bool {
 	for i := range len(s) {
 		if s[i] < '0' || s[i] > '9' {
@@ -93,10 +122,5 @@ func allDigits(s string) bool {
 	return s != ""
 }
 
-// quote quotes s for an error message, cut to 80 bytes.
-func quote(s string) string {
-	if len(s) > 80 {
-		return fmt.Sprintf("%q...", s[:80])
-	}
-	return fmt.Sprintf("%q", s)
-}
+// quote quotes s for an error message, cut to about 64 bytes.
+func quote(s string) string { return strconv.Quote(echo.Cut(s)) }

@@ -199,3 +199,55 @@ func TestSpecErrors(t *testing.T) {
 func fl(name string, v uint64, bits int) idgen.Field {
 	return idgen.Field{Name: name, Value: v, Bits: bits}
 }
+
+// TestParseDashlessUUID checks that 32 hex digits with a UUID's version and
+// variant, and high bits a flake128 ID never has, read as a UUID, and that
+// flake128 IDs still read as flake128.
+func TestParseDashlessUUID(t *testing.T) {
+	tests := []struct{ name, text, scheme, want string }{
+		{"uuidv7", "0190f1d27a3b7c4d8e5f6a7b8c9d0e1f", "uuidv7", "0190f1d2-7a3b-7c4d-8e5f-6a7b8c9d0e1f"},
+		{"uuidv7 upper", "017F22E279B07CC398C4DC0C0C07398F", "uuidv7", "017f22e2-79b0-7cc3-98c4-dc0c0c07398f"},
+		{"uuidv4", "919108f752d143209bacf847db4148a8", "uuidv4", "919108f7-52d1-4320-9bac-f847db4148a8"},
+		{"uuid v1", "c232ab00941411ecb3c89f6bdeced846", "uuid", "c232ab00-9414-11ec-b3c8-9f6bdeced846"},
+		{"flake128", "0000019aa1b2c3d4a1b2c3d4e5f60007", "flake128", "0000019aa1b2c3d4a1b2c3d4e5f60007"},
+		{"flake128 with uuid bits", "0000019aa1b27c4d8e5f6a7b8c9d0e1f", "flake128", "0000019aa1b27c4d8e5f6a7b8c9d0e1f"},
+		{"no version", "ffff0000000000000000000000000000", "flake128", "ffff0000000000000000000000000000"},
+		{"bad variant", "0190f1d27a3b7c4d4e5f6a7b8c9d0e1f", "flake128", "0190f1d27a3b7c4d4e5f6a7b8c9d0e1f"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			id, err := strategies.Parse(tc.text)
+			if err != nil || id.Scheme().Name != tc.scheme || id.String() != tc.want {
+				t.Fatalf("Parse(%q) = %v (%v), %v; want %s %s", tc.text, id, id.Scheme(), err, tc.scheme, tc.want)
+			}
+		})
+	}
+}
+
+// TestParseMessages checks that parse errors name the input (cut to 64
+// bytes) and what is allowed, in idgen's words, not Go's.
+func TestParseMessages(t *testing.T) {
+	long := strings.Repeat("9", 10_000)
+	tests := []struct{ name, text, spec, want string }{
+		{"flake128 bad hex", strings.Repeat("z", 32), "", `"zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz" is not a flake128 ID: 'z' is not a hex digit; want 32 hex digits (0-9, a-f)`},
+		{"uuid bad hex", "zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz", "", `"zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz" is not a UUID: 'z' is not a hex digit; want 8-4-4-4-12 hex digits (0-9, a-f)`},
+		{"ulid bad char", "01ARZ3NDEKTSV4RRFFQ69G5FAU", "", `"01ARZ3NDEKTSV4RRFFQ69G5FAU" is not a ULID: 'U' is not Crockford base32; want 26 chars of 0-9 and A-Z without I, L, O, U`},
+		{"ulid size", "123", "ulid", `"123" is not a ULID: want 26 chars of 0-9 and A-Z without I, L, O, U`},
+		{"long decimal", long, "", `"` + strings.Repeat("9", 64) + `…" exceeds 2^64-1`},
+		{"long non-decimal", strings.Repeat("x", 10_000), "snowflake", `"` + strings.Repeat("x", 64) + `…" is not a decimal ID (digits 0-9 only)`},
+		{"long unknown", strings.Repeat("-", 10_000), "", `cannot tell the scheme of "` + strings.Repeat("-", 64) + `…" (10000 chars)`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := strategies.ParseWith(tc.text, tc.spec)
+			if err == nil {
+				t.Fatalf("ParseWith(%.70q, %q) = nil error; want one", tc.text, tc.spec)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, tc.want) || strings.Contains(msg, "strconv") || strings.Contains(msg, "encoding/hex") ||
+				strings.Contains(msg, "unmarshaling") || len(msg) > 400 {
+				t.Fatalf("ParseWith(%.70q, %q) error = %q; want it to contain %q, no Go internals, under 400 bytes", tc.text, tc.spec, msg, tc.want)
+			}
+		})
+	}
+}

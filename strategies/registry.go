@@ -152,7 +152,7 @@ func (p *Params) String(key, def string) string {
 }
 
 func (p *Params) bad(key, v, want string) error {
-	return fmt.Errorf("%w: %s: %s=%q: want %s", ErrSpec, p.strategy, key, v, want)
+	return fmt.Errorf("%w: %s: %s=%s: want %s", ErrSpec, p.strategy, key, quote(v), want)
 }
 
 // Int returns key's value as an integer in [lo, hi], or def.

@@ -100,7 +100,7 @@ func snowflakeConfig(p *Params) (snowflake.Config, error) {
 		}
 		v, err := strconv.ParseInt(p.String(n, ""), 10, 64)
 		if err != nil {
-			return cfg, p.bad(n, p.String(n, ""), "an integer")
+			return cfg, p.bad(n, p.String(n, ""), nodeRange(cfg.Layout, n))
 		}
 		cfg.Nodes[n] = v
 	}
@@ -108,7 +108,7 @@ func snowflakeConfig(p *Params) (snowflake.Config, error) {
 		if _, ok := cfg.Layout.Field("worker"); ok {
 			v, err := strconv.ParseInt(env, 10, 64)
 			if err != nil {
-				return cfg, fmt.Errorf("%w: %s=%q is not an integer", ErrSpec, EnvWorkerID, env)
+				return cfg, fmt.Errorf("%w: %s=%s: want %s", ErrSpec, EnvWorkerID, quote(env), nodeRange(cfg.Layout, "worker"))
 			}
 			cfg.Nodes["worker"] = v
 		}
@@ -120,6 +120,16 @@ func snowflakeConfig(p *Params) (snowflake.Config, error) {
 		return cfg, err
 	}
 	return cfg, nil
+}
+
+// nodeRange says what node field name of l takes: "an integer in [0, 31]"
+// for a 5-bit field.
+func nodeRange(l snowflake.Layout, name string) string {
+	bits, ok := l.Field(name)
+	if !ok {
+		return fmt.Sprintf("an integer (the layout %s has no %s field)", l.WithDefaults(), name)
+	}
+	return fmt.Sprintf("an integer in [0, %d]", uint64(1)<<uint(bits)-1)
 }
 
 // coreKeys are the keys of every strategy built on the Snowflake core.

@@ -1,13 +1,16 @@
 package strategies
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/oklog/ulid/v2"
 
@@ -42,13 +45,22 @@ func (ulidCodec) AppendText(dst, b []byte) []byte {
 	return append(dst, buf[:]...)
 }
 
+// crockford is Crockford's base32 alphabet; ulidForm, a ULID's text form.
+const (
+	crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+	ulidForm  = "26 chars of 0-9 and A-Z without I, L, O, U"
+)
+
 func (ulidCodec) ParseText(b, text []byte) error {
 	u, err := ulid.ParseStrict(string(text))
 	switch {
 	case errors.Is(err, ulid.ErrOverflow):
 		return fmt.Errorf("%w: ULID %q exceeds 128 bits (first char must be 0-7)", idgen.ErrOutOfRange, text)
+	case errors.Is(err, ulid.ErrInvalidCharacters):
+		i := bytes.IndexFunc(text, func(r rune) bool { return !strings.ContainsRune(crockford, unicode.ToUpper(r)) })
+		return fmt.Errorf("%w: %s is not a ULID: %q is not Crockford base32; want %s", idgen.ErrSyntax, quote(string(text)), text[max(i, 0)], ulidForm)
 	case err != nil:
-		return fmt.Errorf("%w: %q is not a ULID (26 chars of Crockford base32): %v", idgen.ErrSyntax, text, err)
+		return fmt.Errorf("%w: %s is not a ULID: want %s", idgen.ErrSyntax, quote(string(text)), ulidForm)
 	}
 	copy(b, u[:])
 	return nil

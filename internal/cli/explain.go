@@ -2,31 +2,42 @@ package cli
 
 import (
 	"fmt"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/idgenkit/idgen/snowflake"
 	"github.com/spf13/cobra"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/idgenkit/idgen/internal/echo"
+	"github.com/idgenkit/idgen/snowflake"
+	"github.com/idgenkit/idgen/strategies"
 )
 
 func init() { addCommand(newExplainCmd) }
 
 func newExplainCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "explain LAYOUT_OR_PRESET",
+		Use:   "explain PRESET|LAYOUT|SPEC",
 		Short: "Draw a Snowflake layout and tell its lifetime, capacity and limits",
 		Long: "Draws the layout's bits and prints its lifetime's end, IDs per second per node,\n" +
-			"the node count, and when its IDs pass 2^53-1 (JavaScript numbers) and int64.\n" +
+			"the node count, and when its IDs pass 2^53-1 (JavaScript numbers) and int64;\n" +
+			"a warning line flags a degenerate layout (a tick under 1ms, a lifetime under\n" +
+			"a year, no sequence). The argument is a preset, a layout in text form (a\n" +
+			"missing tick is 1ms, a missing epoch 2026-01-01), or a strategy spec as gen\n" +
+			"takes it (snowflake?preset=twitter, sonyflake?bits_sequence=12).\n" +
 			"Presets: " + strings.Join(snowflake.Presets(), ", "),
 		Example: `  idgen explain twitter
-  idgen explain 'time:41,region:3,worker:9,sequence:10;tick=1ms;epoch=2026-01-01T00:00:00Z'`,
+  idgen explain 'time:41,region:3,worker:9,sequence:10;tick=1ms;epoch=2026-01-01T00:00:00Z'
+  idgen explain 'snowflake?preset=discord'
+  idgen explain sonyflake`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := snowflake.Resolve(args[0])
+			l, err := explainLayout(args[0])
 			if err != nil {
 				return badInput(err)
 			}
@@ -35,6 +46,47 @@ func newExplainCmd() *cobra.Command {
 		},
 	}
 }
+
+// explainLayout returns the layout arg names: a preset, a layout's text form,
+// or a strategy spec ("snowflake?preset=twitter", "sonyflake") whose scheme
+// has a Snowflake layout. A name that is both a preset and a strategy
+// (sonyflake, instagram) is the preset. The layout's defaults are written
+// out (WithDefaults).
+func explainLayout(arg string) (snowflake.Layout, error) {
+	name, _, isSpec := strings.Cut(arg, "?")
+	if !isSpec && (slices.Contains(snowflake.Presets(), arg) || !slices.Contains(strategies.Names(), arg)) {
+		l, err := snowflake.Resolve(arg)
+		return l.WithDefaults(), err
+	}
+	s, err := strategies.SchemeOf(arg)
+	if err != nil {
+		return snowflake.Layout{}, err
+	}
+	l, ok := snowflake.LayoutOf(s)
+	if !ok {
+		return snowflake.Layout{}, fmt.Errorf("explain %s: %s IDs have no Snowflake layout; explain takes a preset (%s), "+
+			"a layout such as time:41,worker:10,sequence:12, or a spec of %s",
+			quoteInput(arg), name, strings.Join(snowflake.Presets(), ", "), strings.Join(layoutStrategies(), ", "))
+	}
+	return l.WithDefaults(), nil
+}
+
+// layoutStrategies returns the strategies whose default spec has a Snowflake
+// layout.
+func layoutStrategies() []string {
+	var names []string
+	for _, n := range strategies.Names() {
+		if s, err := strategies.SchemeOf(n); err == nil {
+			if _, ok := snowflake.LayoutOf(s); ok {
+				names = append(names, n)
+			}
+		}
+	}
+	return names
+}
+
+// quoteInput quotes an input echoed in a message, cut to about 64 bytes.
+func quoteInput(s string) string { return strconv.Quote(echo.Cut(s)) }
 
 // drawLayout draws the 64 bits of l, one column per bit, high to low:
 //
@@ -111,10 +163,12 @@ func explain(w io.Writer, l snowflake.Layout, now time.Time) {
 	if !end.After(now) {
 		state = "ENDED: the layout issues no more IDs"
 	}
-	fmt.Fprintf(tw, "lifetime ends\t%s\t(%.1f years after the epoch; %s)\n", end.Format(time.RFC3339Nano), years(end.Sub(l.Epoch)), lifetimeLeft(state, end, now))
+	fmt.Fprintf(tw, "lifetime ends\t%s\t(%.1f years after the epoch; %s)\n", end.Format(time.RFC3339Nano), yearsBetween(l.Epoch, end), lifetimeLeft(state, end, now))
 	seq, _ := l.Field(snowflake.FieldSequence)
-	if ps := l.PerSecond(); ps > 0 {
+	if ps := l.PerSecond(); ps >= 1 {
 		fmt.Fprintf(tw, "per node\t%s IDs/s\t(%s per %v tick)\n", thousands(uint64(ps)), thousands(uint64(1)<<uint(seq)), l.Tick)
+	} else if ps > 0 {
+		fmt.Fprintf(tw, "per node\t%.3g IDs/s\t(%s per %v tick)\n", ps, thousands(uint64(1)<<uint(seq)), l.Tick)
 	} else {
 		fmt.Fprintf(tw, "per node\tunbounded\t(random bits, no sequence: uniqueness is probabilistic)\n")
 	}
@@ -133,17 +187,53 @@ func explain(w io.Writer, l snowflake.Layout, now time.Time) {
 			fmt.Fprintf(tw, "%s\t%s\t(from then on IDs no longer fit a signed bigint)\n", c.what, t.Format(time.RFC3339Nano))
 		}
 	}
+	for _, w := range layoutWarnings(l) {
+		fmt.Fprintf(tw, "warning\t%s\n", w)
+	}
 	tw.Flush()
+}
+
+// layoutWarnings returns what makes l degenerate, one sentence each: a tick
+// under 1ms, a lifetime under a year, no sequence and no random field.
+func layoutWarnings(l snowflake.Layout) []string {
+	var ws []string
+	if l.Tick < time.Millisecond {
+		ws = append(ws, fmt.Sprintf("tick %v is under 1ms: system clocks seldom advance that finely, "+
+			"and the time field's lifetime shrinks with the tick", l.Tick))
+	}
+	if life := yearsBetween(l.Epoch, l.End()); life < 1 {
+		ws = append(ws, fmt.Sprintf("the lifetime is %s: IDs run out that long after the epoch; "+
+			"give the time field more bits or a longer tick", lifetime(l.Epoch, l.End())))
+	}
+	_, hasSeq := l.Field(snowflake.FieldSequence)
+	_, hasRand := l.Field(snowflake.FieldRandom)
+	if !hasSeq && !hasRand {
+		ws = append(ws, fmt.Sprintf("no sequence field: a node issues one ID per %v tick", l.Tick))
+	}
+	return ws
+}
+
+// lifetime prints the span from epoch to end: a duration under a day
+// (2ms, 1h0m0s), else days.
+func lifetime(epoch, end time.Time) string {
+	if d := end.Sub(epoch); d < 24*time.Hour {
+		return d.String()
+	}
+	return fmt.Sprintf("%.1f days", float64(end.Unix()-epoch.Unix())/86400)
 }
 
 func lifetimeLeft(state string, end, now time.Time) string {
 	if !end.After(now) {
 		return state
 	}
-	return fmt.Sprintf("%.1f years left", years(end.Sub(now)))
+	return fmt.Sprintf("%.1f years left", yearsBetween(now, end))
 }
 
-func years(d time.Duration) float64 { return d.Hours() / 24 / 365.2425 }
+// yearsBetween returns b-a in years of 365.2425 days, without the 292-year
+// cap of a time.Duration.
+func yearsBetween(a, b time.Time) float64 {
+	return (float64(b.Unix()-a.Unix()) + float64(b.Nanosecond()-a.Nanosecond())/1e9) / (365.2425 * 86400)
+}
 
 func nodeNames(l snowflake.Layout) string {
 	var parts []string

@@ -33,9 +33,12 @@ func newInspectCmd() *cobra.Command {
 			if err != nil {
 				return badInput(err)
 			}
-			r := newReport(id)
+			r := newReport(id, time.Now())
 			if _, ok := snowflake.LayoutOf(id.Scheme()); ok && spec == "" {
 				r.Note = "decoded with the default layout; give -s SPEC (e.g. -s 'snowflake?preset=twitter') for another"
+			}
+			if len(args[0]) == 32 && spec == "" && id.Scheme() != strategies.Flake128Scheme {
+				r.Note = "read as a UUID written without dashes (its version and variant bits are a UUID's); -s flake128 reads it as flake128"
 			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
@@ -60,17 +63,30 @@ type report struct {
 	Hex    string         `json:"hex"`
 	Fields map[string]any `json:"fields"`
 	Note   string         `json:"note,omitempty"`
-	fields []idgen.Field
+	// Warning flags an implausible time: before the scheme's epoch or more
+	// than 100 years after now, a sign that the ID is of another scheme.
+	Warning string `json:"warning,omitempty"`
+	fields  []idgen.Field
 }
 
-func newReport(id idgen.ID) report {
+// newReport decodes id; now dates the plausibility check.
+func newReport(id idgen.ID, now time.Time) report {
 	s := id.Scheme()
 	r := report{ID: id.String(), Scheme: s.Name, Hex: hex.EncodeToString(id.Bytes()), Fields: map[string]any{}, fields: s.Decompose(id)}
+	epoch := time.Unix(0, 0)
 	if l, ok := snowflake.LayoutOf(s); ok {
 		r.Layout = l.String()
+		epoch = l.WithDefaults().Epoch
 	}
 	if t := id.Time(); !t.IsZero() {
 		r.Time = t.UTC().Format(time.RFC3339Nano)
+		switch {
+		case t.Before(epoch):
+			r.Warning = fmt.Sprintf("time %s is before the scheme's epoch %s: the ID is probably not a %s ID; give -s SPEC for its scheme",
+				r.Time, epoch.UTC().Format(time.RFC3339Nano), s.Name)
+		case t.After(now.AddDate(100, 0, 0)):
+			r.Warning = fmt.Sprintf("time %s is more than 100 years ahead: the ID is probably not a %s ID; give -s SPEC for its scheme", r.Time, s.Name)
+		}
 	}
 	for _, f := range r.fields {
 		if f.Value > 1<<53-1 {
@@ -99,6 +115,9 @@ func (r report) print(w io.Writer) error {
 	}
 	if r.Note != "" {
 		fmt.Fprintf(tw, "note\t%s\n", r.Note)
+	}
+	if r.Warning != "" {
+		fmt.Fprintf(tw, "warning\t%s\n", r.Warning)
 	}
 	return tw.Flush()
 }
