@@ -1,14 +1,14 @@
 package compare
 
 import (
-	"net/url"
 	"os"
-	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/idgenkit/idgen/internal/redact"
 )
 
 // A ConfigRecord is the run's Config as resolved, for results.json: every
@@ -28,24 +28,9 @@ type ConfigRecord struct {
 }
 
 func (cfg Config) record() ConfigRecord {
-	return ConfigRecord{Strategies: cfg.Strategies, Rows: cfg.Rows, Writers: cfg.Writers, Batch: cfg.Batch,
-		Preload: cfg.Preload, Runs: cfg.Runs, Seed: cfg.Seed, DSN: RedactDSN(cfg.DSN), Schema: cfg.Schema,
+	return ConfigRecord{Strategies: redact.Specs(cfg.Strategies), Rows: cfg.Rows, Writers: cfg.Writers, Batch: cfg.Batch,
+		Preload: cfg.Preload, Runs: cfg.Runs, Seed: cfg.Seed, DSN: redact.Spec(cfg.DSN), Schema: cfg.Schema,
 		Keep: cfg.Keep, SharedBuffers: cfg.SharedBuffers}
-}
-
-var kvPassword = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)`)
-
-// RedactDSN returns dsn (URL or key=value form) with its password, in the
-// user info or as a password parameter, replaced by "xxxxx".
-func RedactDSN(dsn string) string {
-	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" && u.Host != "" {
-		if _, ok := u.User.Password(); ok {
-			u.User = url.UserPassword(u.User.Username(), "xxxxx")
-		}
-		s := u.String()
-		return kvPassword.ReplaceAllString(strings.ReplaceAll(s, "%20", " "), "${1}xxxxx")
-	}
-	return kvPassword.ReplaceAllString(dsn, "${1}xxxxx")
 }
 
 // A Machine describes where the run ran.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/idgenkit/idgen/segment"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
@@ -15,8 +16,17 @@ import (
 func init() {
 	addCommand(newSegmentCmd)
 	addCommand(newTicketCmd)
-	redis.SetLogger(quietRedis{}) // errors reach the user as idgen's own one line
+	// Errors reach the user as idgen's own one line: the drivers' own log
+	// lines ("connection pool: failed to dial", "[mysql] packets.go:58
+	// unexpected EOF") would print to stderr beside it.
+	redis.SetLogger(quietRedis{})
+	_ = mysql.SetLogger(quietMySQL{})
 }
+
+// quietMySQL drops go-sql-driver's log lines.
+type quietMySQL struct{}
+
+func (quietMySQL) Print(...any) {}
 
 // quietRedis drops go-redis's log lines (such as "connection pool: failed
 // to dial"), which would print to stderr next to idgen's own message.
