@@ -94,7 +94,9 @@ func TestConcurrentAcquire(t *testing.T) {
 				sources []leaseSource
 				errs    []error
 			)
-			cfg := workerid.LeaseConfig{Space: workerid.Space{Workers: 32}} // 5 bits
+			// 5 bits; a long TTL, so that on a loaded machine no holder counts
+			// itself lost while the 64 acquirers are still opening.
+			cfg := workerid.LeaseConfig{Space: workerid.Space{Workers: 32}, TTL: 5 * time.Minute}
 			for range n {
 				wg.Go(func() {
 					s, err := b.open(context.Background(), b.addr, cfg)
