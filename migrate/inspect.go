@@ -50,8 +50,22 @@ type Options struct {
 	// order, issued at the migration's start time.
 	TimeColumn string
 	// Batch is the number of rows per backfill transaction. Zero means
-	// DefaultBatch.
+	// DefaultBatch. With ChunkTime, the size of the first batch.
 	Batch int
+	// ChunkTime, when positive, sizes batches to take about that long each
+	// (from the rate of the batches done), within [Batch/10, 10×Batch].
+	ChunkTime time.Duration
+	// MaxLag is the largest replay lag of any standby (pg_stat_replication)
+	// at which a batch starts; above it the run waits. Zero means
+	// DefaultMaxLag.
+	MaxLag time.Duration
+	// MaxActive, when positive, is the largest number of active client
+	// backends (pg_stat_activity, besides the run's own) at which a batch
+	// starts; above it the run waits.
+	MaxActive int
+	// OnThrottle, when set, is called when the run starts waiting before a
+	// batch (paused, lag or load over its limit) and when it goes on.
+	OnThrottle func(Throttle)
 	// DryRun makes Run print the plan and the DDL it would run, and change
 	// nothing.
 	DryRun bool

@@ -70,9 +70,13 @@ func (m *migration) state(ctx context.Context) (state, error) {
 }
 
 type migration struct {
-	conn *pgx.Conn
-	p    *Plan
-	opt  Options
+	conn    *pgx.Conn
+	p       *Plan
+	opt     Options
+	samples []lsnSample   // the primary's WAL positions at past checks
+	lag     time.Duration // measured at the last check
+	active  int
+	size    sizer
 }
 
 func (m *migration) logf(format string, args ...any) {
@@ -111,6 +115,17 @@ func Run(ctx context.Context, conn *pgx.Conn, opt Options) (*Plan, error) {
 	}
 	if opt.Batch < 1 {
 		return nil, inputf("--batch %d must be at least 1", opt.Batch)
+	}
+	if opt.MaxLag == 0 {
+		opt.MaxLag = DefaultMaxLag
+	}
+	switch {
+	case opt.ChunkTime < 0:
+		return nil, inputf("--chunk-time %v must be positive (or 0: fixed batches)", opt.ChunkTime)
+	case opt.MaxLag < 0:
+		return nil, inputf("--max-lag %v must be positive", opt.MaxLag)
+	case opt.MaxActive < 0:
+		return nil, inputf("--max-active %d must be at least 0 (0: no limit)", opt.MaxActive)
 	}
 	p, err := Inspect(ctx, conn, opt)
 	if err != nil {
@@ -154,6 +169,14 @@ func Run(ctx context.Context, conn *pgx.Conn, opt Options) (*Plan, error) {
 	} else {
 		m.logf("resuming the migration of %s to %s at phase %s", p.qtable(), p.To, p.Phase)
 	}
+	// This run's batch settings, which Set may change while it runs.
+	if _, err := conn.Exec(ctx, p.addStateColumns()); err != nil {
+		return p, withStep(err, "update the state table %s", p.stateTable())
+	}
+	if _, err := conn.Exec(ctx, "UPDATE "+p.stateTable()+" SET batch = $2, chunk_ms = $3, hold = '' WHERE tbl = $1",
+		p.Table, opt.Batch, opt.ChunkTime.Milliseconds()); err != nil {
+		return p, withStep(err, "record the batch settings")
+	}
 	steps := []struct {
 		phase, next string
 		do          func(context.Context) error
@@ -191,7 +214,8 @@ func (m *migration) prepare(ctx context.Context) error {
 		tbl text PRIMARY KEY, spec text NOT NULL, time_column text NOT NULL, key_column text NOT NULL,
 		key_type text NOT NULL, pk_name text NOT NULL, phase text NOT NULL, started timestamptz NOT NULL,
 		cursor_time text, cursor_key text, last_new text, rows_done bigint NOT NULL DEFAULT 0,
-		child int NOT NULL DEFAULT 0, block bigint NOT NULL DEFAULT 0, fks jsonb NOT NULL, updated timestamptz NOT NULL DEFAULT now())`},
+		child int NOT NULL DEFAULT 0, block bigint NOT NULL DEFAULT 0, fks jsonb NOT NULL, updated timestamptz NOT NULL DEFAULT now(),
+		` + stateColumns + `)`},
 		p.prepareSQL()...)
 	for _, s := range stmts {
 		if _, err := tx.Exec(ctx, s); err != nil {
@@ -299,17 +323,20 @@ func (m *migration) backfill(ctx context.Context) error {
 	var q string
 	if p.TimeColumn != "" {
 		tc := ident(p.TimeColumn)
-		q = fmt.Sprintf("SELECT t.%[1]s::text, t.%[2]s::timestamptz, t.%[2]s::text FROM %[3]s t WHERE t.%[4]s IS NULL AND ($1::text IS NULL OR (t.%[2]s, t.%[1]s) > ($1::%[5]s, $2::%[6]s)) ORDER BY t.%[2]s, t.%[1]s LIMIT %[7]d",
-			key, tc, t, nc, p.TimeType, p.KeyType, m.opt.Batch)
+		q = fmt.Sprintf("SELECT t.%[1]s::text, t.%[2]s::timestamptz, t.%[2]s::text FROM %[3]s t WHERE t.%[4]s IS NULL AND ($1::text IS NULL OR (t.%[2]s, t.%[1]s) > ($1::%[5]s, $2::%[6]s)) ORDER BY t.%[2]s, t.%[1]s LIMIT $3",
+			key, tc, t, nc, p.TimeType, p.KeyType)
 	} else {
-		q = fmt.Sprintf("SELECT t.%[1]s::text, NULL::timestamptz, NULL::text FROM %[2]s t WHERE t.%[3]s IS NULL AND ($1::text IS NULL OR t.%[1]s > $2::%[4]s) ORDER BY t.%[1]s LIMIT %[5]d",
-			key, t, nc, p.KeyType, m.opt.Batch)
+		q = fmt.Sprintf("SELECT t.%[1]s::text, NULL::timestamptz, NULL::text FROM %[2]s t WHERE t.%[3]s IS NULL AND ($1::text IS NULL OR t.%[1]s > $2::%[4]s) ORDER BY t.%[1]s LIMIT $3",
+			key, t, nc, p.KeyType)
 	}
 	update := fmt.Sprintf("UPDATE %s AS t SET %s = v.n::%s FROM unnest($1::text[], $2::text[]) AS v(o, n) WHERE t.%s = v.o::%s",
 		t, nc, p.NewType, key, p.KeyType)
 	mapping := fmt.Sprintf("INSERT INTO %s (old_key, new_key) SELECT o::%s, n::%s FROM unnest($1::text[], $2::text[]) AS v(o, n) ON CONFLICT (old_key) DO UPDATE SET new_key = EXCLUDED.new_key",
 		p.mapTable(), p.KeyType, p.NewType)
-	save := "UPDATE " + p.stateTable() + " SET cursor_time = $2, cursor_key = $3, last_new = $4, rows_done = rows_done + $5, updated = now() WHERE tbl = $1"
+	save := "UPDATE " + p.stateTable() + " SET cursor_time = $2, cursor_key = $3, last_new = $4, rows_done = rows_done + $5, rate = $6, lag_ms = $7, active = $8, updated = now() WHERE tbl = $1"
+	if _, err := m.conn.Exec(ctx, "UPDATE "+p.stateTable()+" SET rows_total = $2 WHERE tbl = $1", p.Table, total); err != nil {
+		return err
+	}
 	cursorTime, cursorKey := st.cursorTime, st.cursorKey
 	done := st.rowsDone
 	olds, news := make([]string, 0, m.opt.Batch), make([]string, 0, m.opt.Batch)
@@ -319,7 +346,13 @@ func (m *migration) backfill(ctx context.Context) error {
 		} else if cursorTime == nil {
 			cursorTime = new(string) // any non-NULL $1 enables the cursor
 		}
-		rows, err := m.conn.Query(ctx, q, cursorTime, cursorKey)
+		live, err := m.gate(ctx)
+		if err != nil {
+			return err
+		}
+		m.size.set(live.batch, live.chunkTime)
+		start := time.Now()
+		rows, err := m.conn.Query(ctx, q, cursorTime, cursorKey, m.size.n)
 		if err != nil {
 			return err
 		}
@@ -358,7 +391,8 @@ func (m *migration) backfill(ctx context.Context) error {
 			if _, err := tx.Exec(ctx, mapping, olds, news); err != nil {
 				return err
 			}
-			_, err := tx.Exec(ctx, save, p.Table, lastTime, lastKey, lastNew, len(olds))
+			m.size.observe(len(olds), time.Since(start))
+			_, err := tx.Exec(ctx, save, p.Table, lastTime, lastKey, lastNew, len(olds), m.size.rate, m.lag.Milliseconds(), m.active)
 			return err
 		})
 		if err != nil {
@@ -452,21 +486,28 @@ func (m *migration) child(ctx context.Context, i int, fk FK, block int64) error 
 		FROM pg_class c WHERE c.oid = to_regclass($1)`, fk.qtable()).Scan(&blocks, &tuples); err != nil {
 		return err
 	}
-	step := int64(1)
+	perBlock := 1.0 // rows per heap block
 	if blocks > 0 && tuples > 0 {
-		step = max(1, int64(m.opt.Batch)*blocks/tuples)
+		perBlock = float64(tuples) / float64(blocks)
 	}
 	set := fmt.Sprintf("UPDATE %[1]s AS c SET %[2]s = p.%[3]s FROM %[4]s AS p WHERE p.%[5]s = c.%[6]s AND c.%[2]s IS NULL AND c.%[6]s IS NOT NULL",
 		fk.qtable(), ident(fk.newCol()), ident(p.newCol()), p.qtable(), ident(p.Key), ident(fk.Column))
 	save := "UPDATE " + p.stateTable() + " SET child = $2, block = $3, updated = now() WHERE tbl = $1"
 	bar := m.bar(blocks, fmt.Sprintf("backfill %s.%s", fk.Table, fk.Column))
 	bar.Set64(block)
-	for ; block < blocks; block += step {
-		end := block + step
-		err := pgx.BeginFunc(ctx, m.conn, func(tx pgx.Tx) error {
+	for block < blocks {
+		live, err := m.gate(ctx)
+		if err != nil {
+			return err
+		}
+		m.size.set(live.batch, live.chunkTime)
+		end := block + max(1, int64(float64(m.size.n)/perBlock))
+		start := time.Now()
+		err = pgx.BeginFunc(ctx, m.conn, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, set+fmt.Sprintf(" AND c.ctid >= '(%d,0)'::tid AND c.ctid < '(%d,0)'::tid", block, end)); err != nil {
 				return err
 			}
+			m.size.observe(int(float64(end-block)*perBlock), time.Since(start))
 			_, err := tx.Exec(ctx, save, p.Table, i, end)
 			return err
 		})
@@ -477,6 +518,7 @@ func (m *migration) child(ctx context.Context, i int, fk FK, block int64) error 
 		if m.opt.OnBatch != nil {
 			m.opt.OnBatch(min(end, blocks), blocks)
 		}
+		block = end
 	}
 	bar.Finish()
 	// Rows an update moved behind the cursor; normally none.

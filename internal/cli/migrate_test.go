@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/idgenkit/idgen/internal/cli"
 	"github.com/idgenkit/idgen/internal/testenv"
+	"github.com/idgenkit/idgen/migrate"
 )
 
 func TestMigrateCommand(t *testing.T) {
@@ -321,5 +323,81 @@ func TestMigrateConnectionLost(t *testing.T) {
 	stdout, stderr, code := run(args...)
 	if code != 0 || !strings.Contains(stdout, "resuming the migration") || !strings.Contains(stdout, "phase done") {
 		t.Fatalf("migrate run again = exit %d, %q, %q; want it to resume and finish", code, stdout, stderr)
+	}
+}
+
+// TestMigrateControlCommand pauses a migration, reads its status, starts
+// run (which waits, paused), and resumes it with a new batch size.
+func TestMigrateControlCommand(t *testing.T) {
+	dsn := testenv.PostgresDSN(t)
+	_, s := migrateSchema(t,
+		"CREATE TABLE events (id bigserial PRIMARY KEY, at timestamptz NOT NULL DEFAULT now())",
+		"INSERT INTO events (at) SELECT now() - i * interval '1 s' FROM generate_series(1, 2000) i")
+	table := s + ".events"
+	base := []string{"--dsn", dsn, "--table", table}
+
+	out, errOut, code := run(append([]string{"migrate", "pause"}, base...)...)
+	if code != 2 || !strings.Contains(errOut, "has no migration recorded") {
+		t.Fatalf("migrate pause before any run = exit %d, %q, %q; want exit 2, no migration recorded", code, out, errOut)
+	}
+	// A run interrupted after its first batch of 100 rows.
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err = migrate.Run(ctx, conn, migrate.Options{Table: table, To: "snowflake", TimeColumn: "at", Batch: 100,
+		OnBatch: func(done, total int64) { cancel() }})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run canceled after a batch = %v; want context.Canceled", err)
+	}
+	if out, errOut, code = run(append([]string{"migrate", "pause"}, base...)...); code != 0 {
+		t.Fatalf("migrate pause = exit %d, %q, %q", code, out, errOut)
+	}
+	out, errOut, code = run(append([]string{"migrate", "status"}, base...)...)
+	for _, want := range []string{"phase    backfill, no run going on", "rows     100 of 2000 (5.0%)", "paused   yes", "batch    100 rows, fixed size"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("migrate status = exit %d, %q, %q; want %q", code, out, errOut, want)
+		}
+	}
+
+	type result struct {
+		out, errOut string
+		code        int
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, errOut, code := run(append([]string{"migrate", "run", "--batch", "100"}, base...)...)
+		done <- result{out, errOut, code}
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(out, "waiting  paused") {
+		if time.Now().After(deadline) {
+			t.Fatalf("migrate status of a paused run = %q; want waiting paused", out)
+		}
+		time.Sleep(100 * time.Millisecond)
+		out, _, _ = run(append([]string{"migrate", "status"}, base...)...)
+	}
+	if !strings.Contains(out, "phase    backfill, running") {
+		t.Errorf("migrate status of a paused run = %q; want running", out)
+	}
+	if out, errOut, code = run(append([]string{"migrate", "resume", "--batch", "500"}, base...)...); code != 0 {
+		t.Fatalf("migrate resume = exit %d, %q, %q", code, out, errOut)
+	}
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("migrate run did not finish a minute after resume")
+	}
+	if r.code != 0 || !strings.Contains(r.errOut, "idgen: waiting: paused") || !strings.Contains(r.errOut, "idgen: going on after") {
+		t.Fatalf("migrate run = exit %d, %q, %q; want it to say it waits paused, then goes on", r.code, r.out, r.errOut)
+	}
+	out, errOut, code = run(append([]string{"migrate", "status"}, base...)...)
+	for _, want := range []string{"phase    done, done", "rows     2000 of 2000", "paused   no", "batch    500 rows"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("migrate status after the run = exit %d, %q, %q; want %q", code, out, errOut, want)
+		}
 	}
 }
