@@ -241,8 +241,8 @@ func Set(ctx context.Context, conn *pgx.Conn, table string, s Setting) error {
 		return inputf("pause and resume at once")
 	case s.Batch < 0:
 		return inputf("--batch %d must be at least 1", s.Batch)
-	case s.ChunkTime < 0:
-		return inputf("--chunk-time %v must be positive", s.ChunkTime)
+	case s.ChunkTime < 0 || s.ChunkTime > 0 && s.ChunkTime < time.Millisecond:
+		return inputf("--chunk-time %v must be at least 1ms", s.ChunkTime)
 	}
 	p, err := recorded(ctx, conn, table)
 	if err != nil {

@@ -120,8 +120,8 @@ func Run(ctx context.Context, conn *pgx.Conn, opt Options) (*Plan, error) {
 		opt.MaxLag = DefaultMaxLag
 	}
 	switch {
-	case opt.ChunkTime < 0:
-		return nil, inputf("--chunk-time %v must be positive (or 0: fixed batches)", opt.ChunkTime)
+	case opt.ChunkTime < 0 || opt.ChunkTime > 0 && opt.ChunkTime < time.Millisecond:
+		return nil, inputf("--chunk-time %v must be at least 1ms (or 0: fixed batches)", opt.ChunkTime)
 	case opt.MaxLag < 0:
 		return nil, inputf("--max-lag %v must be positive", opt.MaxLag)
 	case opt.MaxActive < 0:

@@ -115,10 +115,11 @@ func TestThrottle(t *testing.T) {
 		"ANALYZE tree")
 
 	events := make(chan migrate.Throttle, 100)
-	var batches atomic.Int64
+	var batches, last, delta atomic.Int64
 	opt := migrate.Options{Table: "tree", To: "snowflake", Batch: 500, MaxLag: 300 * time.Millisecond, MaxActive: 3,
 		OnThrottle: func(th migrate.Throttle) { events <- th },
 		OnBatch: func(done, total int64) {
+			delta.Store(done - last.Swap(done))
 			batches.Add(1)
 			time.Sleep(10 * time.Millisecond)
 		}}
@@ -198,6 +199,9 @@ func TestThrottle(t *testing.T) {
 		t.Fatalf("Set(resume) = %v", err)
 	}
 	released("resumed by Set")
+	if got := delta.Load(); got != 2000 {
+		t.Errorf("a batch after Set(Batch: 2000) has %d rows; want 2000", got)
+	}
 
 	// Four backends sleeping, over MaxActive 3.
 	sleepCtx, stopSleep := context.WithCancel(ctx)
@@ -245,12 +249,56 @@ func TestSetBadInput(t *testing.T) {
 		{"no migration", "plain", migrate.Setting{Pause: true}, "no migration recorded"},
 		{"no table", "nosuch", migrate.Setting{Pause: true}, `table "nosuch" not found`},
 		{"negative batch", "plain", migrate.Setting{Batch: -1}, "--batch -1 must be at least 1"},
-		{"negative chunk time", "plain", migrate.Setting{ChunkTime: -time.Second}, "--chunk-time -1s must be positive"},
+		{"negative chunk time", "plain", migrate.Setting{ChunkTime: -time.Second}, "--chunk-time -1s must be at least 1ms"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := migrate.Set(context.Background(), conn, tc.table, tc.s)
 			if !errors.Is(err, migrate.ErrInput) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Set(%q, %+v) = %v; want ErrInput with %q", tc.table, tc.s, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestChunkTime sizes batches by time: a long --chunk-time grows them to
+// 10×Batch, a short one shrinks them towards Batch/10.
+func TestChunkTime(t *testing.T) {
+	conn, _ := schema(t)
+	for i, tc := range []struct {
+		name      string
+		batch     int
+		chunk     time.Duration
+		lo, hi    int64 // of the batches after the first, but the last
+		firstSize int64
+	}{
+		{"long chunk time", 100, time.Second, 1000, 1000, 100},
+		{"short chunk time", 2000, time.Millisecond, 200, 1999, 2000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			table := fmt.Sprint("chunky", i)
+			exec(t, conn, "CREATE TABLE "+table+" (id bigserial PRIMARY KEY)", "INSERT INTO "+table+" SELECT FROM generate_series(1, 10000)")
+			var sizes []int64
+			var last int64
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			_, err := migrate.Run(ctx, conn, migrate.Options{Table: table, To: "snowflake", Batch: tc.batch, ChunkTime: tc.chunk,
+				OnBatch: func(done, total int64) {
+					sizes = append(sizes, done-last)
+					last = done
+					if done == total {
+						cancel() // stop before the index phase
+					}
+				}})
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("Run = %v; want it canceled after the backfill", err)
+			}
+			if len(sizes) < 3 || sizes[0] != tc.firstSize {
+				t.Fatalf("batch sizes %v; want at least 3, the first %d", sizes, tc.firstSize)
+			}
+			for _, n := range sizes[1 : len(sizes)-1] {
+				if n < tc.lo || n > tc.hi {
+					t.Fatalf("batch sizes %v with --batch %d --chunk-time %v; want those after the first in [%d, %d]", sizes, tc.batch, tc.chunk, tc.lo, tc.hi)
+				}
 			}
 		})
 	}
