@@ -170,8 +170,15 @@ func (fk FK) oldCol() string                 { return fk.Column + "_old" }
 func (fk FK) assignFunc() string {
 	return pgx.Identifier{fk.Schema, fk.Table + "_" + fk.Column + "_idgen_assign"}.Sanitize()
 }
-func (fk FK) checkName() string { return fk.Table + "_" + fk.Column + "_idgen_new_check" }
-func (fk FK) indexName() string { return fk.Table + "_" + fk.Column + "_idgen_idx" }
+func (fk FK) checkName() string    { return fk.Table + "_" + fk.Column + "_idgen_new_check" }
+func (fk FK) oldCheckName() string { return fk.Table + "_" + fk.Column + "_idgen_old_check" }
+func (fk FK) keepFunc() string {
+	return pgx.Identifier{fk.Schema, fk.Table + "_" + fk.Column + "_idgen_keep_old"}.Sanitize()
+}
+func (p *Plan) keepFunc() string     { return p.ident(p.Schema, p.Table+"_idgen_keep_old") }
+func (p *Plan) oldIndex() string     { return p.Table + "_idgen_old_key" }
+func (p *Plan) oldCheckName() string { return p.Table + "_idgen_old_not_null" }
+func (fk FK) indexName() string      { return fk.Table + "_" + fk.Column + "_idgen_idx" }
 
 // Inspect examines opt.Table and returns the plan for migrating it to
 // opt.To. It changes nothing. Errors wrap ErrInput for input that Run would
@@ -421,7 +428,7 @@ func (p *Plan) inspectTime(ctx context.Context, conn *pgx.Conn, oid uint32, col 
 var fkActions = map[string]string{"a": "NO ACTION", "r": "RESTRICT", "c": "CASCADE", "n": "SET NULL", "d": "SET DEFAULT"}
 
 const fkQuery = `SELECT con.conname, n.nspname, c.relname, a.attname, a.attnotnull, con.confdeltype::text,
-		con.confupdtype::text, cardinality(con.conkey), con.conrelid = con.confrelid,
+		con.confupdtype::text, cardinality(con.conkey),
 		EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = con.conrelid AND i.indkey[0] = con.conkey[1])
 	FROM pg_constraint con JOIN pg_class c ON c.oid = con.conrelid
 	JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -438,15 +445,11 @@ func (p *Plan) inspectFKs(ctx context.Context, conn *pgx.Conn, oid uint32) error
 		var fk FK
 		var del, upd string
 		var n int
-		var self bool
-		if err := rows.Scan(&fk.Name, &fk.Schema, &fk.Table, &fk.Column, &fk.NotNull, &del, &upd, &n, &self, &fk.Indexed); err != nil {
+		if err := rows.Scan(&fk.Name, &fk.Schema, &fk.Table, &fk.Column, &fk.NotNull, &del, &upd, &n, &fk.Indexed); err != nil {
 			return err
 		}
 		if n != 1 {
 			return inputf("foreign key %s on %s references %s with %d columns; migrate handles single-column foreign keys", fk.Name, fk.Table, p.Table, n)
-		}
-		if self {
-			return inputf("foreign key %s of %s references the table itself; migrate does not handle self-references", fk.Name, p.Table)
 		}
 		fk.OnDelete, fk.OnUpdate = fkActions[del], fkActions[upd]
 		p.FKs = append(p.FKs, fk)

@@ -25,6 +25,7 @@ const (
 	phaseSwap     = "swap"
 	phaseValidate = "validate"
 	phaseDone     = "done"
+	phaseReverted = "reverted"
 )
 
 // state is a migration's row of the state table.
@@ -152,16 +153,15 @@ func Run(ctx context.Context, conn *pgx.Conn, opt Options) (*Plan, error) {
 		m.logf("%s is already migrated to %s", p.qtable(), p.To)
 		return p, nil
 	}
-	// One run per table at a time: a session advisory lock on its name.
-	lock := p.Schema + "." + p.Table
-	var locked bool
-	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock(hashtext('idgen_migrate'), hashtext($1))", lock).Scan(&locked); err != nil {
-		return p, withStep(err, "lock %s", p.qtable())
+	if p.Phase == phaseReverted {
+		return p, inputf("the migration of %s was reverted; idgen migrate finish --table %s removes what it left, then run migrates anew",
+			p.qtable(), p.Table)
 	}
-	if !locked {
-		return p, fmt.Errorf("migrate: another run is migrating %s (advisory lock held)", p.qtable())
+	unlock, err := p.lock(ctx, conn)
+	if err != nil {
+		return p, err
 	}
-	defer conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(hashtext('idgen_migrate'), hashtext($1))", lock)
+	defer unlock()
 	if p.Phase == "" {
 		if err := m.prepare(ctx); err != nil {
 			return p, withStep(err, "prepare")
@@ -201,6 +201,22 @@ func Run(ctx context.Context, conn *pgx.Conn, opt Options) (*Plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// lock takes the table's migration lock, a session advisory lock on its
+// name: one run, revert or finish per table at a time.
+func (p *Plan) lock(ctx context.Context, conn *pgx.Conn) (unlock func(), err error) {
+	name := p.Schema + "." + p.Table
+	var locked bool
+	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock(hashtext('idgen_migrate'), hashtext($1))", name).Scan(&locked); err != nil {
+		return nil, withStep(err, "lock %s", p.qtable())
+	}
+	if !locked {
+		return nil, fmt.Errorf("migrate: another run is migrating %s (advisory lock held)", p.qtable())
+	}
+	return func() {
+		conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(hashtext('idgen_migrate'), hashtext($1))", name)
+	}, nil
 }
 
 func (m *migration) prepare(ctx context.Context) error {
@@ -538,8 +554,19 @@ func (m *migration) child(ctx context.Context, i int, fk FK, block int64) error 
 }
 
 func (m *migration) swap(ctx context.Context) error {
+	took, err := m.lockedTx(ctx, m.p.swapSQL(), phaseValidate)
+	if err != nil {
+		return err
+	}
+	m.logf("swapped %s.%s and %d foreign key(s) in %v", m.p.Table, m.p.Key, len(m.p.FKs), took.Round(time.Millisecond))
+	return nil
+}
+
+// lockedTx runs stmts (which take their locks under lock_timeout) and
+// records phase (unless "") in one transaction, retried on a lock timeout, and returns
+// how long the transaction that committed took.
+func (m *migration) lockedTx(ctx context.Context, stmts []string, phase string) (time.Duration, error) {
 	p := m.p
-	stmts := p.swapSQL()
 	for attempt := 1; ; attempt++ {
 		start := time.Now()
 		err := pgx.BeginFunc(ctx, m.conn, func(tx pgx.Tx) error {
@@ -548,20 +575,24 @@ func (m *migration) swap(ctx context.Context) error {
 					return fmt.Errorf("%w (in %.80q)", err, s)
 				}
 			}
-			_, err := tx.Exec(ctx, "UPDATE "+p.stateTable()+" SET phase = $2, updated = now() WHERE tbl = $1", p.Table, phaseValidate)
+			if phase == "" {
+				return nil
+			}
+			_, err := tx.Exec(ctx, "UPDATE "+p.stateTable()+" SET phase = $2, updated = now() WHERE tbl = $1", p.Table, phase)
 			return err
 		})
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == "55P03" && attempt < 10 {
-			m.logf("swap: lock timeout (attempt %d), retrying", attempt)
+			m.logf("%s: lock timeout (attempt %d), retrying", phase, attempt)
 			continue
 		}
 		if err != nil {
-			return err
+			return 0, err
 		}
-		p.Phase = phaseValidate
-		m.logf("swapped %s.%s and %d foreign key(s) in %v", p.Table, p.Key, len(p.FKs), time.Since(start).Round(time.Millisecond))
-		return nil
+		if phase != "" {
+			p.Phase = phase
+		}
+		return time.Since(start), nil
 	}
 }
 

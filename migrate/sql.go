@@ -107,18 +107,68 @@ END $f$`, p.assignFunc(), key, nc, p.keyFunc(), p.mapTable(), strings.ReplaceAll
 		trig := ident(fk.Table + "_" + fk.Column + "_idgen_assign")
 		s = append(s,
 			fmt.Sprintf("ALTER TABLE %s ADD COLUMN IF NOT EXISTS %s %s", fk.qtable(), fnc, p.NewType),
-			fmt.Sprintf(`CREATE OR REPLACE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql AS $f$
+			p.copyFuncSQL(fk, fk.assignFunc(), fk.Column, fk.newCol(), p.Key, p.newCol()),
+			fmt.Sprintf("DROP TRIGGER IF EXISTS %s ON %s", trig, fk.qtable()),
+			fmt.Sprintf("CREATE TRIGGER %s BEFORE INSERT OR UPDATE OF %s ON %s FOR EACH ROW EXECUTE FUNCTION %s()",
+				trig, col, fk.qtable(), fk.assignFunc()))
+	}
+	return s
+}
+
+// copyFuncSQL returns the CREATE FUNCTION of a trigger function on fk's
+// table that sets the column dst from the parent row the column src
+// references (by the parent's column by), its column val. A row of a
+// self-referencing table that references itself takes its own val.
+func (p *Plan) copyFuncSQL(fk FK, fn, src, dst, by, val string) string {
+	self := ""
+	if fk.Schema == p.Schema && fk.Table == p.Table {
+		self = fmt.Sprintf("\n\tELSIF NEW.%s = NEW.%s THEN\n\t\tNEW.%s := NEW.%s;", ident(src), ident(by), ident(dst), ident(val))
+	}
+	return fmt.Sprintf(`CREATE OR REPLACE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql AS $f$
 BEGIN
 	IF NEW.%[2]s IS NULL THEN
-		NEW.%[3]s := NULL;
+		NEW.%[3]s := NULL;%[7]s
 	ELSE
 		SELECT p.%[5]s INTO NEW.%[3]s FROM %[4]s p WHERE p.%[6]s = NEW.%[2]s;
 	END IF;
 	RETURN NEW;
-END $f$`, fk.assignFunc(), col, fnc, p.qtable(), nc, key),
-			fmt.Sprintf("DROP TRIGGER IF EXISTS %s ON %s", trig, fk.qtable()),
+END $f$`, fn, ident(src), ident(dst), p.qtable(), ident(val), ident(by), self)
+}
+
+// keepOldSQL returns the statements, run in the swap transaction, of the
+// triggers that keep the old keys of rows inserted after the swap (from
+// the old key column's default, kept) and their mapping rows, so that
+// Revert can swap back.
+func (p *Plan) keepOldSQL() []string {
+	key, oc := ident(p.Key), ident(p.oldCol())
+	s := []string{
+		fmt.Sprintf(`CREATE OR REPLACE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+	IF NEW.%[2]s IS NOT NULL THEN
+		INSERT INTO %[4]s AS m (old_key, new_key) VALUES (NEW.%[2]s, NEW.%[3]s) ON CONFLICT (old_key) DO UPDATE SET new_key = EXCLUDED.new_key;
+	END IF;
+	RETURN NEW;
+END $f$`, p.keepFunc(), oc, key, p.mapTable()),
+		fmt.Sprintf("CREATE TRIGGER %s BEFORE INSERT OR UPDATE OF %s, %s ON %s FOR EACH ROW EXECUTE FUNCTION %s()",
+			ident(p.Table+"_idgen_keep_old"), key, oc, p.qtable(), p.keepFunc()),
+	}
+	for _, fk := range p.FKs {
+		s = append(s, p.copyFuncSQL(fk, fk.keepFunc(), fk.Column, fk.oldCol(), p.Key, p.oldCol()),
 			fmt.Sprintf("CREATE TRIGGER %s BEFORE INSERT OR UPDATE OF %s ON %s FOR EACH ROW EXECUTE FUNCTION %s()",
-				trig, col, fk.qtable(), fk.assignFunc()))
+				ident(fk.Table+"_"+fk.Column+"_idgen_keep_old"), ident(fk.Column), fk.qtable(), fk.keepFunc()))
+	}
+	return s
+}
+
+// dropKeepOldSQL drops what keepOldSQL created.
+func (p *Plan) dropKeepOldSQL() []string {
+	s := []string{
+		fmt.Sprintf("DROP TRIGGER IF EXISTS %s ON %s", ident(p.Table+"_idgen_keep_old"), p.qtable()),
+		fmt.Sprintf("DROP FUNCTION IF EXISTS %s()", p.keepFunc()),
+	}
+	for _, fk := range p.FKs {
+		s = append(s, fmt.Sprintf("DROP TRIGGER IF EXISTS %s ON %s", ident(fk.Table+"_"+fk.Column+"_idgen_keep_old"), fk.qtable()),
+			fmt.Sprintf("DROP FUNCTION IF EXISTS %s()", fk.keepFunc()))
 	}
 	return s
 }
@@ -154,8 +204,8 @@ func (p *Plan) swapSQL() []string {
 		fmt.Sprintf("DROP FUNCTION IF EXISTS %s()", p.assignFunc()),
 		fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", p.qtable(), key, oc),
 		fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", p.qtable(), nc, key),
-		fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL, ALTER COLUMN %s DROP DEFAULT, ALTER COLUMN %s SET NOT NULL, ALTER COLUMN %s SET DEFAULT %s()",
-			p.qtable(), oc, oc, key, key, p.keyFunc()),
+		fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL, ALTER COLUMN %s SET NOT NULL, ALTER COLUMN %s SET DEFAULT %s()",
+			p.qtable(), oc, key, key, p.keyFunc()),
 		fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s PRIMARY KEY USING INDEX %s", p.qtable(), ident(p.PKName), ident(p.uniqueIndex())),
 		fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", p.qtable(), ident(p.checkName())),
 	)
@@ -170,6 +220,49 @@ func (p *Plan) swapSQL() []string {
 			fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", fk.qtable(), fnc, col),
 			alter,
 			fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", fk.qtable(), ident(fk.checkName())),
+			fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s FOREIGN KEY (%s) REFERENCES %s (%s) ON DELETE %s ON UPDATE %s NOT VALID",
+				fk.qtable(), ident(fk.Name), col, p.qtable(), key, fk.OnDelete, fk.OnUpdate))
+	}
+	return append(s, p.keepOldSQL()...)
+}
+
+// revertSQL returns the statements of the revert transaction: swapSQL
+// backwards, to the old key columns, with the primary key on the index
+// Revert built on the old key.
+func (p *Plan) revertSQL() []string {
+	key, nc, oc := ident(p.Key), ident(p.newCol()), ident(p.oldCol())
+	tables := []string{p.qtable()}
+	for _, fk := range p.FKs {
+		tables = append(tables, fk.qtable())
+	}
+	s := []string{
+		"SET LOCAL lock_timeout = '5s'",
+		fmt.Sprintf("LOCK TABLE %s IN ACCESS EXCLUSIVE MODE", strings.Join(tables, ", ")),
+	}
+	for _, fk := range p.FKs {
+		s = append(s, fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", fk.qtable(), ident(fk.Name)))
+	}
+	s = append(s, p.dropKeepOldSQL()...)
+	s = append(s,
+		fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", p.qtable(), ident(p.PKName)),
+		fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", p.qtable(), key, nc),
+		fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", p.qtable(), oc, key),
+		fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL, ALTER COLUMN %s DROP DEFAULT, ALTER COLUMN %s SET NOT NULL",
+			p.qtable(), nc, nc, key),
+		fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s PRIMARY KEY USING INDEX %s", p.qtable(), ident(p.PKName), ident(p.oldIndex())),
+		fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", p.qtable(), ident(p.oldCheckName())),
+	)
+	for _, fk := range p.FKs {
+		col, fnc, foc := ident(fk.Column), ident(fk.newCol()), ident(fk.oldCol())
+		alter := fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL", fk.qtable(), fnc)
+		if fk.NotNull {
+			alter += fmt.Sprintf(", ALTER COLUMN %s SET NOT NULL", col)
+		}
+		s = append(s,
+			fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", fk.qtable(), col, fnc),
+			fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", fk.qtable(), foc, col),
+			alter,
+			fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", fk.qtable(), ident(fk.oldCheckName())),
 			fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s FOREIGN KEY (%s) REFERENCES %s (%s) ON DELETE %s ON UPDATE %s NOT VALID",
 				fk.qtable(), ident(fk.Name), col, p.qtable(), key, fk.OnDelete, fk.OnUpdate))
 	}

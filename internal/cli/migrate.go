@@ -58,7 +58,7 @@ func newMigrateCmd() *cobra.Command {
 		return err
 	}
 	cmd := &cobra.Command{
-		Use:   "migrate plan|run|verify|status|pause|resume --dsn DSN --table NAME [--to SPEC] [--time-column COL]",
+		Use:   "migrate plan|run|verify|status|pause|resume|revert|finish --dsn DSN --table NAME [--to SPEC] [--time-column COL]",
 		Short: "Migrate a PostgreSQL table's primary key to Snowflake or UUIDv7 keys, live",
 		Long: `migrate moves a table from bigserial/integer keys to Snowflake keys, or from
 UUIDv4 keys to UUIDv7 keys, while the application keeps writing: a new key
@@ -74,6 +74,9 @@ idgen_migrate_state: after an interruption, run the same command again.
   status  phase, rows done and total, rate, ETA, lag, paused or not
   pause   make a running migration wait before its next batch
   resume  let it go on (--batch, --chunk-time: new batch sizes)
+  revert  after the swap: back to the old keys, in one short transaction
+  finish  verify, then drop the old keys, mapping table, triggers and
+          state (--yes: revert is no longer possible after it)
 
 Before each batch, run waits while a standby's replay lag is over
 --max-lag (default 1s), while more than --max-active client backends are
@@ -192,7 +195,41 @@ active, or while paused; it says so on stderr.`,
 			return st.Write(cmd.OutOrStdout())
 		}),
 	}
-	cmd.AddCommand(plan, run, verify, pause, resume, status)
+	revert := &cobra.Command{
+		Use:   "revert",
+		Short: "After the swap: swap back to the old keys and foreign keys in one short transaction",
+		Args:  cobra.NoArgs,
+		RunE: withConn(func(cmd *cobra.Command, conn *pgx.Conn) error {
+			took, err := migrate.Revert(cmd.Context(), conn, opt.Table)
+			if err != nil {
+				return wrap(err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "reverted %s to its old keys (the swap back took %v); the new keys stay in *_idgen_new columns until finish\n",
+				opt.Table, took.Round(time.Millisecond))
+			return nil
+		}),
+	}
+	var yes bool
+	finish := &cobra.Command{
+		Use:   "finish",
+		Short: "Verify, then drop the old key columns, the mapping table, triggers and state (after revert: the new ones)",
+		Args:  cobra.NoArgs,
+		RunE: withConn(func(cmd *cobra.Command, conn *pgx.Conn) error {
+			r, err := migrate.Finish(cmd.Context(), conn, opt.Table, yes)
+			if r != nil {
+				if werr := r.Write(cmd.OutOrStdout()); werr != nil {
+					return werr
+				}
+			}
+			if err != nil {
+				return wrap(err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "finished %s: the migration's leftover key columns, mapping table, triggers and state are dropped\n", opt.Table)
+			return nil
+		}),
+	}
+	finish.Flags().BoolVar(&yes, "yes", false, "finish a completed migration although revert is no longer possible after it")
+	cmd.AddCommand(plan, run, verify, pause, resume, status, revert, finish)
 	return cmd
 }
 

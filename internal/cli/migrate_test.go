@@ -400,4 +400,38 @@ func TestMigrateControlCommand(t *testing.T) {
 			t.Errorf("migrate status after the run = exit %d, %q, %q; want %q", code, out, errOut, want)
 		}
 	}
+	steps := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"migrate", "finish"}, 2, "revert is no longer possible after it; give --yes"},
+		{[]string{"migrate", "revert"}, 0, "reverted " + table + " to its old keys"},
+		{[]string{"migrate", "revert"}, 2, "is in phase reverted; revert works after the swap"},
+		{[]string{"migrate", "finish"}, 0, "finished " + table},
+		{[]string{"migrate", "status"}, 2, "has no migration recorded"},
+	}
+	for _, st := range steps {
+		out, errOut, code := run(append(st.args, base...)...)
+		if code != st.code || !strings.Contains(out+errOut, st.want) {
+			t.Errorf("%v = exit %d, %q, %q; want exit %d and %q", st.args, code, out, errOut, st.code, st.want)
+		}
+	}
+	if n := countRows(t, dsn, "SELECT count(*) FROM "+table+" WHERE id > 2000"); n != 0 {
+		t.Errorf("%d rows keep a new key after revert and finish", n)
+	}
+}
+
+func countRows(t *testing.T, dsn, q string) int64 {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var n int64
+	if err := conn.QueryRow(context.Background(), q).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return n
 }
