@@ -171,3 +171,32 @@ func TestSelfReferenceRevertFinish(t *testing.T) {
 		t.Errorf("Finish twice = %v; want ErrInput (no migration recorded)", err)
 	}
 }
+
+// TestSelfRowInsert inserts, throughout a migration, rows that reference
+// themselves in one statement, in a table whose self-referencing column
+// (boss_id) sorts before the migration's own trigger names.
+func TestSelfRowInsert(t *testing.T) {
+	conn, _ := schema(t)
+	ctx := context.Background()
+	exec(t, conn,
+		"CREATE TABLE staff (id bigserial PRIMARY KEY, boss_id bigint REFERENCES staff (id))",
+		"INSERT INTO staff (boss_id) SELECT NULL FROM generate_series(1, 3000)",
+		"UPDATE staff SET boss_id = 1 WHERE id > 1",
+		"CREATE TABLE zzz (id bigserial PRIMARY KEY, staff_id bigint REFERENCES staff (id))",
+		"INSERT INTO zzz (staff_id) SELECT id FROM staff")
+	inserts := 0
+	insert := func(done, total int64) {
+		exec(t, conn, "INSERT INTO staff (id, boss_id) SELECT v, v FROM nextval('staff_id_seq') v")
+		inserts++
+	}
+	if _, err := migrate.Run(ctx, conn, migrate.Options{Table: "staff", To: "snowflake", Batch: 500, OnBatch: insert}); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	insert(0, 0)
+	if r, err := migrate.Verify(ctx, conn, "staff"); err != nil || !r.OK() {
+		t.Fatalf("Verify = %+v, %v; want ok", r, err)
+	}
+	if n := count(t, conn, "SELECT count(*) FROM staff WHERE boss_id = id"); n != int64(inserts) {
+		t.Errorf("%d rows reference themselves; want %d", n, inserts)
+	}
+}

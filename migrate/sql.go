@@ -107,7 +107,7 @@ END $f$`, p.assignFunc(), key, nc, p.keyFunc(), p.mapTable(), strings.ReplaceAll
 		trig := ident(fk.Table + "_" + fk.Column + "_idgen_assign")
 		s = append(s,
 			fmt.Sprintf("ALTER TABLE %s ADD COLUMN IF NOT EXISTS %s %s", fk.qtable(), fnc, p.NewType),
-			p.copyFuncSQL(fk, fk.assignFunc(), fk.Column, fk.newCol(), p.Key, p.newCol()),
+			p.copyFuncSQL(fk, fk.assignFunc(), fk.Column, fk.newCol(), p.Key, p.newCol(), p.keyFunc()+"()"),
 			fmt.Sprintf("DROP TRIGGER IF EXISTS %s ON %s", trig, fk.qtable()),
 			fmt.Sprintf("CREATE TRIGGER %s BEFORE INSERT OR UPDATE OF %s ON %s FOR EACH ROW EXECUTE FUNCTION %s()",
 				trig, col, fk.qtable(), fk.assignFunc()))
@@ -118,11 +118,17 @@ END $f$`, p.assignFunc(), key, nc, p.keyFunc(), p.mapTable(), strings.ReplaceAll
 // copyFuncSQL returns the CREATE FUNCTION of a trigger function on fk's
 // table that sets the column dst from the parent row the column src
 // references (by the parent's column by), its column val. A row of a
-// self-referencing table that references itself takes its own val.
-func (p *Plan) copyFuncSQL(fk FK, fn, src, dst, by, val string) string {
+// self-referencing table that references itself takes its own val, set
+// on insert from the expression fill when still NULL (this trigger may
+// fire before the one that sets it).
+func (p *Plan) copyFuncSQL(fk FK, fn, src, dst, by, val, fill string) string {
 	self := ""
 	if fk.Schema == p.Schema && fk.Table == p.Table {
-		self = fmt.Sprintf("\n\tELSIF NEW.%s = NEW.%s THEN\n\t\tNEW.%s := NEW.%s;", ident(src), ident(by), ident(dst), ident(val))
+		self = fmt.Sprintf("\n\tELSIF NEW.%s = NEW.%s THEN", ident(src), ident(by))
+		if fill != "" {
+			self += fmt.Sprintf("\n\t\tIF TG_OP = 'INSERT' THEN\n\t\t\tNEW.%s := coalesce(NEW.%[1]s, %s);\n\t\tEND IF;", ident(val), fill)
+		}
+		self += fmt.Sprintf("\n\t\tNEW.%s := NEW.%s;", ident(dst), ident(val))
 	}
 	return fmt.Sprintf(`CREATE OR REPLACE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql AS $f$
 BEGIN
@@ -153,7 +159,7 @@ END $f$`, p.keepFunc(), oc, key, p.mapTable()),
 			ident(p.Table+"_idgen_keep_old"), key, oc, p.qtable(), p.keepFunc()),
 	}
 	for _, fk := range p.FKs {
-		s = append(s, p.copyFuncSQL(fk, fk.keepFunc(), fk.Column, fk.oldCol(), p.Key, p.oldCol()),
+		s = append(s, p.copyFuncSQL(fk, fk.keepFunc(), fk.Column, fk.oldCol(), p.Key, p.oldCol(), ""),
 			fmt.Sprintf("CREATE TRIGGER %s BEFORE INSERT OR UPDATE OF %s ON %s FOR EACH ROW EXECUTE FUNCTION %s()",
 				ident(fk.Table+"_"+fk.Column+"_idgen_keep_old"), ident(fk.Column), fk.qtable(), fk.keepFunc()))
 	}
