@@ -3,7 +3,6 @@ package migrate
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -92,14 +91,7 @@ func finish(ctx context.Context, conn *pgx.Conn, table string, yes bool) (*Repor
 		return nil, err
 	}
 	var r *Report
-	tables := []string{p.qtable()}
-	for _, fk := range p.FKs {
-		tables = append(tables, fk.qtable())
-	}
-	stmts := []string{
-		"SET LOCAL lock_timeout = '5s'",
-		fmt.Sprintf("LOCK TABLE %s IN ACCESS EXCLUSIVE MODE", strings.Join(tables, ", ")),
-	}
+	stmts := p.lockSQL()
 	switch p.Phase {
 	case phaseDone:
 		if !yes {

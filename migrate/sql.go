@@ -187,17 +187,44 @@ func (fk FK) check() string {
 	return fmt.Sprintf("CHECK ((%s IS NULL) = (%s IS NULL))", ident(fk.Column), ident(fk.newCol()))
 }
 
-// swapSQL returns the statements of the swap transaction.
-func (p *Plan) swapSQL() []string {
-	key, nc, oc := ident(p.Key), ident(p.newCol()), ident(p.oldCol())
+// lockSQL returns the first statements of a transaction that changes the
+// table and its referencing tables: ACCESS EXCLUSIVE locks, waiting at most
+// 5 s for them.
+func (p *Plan) lockSQL() []string {
 	tables := []string{p.qtable()}
 	for _, fk := range p.FKs {
 		tables = append(tables, fk.qtable())
 	}
-	s := []string{
+	return []string{
 		"SET LOCAL lock_timeout = '5s'",
 		fmt.Sprintf("LOCK TABLE %s IN ACCESS EXCLUSIVE MODE", strings.Join(tables, ", ")),
 	}
+}
+
+// fkSwapSQL returns the statements that swap fk's column: the column
+// fk.Column is renamed to keep, the column take becomes fk.Column (NOT NULL
+// when the foreign key's column was), check is dropped, and the foreign
+// key is re-added NOT VALID on the new fk.Column.
+func (p *Plan) fkSwapSQL(fk FK, keep, take, check string) []string {
+	col := ident(fk.Column)
+	alter := fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL", fk.qtable(), ident(keep))
+	if fk.NotNull {
+		alter += fmt.Sprintf(", ALTER COLUMN %s SET NOT NULL", col)
+	}
+	return []string{
+		fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", fk.qtable(), col, ident(keep)),
+		fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", fk.qtable(), ident(take), col),
+		alter,
+		fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", fk.qtable(), ident(check)),
+		fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s FOREIGN KEY (%s) REFERENCES %s (%s) ON DELETE %s ON UPDATE %s NOT VALID",
+			fk.qtable(), ident(fk.Name), col, p.qtable(), ident(p.Key), fk.OnDelete, fk.OnUpdate),
+	}
+}
+
+// swapSQL returns the statements of the swap transaction.
+func (p *Plan) swapSQL() []string {
+	key, nc, oc := ident(p.Key), ident(p.newCol()), ident(p.oldCol())
+	s := p.lockSQL()
 	for _, fk := range p.FKs {
 		s = append(s,
 			fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", fk.qtable(), ident(fk.Name)),
@@ -216,18 +243,7 @@ func (p *Plan) swapSQL() []string {
 		fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", p.qtable(), ident(p.checkName())),
 	)
 	for _, fk := range p.FKs {
-		col, fnc, foc := ident(fk.Column), ident(fk.newCol()), ident(fk.oldCol())
-		alter := fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL", fk.qtable(), foc)
-		if fk.NotNull {
-			alter += fmt.Sprintf(", ALTER COLUMN %s SET NOT NULL", col)
-		}
-		s = append(s,
-			fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", fk.qtable(), col, foc),
-			fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", fk.qtable(), fnc, col),
-			alter,
-			fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", fk.qtable(), ident(fk.checkName())),
-			fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s FOREIGN KEY (%s) REFERENCES %s (%s) ON DELETE %s ON UPDATE %s NOT VALID",
-				fk.qtable(), ident(fk.Name), col, p.qtable(), key, fk.OnDelete, fk.OnUpdate))
+		s = append(s, p.fkSwapSQL(fk, fk.oldCol(), fk.newCol(), fk.checkName())...)
 	}
 	return append(s, p.keepOldSQL()...)
 }
@@ -237,14 +253,7 @@ func (p *Plan) swapSQL() []string {
 // Revert built on the old key.
 func (p *Plan) revertSQL() []string {
 	key, nc, oc := ident(p.Key), ident(p.newCol()), ident(p.oldCol())
-	tables := []string{p.qtable()}
-	for _, fk := range p.FKs {
-		tables = append(tables, fk.qtable())
-	}
-	s := []string{
-		"SET LOCAL lock_timeout = '5s'",
-		fmt.Sprintf("LOCK TABLE %s IN ACCESS EXCLUSIVE MODE", strings.Join(tables, ", ")),
-	}
+	s := p.lockSQL()
 	for _, fk := range p.FKs {
 		s = append(s, fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", fk.qtable(), ident(fk.Name)))
 	}
@@ -259,18 +268,7 @@ func (p *Plan) revertSQL() []string {
 		fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", p.qtable(), ident(p.oldCheckName())),
 	)
 	for _, fk := range p.FKs {
-		col, fnc, foc := ident(fk.Column), ident(fk.newCol()), ident(fk.oldCol())
-		alter := fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL", fk.qtable(), fnc)
-		if fk.NotNull {
-			alter += fmt.Sprintf(", ALTER COLUMN %s SET NOT NULL", col)
-		}
-		s = append(s,
-			fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", fk.qtable(), col, fnc),
-			fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", fk.qtable(), foc, col),
-			alter,
-			fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", fk.qtable(), ident(fk.oldCheckName())),
-			fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s FOREIGN KEY (%s) REFERENCES %s (%s) ON DELETE %s ON UPDATE %s NOT VALID",
-				fk.qtable(), ident(fk.Name), col, p.qtable(), key, fk.OnDelete, fk.OnUpdate))
+		s = append(s, p.fkSwapSQL(fk, fk.newCol(), fk.oldCol(), fk.oldCheckName())...)
 	}
 	return s
 }
