@@ -348,16 +348,15 @@ func getStatus(ctx context.Context, conn *pgx.Conn, table string) (*Status, erro
 	if err := json.Unmarshal(raw, &row); err != nil {
 		return nil, err
 	}
-	var locked bool
-	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock(hashtext('idgen_migrate'), hashtext($1))", p.Schema+"."+p.Table).Scan(&locked); err != nil {
+	// Running: a session holds the lock Plan.lock takes (looked up, not
+	// taken: taking it would refuse a run starting meanwhile).
+	var running bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted
+		AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+		AND classid = hashtext('idgen_migrate')::oid AND objid = hashtext($1)::oid AND objsubid = 2)`, p.Schema+"."+p.Table).Scan(&running); err != nil {
 		return nil, err
 	}
-	if locked {
-		if _, err := conn.Exec(ctx, "SELECT pg_advisory_unlock(hashtext('idgen_migrate'), hashtext($1))", p.Schema+"."+p.Table); err != nil {
-			return nil, err
-		}
-	}
-	st := &Status{Table: p.qtable(), Phase: p.Phase, Running: !locked, RowsDone: row.RowsDone, RowsTotal: max(row.RowsTotal, row.RowsDone),
+	st := &Status{Table: p.qtable(), Phase: p.Phase, Running: running, RowsDone: row.RowsDone, RowsTotal: max(row.RowsTotal, row.RowsDone),
 		Rate: row.Rate, Lag: time.Duration(row.LagMS) * time.Millisecond, Active: row.Active, Paused: row.Paused, Hold: row.Hold,
 		Batch: row.Batch, ChunkTime: time.Duration(row.ChunkMS) * time.Millisecond, Child: row.Child, Children: len(p.FKs),
 		Updated: row.Updated.UTC()}
