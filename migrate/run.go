@@ -335,7 +335,6 @@ func (m *migration) backfill(ctx context.Context) error {
 	total := st.rowsDone + left
 	bar := m.bar(total, "backfill "+p.Table)
 	bar.Set64(st.rowsDone)
-	defer bar.Finish()
 	var q string
 	if p.TimeColumn != "" {
 		tc := ident(p.TimeColumn)
@@ -397,6 +396,7 @@ func (m *migration) backfill(ctx context.Context) error {
 			return err
 		}
 		if len(olds) == 0 {
+			bar.Finish() // not on an error: the bar would show 100%
 			return nil
 		}
 		lastKey, lastNew := olds[len(olds)-1], news[len(news)-1]

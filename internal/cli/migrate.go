@@ -96,6 +96,9 @@ active, or while paused; it says so on stderr.`,
 			}
 			defer conn.Close(cmd.Context())
 			err = f(cmd, conn)
+			if err != nil && errors.Is(err, context.Canceled) && cmd.Context().Err() != nil {
+				return errors.New("migrate: interrupted; what is done is kept: run the same command again to resume")
+			}
 			if err != nil && conn.IsClosed() && cmd.Context().Err() == nil {
 				cfg := conn.Config()
 				return fmt.Errorf("migrate: lost the connection to PostgreSQL at %s (%s); run the same command again to resume",
@@ -124,7 +127,7 @@ active, or while paused; it says so on stderr.`,
 			opt.Log = cmd.OutOrStdout()
 			if !opt.DryRun {
 				opt.Progress = cmd.ErrOrStderr()
-				opt.OnThrottle = func(th migrate.Throttle) { fmt.Fprintln(opt.Progress, throttleLine(th)) }
+				opt.OnThrottle = func(th migrate.Throttle) { fmt.Fprintln(opt.Progress, "\n"+throttleLine(th)) } // below the bar
 			}
 			_, err := migrate.Run(cmd.Context(), conn, opt)
 			if err != nil {

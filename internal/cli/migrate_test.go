@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -434,4 +436,64 @@ func countRows(t *testing.T, dsn, q string) int64 {
 		t.Fatalf("%s: %v", q, err)
 	}
 	return n
+}
+
+// TestMigrateInterrupt sends SIGINT to a run waiting while paused: it
+// exits 1 saying it resumes, and the same command resumes it.
+func TestMigrateInterrupt(t *testing.T) {
+	dsn := testenv.PostgresDSN(t)
+	_, s := migrateSchema(t,
+		"CREATE TABLE hits (id bigserial PRIMARY KEY)",
+		"INSERT INTO hits SELECT FROM generate_series(1, 1000)")
+	table := s + ".hits"
+	base := []string{"--dsn", dsn, "--table", table}
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
+	if _, err := migrate.Run(ctx, conn, migrate.Options{Table: table, To: "snowflake", Batch: 100,
+		OnBatch: func(done, total int64) { cancel() }}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run canceled after a batch = %v; want context.Canceled", err)
+	}
+	if err := migrate.Set(context.Background(), conn, table, migrate.Setting{Pause: true}); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		errOut string
+		code   int
+	}
+	done := make(chan result, 1)
+	go func() {
+		_, errOut, code := run(append([]string{"migrate", "run"}, base...)...)
+		done <- result{errOut, code}
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for out := ""; !strings.Contains(out, "waiting  paused"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("migrate status = %q; want the run waiting, paused", out)
+		}
+		time.Sleep(100 * time.Millisecond)
+		out, _, _ = run(append([]string{"migrate", "status"}, base...)...)
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.code != 1 || !strings.Contains(r.errOut, "idgen: migrate: interrupted; what is done is kept: run the same command again to resume") {
+		t.Fatalf("migrate run interrupted = exit %d, %q; want exit 1 and to resume", r.code, r.errOut)
+	}
+	if strings.Contains(r.errOut, "100%") {
+		t.Errorf("migrate run interrupted at 10%% = %q; want no progress bar at 100%%", r.errOut)
+	}
+	if out, errOut, code := run(append([]string{"migrate", "resume"}, base...)...); code != 0 {
+		t.Fatalf("migrate resume = exit %d, %q, %q", code, out, errOut)
+	}
+	if out, errOut, code := run(append([]string{"migrate", "run"}, base...)...); code != 0 || !strings.Contains(out, "resuming the migration") {
+		t.Fatalf("migrate run again = exit %d, %q, %q; want it to resume", code, out, errOut)
+	}
+	if n := countRows(t, dsn, "SELECT count(*) FROM "+table+" WHERE id <= 1000"); n != 0 {
+		t.Errorf("%d rows without a new key after the resumed run", n)
+	}
 }
