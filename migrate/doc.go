@@ -3,7 +3,9 @@
 // application keeps writing, without losing a row.
 //
 // A migration of table t with primary key column id and the children c1, c2
-// whose single-column foreign keys reference it runs in phases, each
+// whose foreign keys reference it (single-column, or composite through a
+// unique constraint of t that includes id, which index and swap rebuild
+// on the new key; t itself when self-referencing) runs in phases, each
 // recorded in the state table idgen_migrate_state (one row per table, in
 // t's schema) so that Run resumes where an interrupted run stopped:
 //

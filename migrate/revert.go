@@ -53,6 +53,9 @@ func revert(ctx context.Context, conn *pgx.Conn, table string) (time.Duration, e
 	if err := m.createIndex(ctx, p.oldIndex(), fmt.Sprintf("UNIQUE INDEX CONCURRENTLY %%s ON %s (%s)", p.qtable(), oc)); err != nil {
 		return 0, err
 	}
+	if err := m.uniqueIndexes(ctx, "_idgen_old", p.oldCol()); err != nil {
+		return 0, err
+	}
 	for _, fk := range p.FKs {
 		check := fmt.Sprintf("CHECK ((%s IS NULL) = (%s IS NULL))", ident(fk.Column), ident(fk.oldCol()))
 		if fk.NotNull {

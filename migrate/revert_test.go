@@ -200,3 +200,61 @@ func TestSelfRowInsert(t *testing.T) {
 		t.Errorf("%d rows reference themselves; want %d", n, inserts)
 	}
 }
+
+// TestCompositeFK migrates a key that a composite foreign key (tenant,
+// account_id) references through UNIQUE (tenant, id), reverts and
+// migrates again; a composite foreign key through another unique
+// constraint is unaffected.
+func TestCompositeFK(t *testing.T) {
+	conn, _ := schema(t)
+	ctx := context.Background()
+	exec(t, conn,
+		"CREATE TABLE account (id bigserial PRIMARY KEY, tenant int NOT NULL, code text NOT NULL, UNIQUE (tenant, id), UNIQUE (tenant, code))",
+		"INSERT INTO account (tenant, code) SELECT i % 7, 'c' || i FROM generate_series(1, 2000) i",
+		"CREATE TABLE invoice (id bigserial PRIMARY KEY, tenant int NOT NULL, account_id bigint, code text,"+
+			" FOREIGN KEY (tenant, account_id) REFERENCES account (tenant, id), FOREIGN KEY (tenant, code) REFERENCES account (tenant, code))",
+		"INSERT INTO invoice (tenant, account_id, code) SELECT tenant, id, code FROM account")
+	fkDefs := func() string {
+		var defs []string
+		if err := conn.QueryRow(ctx, `SELECT array(SELECT conname || ' ' || pg_get_constraintdef(oid) FROM pg_constraint
+			WHERE conrelid IN ('account'::regclass, 'invoice'::regclass) ORDER BY conname)`).Scan(&defs); err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(defs, "; ")
+	}
+	want := fkDefs()
+	p, err := migrate.Run(ctx, conn, migrate.Options{Table: "account", To: "snowflake", OnBatch: func(done, total int64) {
+		exec(t, conn, "WITH a AS (INSERT INTO account (tenant, code) VALUES (3, 'during' || clock_timestamp()) RETURNING tenant, id, code)"+
+			" INSERT INTO invoice (tenant, account_id, code) SELECT * FROM a")
+	}})
+	if err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	if len(p.FKs) != 1 || p.FKs[0].Column != "account_id" || p.FKs[0].RefConstraint != "account_tenant_id_key" {
+		t.Errorf("Run's foreign keys = %+v; want invoice (tenant, account_id) through account_tenant_id_key", p.FKs)
+	}
+	if r, err := migrate.Verify(ctx, conn, "account"); err != nil || !r.OK() {
+		t.Fatalf("Verify = %+v, %v; want ok", r, err)
+	}
+	if got := fkDefs(); got != want {
+		t.Errorf("constraints after the swap:\n%s\nwant as before:\n%s", got, want)
+	}
+	if n := count(t, conn, "SELECT count(*) FROM invoice i LEFT JOIN account a ON (a.tenant, a.id) = (i.tenant, i.account_id) WHERE a.id IS NULL OR a.id < 100000"); n != 0 {
+		t.Errorf("%d invoices reference no account by a new key", n)
+	}
+	if _, err := conn.Exec(ctx, "INSERT INTO invoice (tenant, account_id) SELECT tenant + 1, id FROM account LIMIT 1"); err == nil {
+		t.Errorf("an invoice of another tenant than its account's was inserted; want a foreign key violation")
+	}
+	if _, err := migrate.Revert(ctx, conn, "account"); err != nil {
+		t.Fatalf("Revert = %v", err)
+	}
+	if got := fkDefs(); got != want {
+		t.Errorf("constraints after Revert:\n%s\nwant as before:\n%s", got, want)
+	}
+	if n := count(t, conn, "SELECT count(*) FROM invoice i LEFT JOIN account a ON (a.tenant, a.id) = (i.tenant, i.account_id) WHERE a.id IS NULL OR a.id > 100000"); n != 0 {
+		t.Errorf("%d invoices reference no account by an old key after Revert", n)
+	}
+	if _, err := migrate.Finish(ctx, conn, "account", false); err != nil {
+		t.Fatalf("Finish after Revert = %v", err)
+	}
+}

@@ -473,7 +473,23 @@ func (m *migration) index(ctx context.Context) error {
 	if err := m.addCheck(ctx, p.qtable(), p.checkName(), fmt.Sprintf("CHECK (%s IS NOT NULL)", ident(p.newCol()))); err != nil {
 		return err
 	}
-	return m.createIndex(ctx, p.uniqueIndex(), fmt.Sprintf("UNIQUE INDEX CONCURRENTLY %%s ON %s (%s)", p.qtable(), ident(p.newCol())))
+	if err := m.createIndex(ctx, p.uniqueIndex(), fmt.Sprintf("UNIQUE INDEX CONCURRENTLY %%s ON %s (%s)", p.qtable(), ident(p.newCol()))); err != nil {
+		return err
+	}
+	return m.uniqueIndexes(ctx, "_idgen_new", p.newCol())
+}
+
+// uniqueIndexes builds, for each unique constraint composite foreign keys
+// reference, its unique index with the key column as col, named
+// RefConstraint+suffix.
+func (m *migration) uniqueIndexes(ctx context.Context, suffix, col string) error {
+	for _, fk := range m.p.uniques() {
+		if err := m.createIndex(ctx, fk.RefConstraint+suffix, fmt.Sprintf("UNIQUE INDEX CONCURRENTLY %%s ON %s (%s)",
+			m.p.qtable(), m.p.uniqueColumns(fk, col))); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (m *migration) children(ctx context.Context) error {

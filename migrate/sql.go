@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -217,8 +218,64 @@ func (p *Plan) fkSwapSQL(fk FK, keep, take, check string) []string {
 		alter,
 		fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", fk.qtable(), ident(check)),
 		fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s FOREIGN KEY (%s) REFERENCES %s (%s) ON DELETE %s ON UPDATE %s NOT VALID",
-			fk.qtable(), ident(fk.Name), col, p.qtable(), ident(p.Key), fk.OnDelete, fk.OnUpdate),
+			fk.qtable(), ident(fk.Name), idents(fk.Columns, col), p.qtable(), idents(fk.RefColumns, ident(p.Key)), fk.OnDelete, fk.OnUpdate),
 	}
+}
+
+// idents returns the quoted names, or one when names is empty.
+func idents(names []string, one string) string {
+	if len(names) == 0 {
+		return one
+	}
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = ident(n)
+	}
+	return strings.Join(q, ", ")
+}
+
+// uniques returns one composite foreign key per unique constraint of the
+// table that composite foreign keys reference through the key.
+func (p *Plan) uniques() []FK {
+	var u []FK
+	for _, fk := range p.FKs {
+		if fk.RefConstraint != "" && !slices.ContainsFunc(u, func(o FK) bool { return o.RefConstraint == fk.RefConstraint }) {
+			u = append(u, fk)
+		}
+	}
+	return u
+}
+
+// uniqueColumns returns fk's referenced columns with the key as col.
+func (p *Plan) uniqueColumns(fk FK, col string) string {
+	cols := slices.Clone(fk.RefColumns)
+	cols[slices.Index(cols, p.Key)] = col
+	return idents(cols, "")
+}
+
+// dropUniquesSQL drops the unique constraints composite foreign keys
+// reference (after the foreign keys); "SELECT 1" when there are none.
+func (p *Plan) dropUniquesSQL() string {
+	var s []string
+	for _, fk := range p.uniques() {
+		s = append(s, "DROP CONSTRAINT "+ident(fk.RefConstraint))
+	}
+	if len(s) == 0 {
+		return "SELECT 1"
+	}
+	return fmt.Sprintf("ALTER TABLE %s %s", p.qtable(), strings.Join(s, ", "))
+}
+
+// addUniquesSQL re-adds them using the indexes named RefConstraint+suffix.
+func (p *Plan) addUniquesSQL(suffix string) string {
+	var s []string
+	for _, fk := range p.uniques() {
+		s = append(s, fmt.Sprintf("ADD CONSTRAINT %s UNIQUE USING INDEX %s", ident(fk.RefConstraint), ident(fk.RefConstraint+suffix)))
+	}
+	if len(s) == 0 {
+		return "SELECT 1"
+	}
+	return fmt.Sprintf("ALTER TABLE %s %s", p.qtable(), strings.Join(s, ", "))
 }
 
 // swapSQL returns the statements of the swap transaction.
@@ -232,6 +289,7 @@ func (p *Plan) swapSQL() []string {
 			fmt.Sprintf("DROP FUNCTION IF EXISTS %s()", fk.assignFunc()))
 	}
 	s = append(s,
+		p.dropUniquesSQL(),
 		fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", p.qtable(), ident(p.PKName)),
 		fmt.Sprintf("DROP TRIGGER IF EXISTS %s ON %s", ident(p.Table+"_idgen_assign"), p.qtable()),
 		fmt.Sprintf("DROP FUNCTION IF EXISTS %s()", p.assignFunc()),
@@ -240,6 +298,7 @@ func (p *Plan) swapSQL() []string {
 		fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL, ALTER COLUMN %s SET NOT NULL, ALTER COLUMN %s SET DEFAULT %s()",
 			p.qtable(), oc, key, key, p.keyFunc()),
 		fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s PRIMARY KEY USING INDEX %s", p.qtable(), ident(p.PKName), ident(p.uniqueIndex())),
+		p.addUniquesSQL("_idgen_new"),
 		fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", p.qtable(), ident(p.checkName())),
 	)
 	for _, fk := range p.FKs {
@@ -259,12 +318,14 @@ func (p *Plan) revertSQL() []string {
 	}
 	s = append(s, p.dropKeepOldSQL()...)
 	s = append(s,
+		p.dropUniquesSQL(),
 		fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", p.qtable(), ident(p.PKName)),
 		fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", p.qtable(), key, nc),
 		fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", p.qtable(), oc, key),
 		fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL, ALTER COLUMN %s DROP DEFAULT, ALTER COLUMN %s SET NOT NULL",
 			p.qtable(), nc, nc, key),
 		fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s PRIMARY KEY USING INDEX %s", p.qtable(), ident(p.PKName), ident(p.oldIndex())),
+		p.addUniquesSQL("_idgen_old"),
 		fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", p.qtable(), ident(p.oldCheckName())),
 	)
 	for _, fk := range p.FKs {
