@@ -203,8 +203,8 @@ func TestSelfRowInsert(t *testing.T) {
 
 // TestCompositeFK migrates a key that a composite foreign key (tenant,
 // account_id) references through UNIQUE (tenant, id), reverts and
-// migrates again; a composite foreign key through another unique
-// constraint is unaffected.
+// finishes; a composite foreign key through another unique constraint is
+// unaffected.
 func TestCompositeFK(t *testing.T) {
 	conn, _ := schema(t)
 	ctx := context.Background()

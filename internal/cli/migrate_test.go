@@ -342,18 +342,7 @@ func TestMigrateControlCommand(t *testing.T) {
 	if code != 2 || !strings.Contains(errOut, "has no migration recorded") {
 		t.Fatalf("migrate pause before any run = exit %d, %q, %q; want exit 2, no migration recorded", code, out, errOut)
 	}
-	// A run interrupted after its first batch of 100 rows.
-	conn, err := pgx.Connect(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	ctx, cancel := context.WithCancel(context.Background())
-	_, err = migrate.Run(ctx, conn, migrate.Options{Table: table, To: "snowflake", TimeColumn: "at", Batch: 100,
-		OnBatch: func(done, total int64) { cancel() }})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("Run canceled after a batch = %v; want context.Canceled", err)
-	}
+	interruptedRun(t, dsn, migrate.Options{Table: table, To: "snowflake", TimeColumn: "at", Batch: 100}, false)
 	if out, errOut, code = run(append([]string{"migrate", "pause"}, base...)...); code != 0 {
 		t.Fatalf("migrate pause = exit %d, %q, %q", code, out, errOut)
 	}
@@ -373,14 +362,7 @@ func TestMigrateControlCommand(t *testing.T) {
 		out, errOut, code := run(append([]string{"migrate", "run", "--batch", "100"}, base...)...)
 		done <- result{out, errOut, code}
 	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(out, "waiting  paused") {
-		if time.Now().After(deadline) {
-			t.Fatalf("migrate status of a paused run = %q; want waiting paused", out)
-		}
-		time.Sleep(100 * time.Millisecond)
-		out, _, _ = run(append([]string{"migrate", "status"}, base...)...)
-	}
+	out = waitStatus(t, base, "waiting  paused")
 	if !strings.Contains(out, "phase    backfill, running") {
 		t.Errorf("migrate status of a paused run = %q; want running", out)
 	}
@@ -447,19 +429,7 @@ func TestMigrateInterrupt(t *testing.T) {
 		"INSERT INTO hits SELECT FROM generate_series(1, 1000)")
 	table := s + ".hits"
 	base := []string{"--dsn", dsn, "--table", table}
-	conn, err := pgx.Connect(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	ctx, cancel := context.WithCancel(context.Background())
-	if _, err := migrate.Run(ctx, conn, migrate.Options{Table: table, To: "snowflake", Batch: 100,
-		OnBatch: func(done, total int64) { cancel() }}); !errors.Is(err, context.Canceled) {
-		t.Fatalf("Run canceled after a batch = %v; want context.Canceled", err)
-	}
-	if err := migrate.Set(context.Background(), conn, table, migrate.Setting{Pause: true}); err != nil {
-		t.Fatal(err)
-	}
+	interruptedRun(t, dsn, migrate.Options{Table: table, To: "snowflake", Batch: 100}, true)
 	type result struct {
 		errOut string
 		code   int
@@ -469,14 +439,7 @@ func TestMigrateInterrupt(t *testing.T) {
 		_, errOut, code := run(append([]string{"migrate", "run"}, base...)...)
 		done <- result{errOut, code}
 	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for out := ""; !strings.Contains(out, "waiting  paused"); {
-		if time.Now().After(deadline) {
-			t.Fatalf("migrate status = %q; want the run waiting, paused", out)
-		}
-		time.Sleep(100 * time.Millisecond)
-		out, _, _ = run(append([]string{"migrate", "status"}, base...)...)
-	}
+	waitStatus(t, base, "waiting  paused")
 	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
@@ -495,5 +458,43 @@ func TestMigrateInterrupt(t *testing.T) {
 	}
 	if n := countRows(t, dsn, "SELECT count(*) FROM "+table+" WHERE id <= 1000"); n != 0 {
 		t.Errorf("%d rows without a new key after the resumed run", n)
+	}
+}
+
+// interruptedRun runs the migration opt until its first batch is done,
+// then cancels it, and pauses it when pause is set.
+func interruptedRun(t *testing.T, dsn string, opt migrate.Options, pause bool) {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
+	opt.OnBatch = func(done, total int64) { cancel() }
+	if _, err := migrate.Run(ctx, conn, opt); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run canceled after a batch = %v; want context.Canceled", err)
+	}
+	if pause {
+		if err := migrate.Set(context.Background(), conn, opt.Table, migrate.Setting{Pause: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// waitStatus runs migrate status until its output contains want (30 s at
+// most), and returns that output.
+func waitStatus(t *testing.T, base []string, want string) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, _, _ := run(append([]string{"migrate", "status"}, base...)...)
+		if strings.Contains(out, want) {
+			return out
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("migrate status = %q; want %q", out, want)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
