@@ -3,7 +3,9 @@
 // application keeps writing, without losing a row.
 //
 // A migration of table t with primary key column id and the children c1, c2
-// whose single-column foreign keys reference it runs in phases, each
+// whose foreign keys reference it (single-column, or composite through a
+// unique constraint of t that includes id, which index and swap rebuild
+// on the new key; t itself when self-referencing) runs in phases, each
 // recorded in the state table idgen_migrate_state (one row per table, in
 // t's schema) so that Run resumes where an interrupted run stopped:
 //
@@ -27,6 +29,18 @@
 //	          re-added NOT VALID; id's default becomes t_idgen_next()
 //	validate  ALTER TABLE c VALIDATE CONSTRAINT (no lock that blocks writes)
 //
+// The swap keeps the old key column's default and installs triggers that
+// keep the old keys of rows inserted after it (and their mapping rows and
+// children's old foreign keys), so that Revert can swap back in one short
+// transaction; Finish then drops what the migration left (the old columns
+// after a completed run, the new ones after Revert).
+//
+// Before each batch of the backfill and children phases, Run reads its
+// state row and the server (see Options.MaxLag, MaxActive, ChunkTime): it
+// waits while the run is paused (Set), a standby lags or too many backends
+// are active, reporting through Options.OnThrottle, and takes a batch size
+// set while it runs. GetStatus reads the progress the run records.
+//
 // Keys issued during the migration. For a Snowflake target, t_idgen_next()
 // is PL/pgSQL parameterised by the layout: the tick of clock_timestamp()
 // since the epoch, the node fields of the --to spec with the worker field
@@ -46,6 +60,6 @@
 // mapping table). Inspect computes the smallest key the backfill can issue
 // and Run refuses when it is not above the maximum.
 //
-// The old key columns stay, renamed to id_old and fk_old, nullable and
-// without default, with the mapping table, until the operator drops them.
+// The old key columns stay, renamed to id_old and fk_old, nullable, with
+// the mapping table, until Finish.
 package migrate

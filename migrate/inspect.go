@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,8 +51,22 @@ type Options struct {
 	// order, issued at the migration's start time.
 	TimeColumn string
 	// Batch is the number of rows per backfill transaction. Zero means
-	// DefaultBatch.
+	// DefaultBatch. With ChunkTime, the size of the first batch.
 	Batch int
+	// ChunkTime, when positive, sizes batches to take about that long each
+	// (from the rate of the batches done), within [Batch/10, 10×Batch].
+	ChunkTime time.Duration
+	// MaxLag is the largest replay lag of any standby (pg_stat_replication)
+	// at which a batch starts; above it the run waits. Zero means
+	// DefaultMaxLag.
+	MaxLag time.Duration
+	// MaxActive, when positive, is the largest number of active client
+	// backends (pg_stat_activity, besides the run's own) at which a batch
+	// starts; above it the run waits.
+	MaxActive int
+	// OnThrottle, when set, is called when the run starts waiting before a
+	// batch (paused, lag or load over its limit) and when it goes on.
+	OnThrottle func(Throttle)
 	// DryRun makes Run print the plan and the DDL it would run, and change
 	// nothing.
 	DryRun bool
@@ -64,7 +79,7 @@ type Options struct {
 	OnBatch func(done, total int64)
 }
 
-// An FK is a single-column foreign key referencing the migrated table.
+// An FK is a foreign key referencing the migrated table's key.
 type FK struct {
 	Name     string // constraint name
 	Schema   string
@@ -74,6 +89,12 @@ type FK struct {
 	Indexed  bool   // an index on the table starts with Column
 	OnDelete string // the FK's ON DELETE action: NO ACTION, CASCADE, ...
 	OnUpdate string
+	// A composite foreign key: its columns (Column among them), the
+	// referenced columns (the key among them) and the referenced table's
+	// unique constraint on them. Nil and empty for a single-column one.
+	Columns       []string `json:",omitempty"`
+	RefColumns    []string `json:",omitempty"`
+	RefConstraint string   `json:",omitempty"`
 }
 
 // A Plan is what Inspect found and what Run will do.
@@ -156,8 +177,15 @@ func (fk FK) oldCol() string                 { return fk.Column + "_old" }
 func (fk FK) assignFunc() string {
 	return pgx.Identifier{fk.Schema, fk.Table + "_" + fk.Column + "_idgen_assign"}.Sanitize()
 }
-func (fk FK) checkName() string { return fk.Table + "_" + fk.Column + "_idgen_new_check" }
-func (fk FK) indexName() string { return fk.Table + "_" + fk.Column + "_idgen_idx" }
+func (fk FK) checkName() string    { return fk.Table + "_" + fk.Column + "_idgen_new_check" }
+func (fk FK) oldCheckName() string { return fk.Table + "_" + fk.Column + "_idgen_old_check" }
+func (fk FK) keepFunc() string {
+	return pgx.Identifier{fk.Schema, fk.Table + "_" + fk.Column + "_idgen_keep_old"}.Sanitize()
+}
+func (p *Plan) keepFunc() string     { return p.ident(p.Schema, p.Table+"_idgen_keep_old") }
+func (p *Plan) oldIndex() string     { return p.Table + "_idgen_old_key" }
+func (p *Plan) oldCheckName() string { return p.Table + "_idgen_old_not_null" }
+func (fk FK) indexName() string      { return fk.Table + "_" + fk.Column + "_idgen_idx" }
 
 // Inspect examines opt.Table and returns the plan for migrating it to
 // opt.To. It changes nothing. Errors wrap ErrInput for input that Run would
@@ -406,14 +434,21 @@ func (p *Plan) inspectTime(ctx context.Context, conn *pgx.Conn, oid uint32, col 
 
 var fkActions = map[string]string{"a": "NO ACTION", "r": "RESTRICT", "c": "CASCADE", "n": "SET NULL", "d": "SET DEFAULT"}
 
-const fkQuery = `SELECT con.conname, n.nspname, c.relname, a.attname, a.attnotnull, con.confdeltype::text,
-		con.confupdtype::text, cardinality(con.conkey), con.conrelid = con.confrelid,
-		EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = con.conrelid AND i.indkey[0] = con.conkey[1])
+const fkQuery = `SELECT con.conname, n.nspname, c.relname,
+		array(SELECT a.attname::text FROM unnest(con.conkey) WITH ORDINALITY k(num, i)
+			JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.num ORDER BY k.i),
+		array(SELECT a.attname::text FROM unnest(con.confkey) WITH ORDINALITY k(num, i)
+			JOIN pg_attribute a ON a.attrelid = con.confrelid AND a.attnum = k.num ORDER BY k.i),
+		con.confdeltype::text, con.confupdtype::text,
+		coalesce((SELECT u.conname::text FROM pg_constraint u WHERE u.conrelid = con.confrelid AND u.conindid = con.conindid
+			AND u.contype IN ('p', 'u')), '')
 	FROM pg_constraint con JOIN pg_class c ON c.oid = con.conrelid
 	JOIN pg_namespace n ON n.oid = c.relnamespace
-	JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = con.conkey[1]
 	WHERE con.contype = 'f' AND con.confrelid = $1 ORDER BY n.nspname, c.relname, con.conname`
 
+// inspectFKs finds the foreign keys that reference the key: single-column
+// ones, and composite ones through a unique constraint that includes it
+// (foreign keys through other unique constraints are unaffected).
 func (p *Plan) inspectFKs(ctx context.Context, conn *pgx.Conn, oid uint32) error {
 	rows, err := conn.Query(ctx, fkQuery, oid)
 	if err != nil {
@@ -422,22 +457,38 @@ func (p *Plan) inspectFKs(ctx context.Context, conn *pgx.Conn, oid uint32) error
 	defer rows.Close()
 	for rows.Next() {
 		var fk FK
-		var del, upd string
-		var n int
-		var self bool
-		if err := rows.Scan(&fk.Name, &fk.Schema, &fk.Table, &fk.Column, &fk.NotNull, &del, &upd, &n, &self, &fk.Indexed); err != nil {
+		var del, upd, unique string
+		var cols, refs []string
+		if err := rows.Scan(&fk.Name, &fk.Schema, &fk.Table, &cols, &refs, &del, &upd, &unique); err != nil {
 			return err
 		}
-		if n != 1 {
-			return inputf("foreign key %s on %s references %s with %d columns; migrate handles single-column foreign keys", fk.Name, fk.Table, p.Table, n)
+		at := slices.Index(refs, p.Key)
+		if at < 0 {
+			continue
 		}
-		if self {
-			return inputf("foreign key %s of %s references the table itself; migrate does not handle self-references", fk.Name, p.Table)
+		fk.Column = cols[at]
+		if len(cols) > 1 {
+			if unique == "" {
+				return inputf("foreign key %s on %s references %s (%s) through a unique index without a constraint; make it a UNIQUE constraint first",
+					fk.Name, fk.Table, p.Table, strings.Join(refs, ", "))
+			}
+			fk.Columns, fk.RefColumns, fk.RefConstraint = cols, refs, unique
 		}
 		fk.OnDelete, fk.OnUpdate = fkActions[del], fkActions[upd]
 		p.FKs = append(p.FKs, fk)
 	}
-	return rows.Err()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	rows.Close()
+	for i := range p.FKs {
+		fk := &p.FKs[i]
+		if err := conn.QueryRow(ctx, `SELECT a.attnotnull, EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = a.attrelid AND i.indkey[0] = a.attnum)
+			FROM pg_attribute a WHERE a.attrelid = to_regclass($1) AND a.attname = $2`, fk.qtable(), fk.Column).Scan(&fk.NotNull, &fk.Indexed); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkOrder computes FirstKey and OrderHolds.

@@ -264,8 +264,10 @@ func migrateLive(t *testing.T, keyType, spec, timeColumn string, interrupt func(
 			t.Errorf("%s: foreign key validated = %v, %v; want true", child, validated, err)
 		}
 	}
-	if n := count(t, conn, "SELECT count(*) FROM parent WHERE id_old IS NULL"); n == 0 {
-		t.Errorf("no parent row was inserted after the swap")
+	// Rows inserted after the swap keep an old key (the old column's
+	// default) for revert.
+	if n := count(t, conn, "SELECT count(*) FROM parent WHERE id_old IS NULL"); n != 0 {
+		t.Errorf("%d parent rows have no old key", n)
 	}
 	if n := count(t, conn, "SELECT count(*) FROM parent_idgen_map"); n < parentRows {
 		t.Errorf("mapping table has %d rows; want at least %d", n, parentRows)
@@ -291,8 +293,8 @@ func TestMigrateBigintToSnowflake(t *testing.T) {
 	if n := count(t, conn, "SELECT count(*) FROM parent WHERE id_old <= 100000 AND (id >> 12) & 31 <> 30"); n != 0 {
 		t.Errorf("%d backfilled keys without worker ID 30", n)
 	}
-	if n := count(t, conn, "SELECT count(*) FROM parent WHERE id_old IS NULL AND (id >> 12) & 31 <> 31"); n != 0 {
-		t.Errorf("%d keys issued after the swap without worker ID 31", n)
+	if n := count(t, conn, "SELECT count(*) FROM parent WHERE name = 'after' AND (id >> 12) & 31 = 31 AND id_old > 100000"); n != 1 {
+		t.Errorf("%d rows inserted after the swap with worker ID 31 and an old key from the sequence; want 1", n)
 	}
 	if n := count(t, conn, "SELECT count(*) FROM parent WHERE (id >> 12) & 31 NOT IN (30, 31)"); n != 0 {
 		t.Errorf("%d keys with a worker ID other than 30 and 31", n)
@@ -314,7 +316,7 @@ func TestMigrateUUIDv4ToUUIDv7(t *testing.T) {
 		t.Errorf("%d keys are not UUIDv7", n)
 	}
 	if n := count(t, conn, `SELECT count(*) FROM (SELECT id, lag(id) OVER (ORDER BY id_old) AS prev
-		FROM parent_idgen_map m JOIN parent p ON p.id = m.new_key WHERE p.name NOT LIKE 'live%') s WHERE id <= prev`); n != 0 {
+		FROM parent_idgen_map m JOIN parent p ON p.id = m.new_key WHERE p.name NOT LIKE 'live%' AND p.name <> 'after') s WHERE id <= prev`); n != 0 {
 		t.Errorf("%d backfilled keys out of the old key order", n)
 	}
 }

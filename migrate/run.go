@@ -25,6 +25,7 @@ const (
 	phaseSwap     = "swap"
 	phaseValidate = "validate"
 	phaseDone     = "done"
+	phaseReverted = "reverted"
 )
 
 // state is a migration's row of the state table.
@@ -70,9 +71,13 @@ func (m *migration) state(ctx context.Context) (state, error) {
 }
 
 type migration struct {
-	conn *pgx.Conn
-	p    *Plan
-	opt  Options
+	conn    *pgx.Conn
+	p       *Plan
+	opt     Options
+	samples []lsnSample   // the primary's WAL positions at past checks
+	lag     time.Duration // measured at the last check
+	active  int
+	size    sizer
 }
 
 func (m *migration) logf(format string, args ...any) {
@@ -112,6 +117,17 @@ func Run(ctx context.Context, conn *pgx.Conn, opt Options) (*Plan, error) {
 	if opt.Batch < 1 {
 		return nil, inputf("--batch %d must be at least 1", opt.Batch)
 	}
+	if opt.MaxLag == 0 {
+		opt.MaxLag = DefaultMaxLag
+	}
+	switch {
+	case opt.ChunkTime < 0 || opt.ChunkTime > 0 && opt.ChunkTime < time.Millisecond:
+		return nil, inputf("--chunk-time %v must be at least 1ms (or 0: fixed batches)", opt.ChunkTime)
+	case opt.MaxLag < 0:
+		return nil, inputf("--max-lag %v must be positive", opt.MaxLag)
+	case opt.MaxActive < 0:
+		return nil, inputf("--max-active %d must be at least 0 (0: no limit)", opt.MaxActive)
+	}
 	p, err := Inspect(ctx, conn, opt)
 	if err != nil {
 		return nil, err
@@ -137,22 +153,29 @@ func Run(ctx context.Context, conn *pgx.Conn, opt Options) (*Plan, error) {
 		m.logf("%s is already migrated to %s", p.qtable(), p.To)
 		return p, nil
 	}
-	// One run per table at a time: a session advisory lock on its name.
-	lock := p.Schema + "." + p.Table
-	var locked bool
-	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock(hashtext('idgen_migrate'), hashtext($1))", lock).Scan(&locked); err != nil {
-		return p, withStep(err, "lock %s", p.qtable())
+	if p.Phase == phaseReverted {
+		return p, inputf("the migration of %s was reverted; idgen migrate finish --table %s removes what it left, then run migrates anew",
+			p.qtable(), p.Table)
 	}
-	if !locked {
-		return p, fmt.Errorf("migrate: another run is migrating %s (advisory lock held)", p.qtable())
+	unlock, err := p.lock(ctx, conn)
+	if err != nil {
+		return p, err
 	}
-	defer conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(hashtext('idgen_migrate'), hashtext($1))", lock)
+	defer unlock()
 	if p.Phase == "" {
 		if err := m.prepare(ctx); err != nil {
 			return p, withStep(err, "prepare")
 		}
 	} else {
 		m.logf("resuming the migration of %s to %s at phase %s", p.qtable(), p.To, p.Phase)
+	}
+	// This run's batch settings, which Set may change while it runs.
+	if _, err := conn.Exec(ctx, p.addStateColumns()); err != nil {
+		return p, withStep(err, "update the state table %s", p.stateTable())
+	}
+	if _, err := conn.Exec(ctx, "UPDATE "+p.stateTable()+" SET batch = $2, chunk_ms = $3, hold = '' WHERE tbl = $1",
+		p.Table, opt.Batch, opt.ChunkTime.Milliseconds()); err != nil {
+		return p, withStep(err, "record the batch settings")
 	}
 	steps := []struct {
 		phase, next string
@@ -180,6 +203,22 @@ func Run(ctx context.Context, conn *pgx.Conn, opt Options) (*Plan, error) {
 	return p, nil
 }
 
+// lock takes the table's migration lock, a session advisory lock on its
+// name: one run, revert or finish per table at a time.
+func (p *Plan) lock(ctx context.Context, conn *pgx.Conn) (unlock func(), err error) {
+	name := p.Schema + "." + p.Table
+	var locked bool
+	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock(hashtext('idgen_migrate'), hashtext($1))", name).Scan(&locked); err != nil {
+		return nil, withStep(err, "lock %s", p.qtable())
+	}
+	if !locked {
+		return nil, fmt.Errorf("migrate: another run is migrating %s (advisory lock held)", p.qtable())
+	}
+	return func() {
+		conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(hashtext('idgen_migrate'), hashtext($1))", name)
+	}, nil
+}
+
 func (m *migration) prepare(ctx context.Context) error {
 	p := m.p
 	tx, err := m.conn.Begin(ctx)
@@ -191,7 +230,8 @@ func (m *migration) prepare(ctx context.Context) error {
 		tbl text PRIMARY KEY, spec text NOT NULL, time_column text NOT NULL, key_column text NOT NULL,
 		key_type text NOT NULL, pk_name text NOT NULL, phase text NOT NULL, started timestamptz NOT NULL,
 		cursor_time text, cursor_key text, last_new text, rows_done bigint NOT NULL DEFAULT 0,
-		child int NOT NULL DEFAULT 0, block bigint NOT NULL DEFAULT 0, fks jsonb NOT NULL, updated timestamptz NOT NULL DEFAULT now())`},
+		child int NOT NULL DEFAULT 0, block bigint NOT NULL DEFAULT 0, fks jsonb NOT NULL, updated timestamptz NOT NULL DEFAULT now(),
+		` + stateColumns + `)`},
 		p.prepareSQL()...)
 	for _, s := range stmts {
 		if _, err := tx.Exec(ctx, s); err != nil {
@@ -295,21 +335,23 @@ func (m *migration) backfill(ctx context.Context) error {
 	total := st.rowsDone + left
 	bar := m.bar(total, "backfill "+p.Table)
 	bar.Set64(st.rowsDone)
-	defer bar.Finish()
 	var q string
 	if p.TimeColumn != "" {
 		tc := ident(p.TimeColumn)
-		q = fmt.Sprintf("SELECT t.%[1]s::text, t.%[2]s::timestamptz, t.%[2]s::text FROM %[3]s t WHERE t.%[4]s IS NULL AND ($1::text IS NULL OR (t.%[2]s, t.%[1]s) > ($1::%[5]s, $2::%[6]s)) ORDER BY t.%[2]s, t.%[1]s LIMIT %[7]d",
-			key, tc, t, nc, p.TimeType, p.KeyType, m.opt.Batch)
+		q = fmt.Sprintf("SELECT t.%[1]s::text, t.%[2]s::timestamptz, t.%[2]s::text FROM %[3]s t WHERE t.%[4]s IS NULL AND ($1::text IS NULL OR (t.%[2]s, t.%[1]s) > ($1::%[5]s, $2::%[6]s)) ORDER BY t.%[2]s, t.%[1]s LIMIT $3",
+			key, tc, t, nc, p.TimeType, p.KeyType)
 	} else {
-		q = fmt.Sprintf("SELECT t.%[1]s::text, NULL::timestamptz, NULL::text FROM %[2]s t WHERE t.%[3]s IS NULL AND ($1::text IS NULL OR t.%[1]s > $2::%[4]s) ORDER BY t.%[1]s LIMIT %[5]d",
-			key, t, nc, p.KeyType, m.opt.Batch)
+		q = fmt.Sprintf("SELECT t.%[1]s::text, NULL::timestamptz, NULL::text FROM %[2]s t WHERE t.%[3]s IS NULL AND ($1::text IS NULL OR t.%[1]s > $2::%[4]s) ORDER BY t.%[1]s LIMIT $3",
+			key, t, nc, p.KeyType)
 	}
 	update := fmt.Sprintf("UPDATE %s AS t SET %s = v.n::%s FROM unnest($1::text[], $2::text[]) AS v(o, n) WHERE t.%s = v.o::%s",
 		t, nc, p.NewType, key, p.KeyType)
 	mapping := fmt.Sprintf("INSERT INTO %s (old_key, new_key) SELECT o::%s, n::%s FROM unnest($1::text[], $2::text[]) AS v(o, n) ON CONFLICT (old_key) DO UPDATE SET new_key = EXCLUDED.new_key",
 		p.mapTable(), p.KeyType, p.NewType)
-	save := "UPDATE " + p.stateTable() + " SET cursor_time = $2, cursor_key = $3, last_new = $4, rows_done = rows_done + $5, updated = now() WHERE tbl = $1"
+	save := "UPDATE " + p.stateTable() + " SET cursor_time = $2, cursor_key = $3, last_new = $4, rows_done = rows_done + $5, rate = $6, lag_ms = $7, active = $8, updated = now() WHERE tbl = $1"
+	if _, err := m.conn.Exec(ctx, "UPDATE "+p.stateTable()+" SET rows_total = $2 WHERE tbl = $1", p.Table, total); err != nil {
+		return err
+	}
 	cursorTime, cursorKey := st.cursorTime, st.cursorKey
 	done := st.rowsDone
 	olds, news := make([]string, 0, m.opt.Batch), make([]string, 0, m.opt.Batch)
@@ -319,7 +361,13 @@ func (m *migration) backfill(ctx context.Context) error {
 		} else if cursorTime == nil {
 			cursorTime = new(string) // any non-NULL $1 enables the cursor
 		}
-		rows, err := m.conn.Query(ctx, q, cursorTime, cursorKey)
+		live, err := m.gate(ctx)
+		if err != nil {
+			return err
+		}
+		m.size.set(live.batch, live.chunkTime)
+		start := time.Now()
+		rows, err := m.conn.Query(ctx, q, cursorTime, cursorKey, m.size.n)
 		if err != nil {
 			return err
 		}
@@ -348,6 +396,7 @@ func (m *migration) backfill(ctx context.Context) error {
 			return err
 		}
 		if len(olds) == 0 {
+			bar.Finish() // not on an error: the bar would show 100%
 			return nil
 		}
 		lastKey, lastNew := olds[len(olds)-1], news[len(news)-1]
@@ -358,7 +407,8 @@ func (m *migration) backfill(ctx context.Context) error {
 			if _, err := tx.Exec(ctx, mapping, olds, news); err != nil {
 				return err
 			}
-			_, err := tx.Exec(ctx, save, p.Table, lastTime, lastKey, lastNew, len(olds))
+			m.size.observe(len(olds), time.Since(start))
+			_, err := tx.Exec(ctx, save, p.Table, lastTime, lastKey, lastNew, len(olds), m.size.rate, m.lag.Milliseconds(), m.active)
 			return err
 		})
 		if err != nil {
@@ -423,7 +473,23 @@ func (m *migration) index(ctx context.Context) error {
 	if err := m.addCheck(ctx, p.qtable(), p.checkName(), fmt.Sprintf("CHECK (%s IS NOT NULL)", ident(p.newCol()))); err != nil {
 		return err
 	}
-	return m.createIndex(ctx, p.uniqueIndex(), fmt.Sprintf("UNIQUE INDEX CONCURRENTLY %%s ON %s (%s)", p.qtable(), ident(p.newCol())))
+	if err := m.createIndex(ctx, p.uniqueIndex(), fmt.Sprintf("UNIQUE INDEX CONCURRENTLY %%s ON %s (%s)", p.qtable(), ident(p.newCol()))); err != nil {
+		return err
+	}
+	return m.uniqueIndexes(ctx, "_idgen_new", p.newCol())
+}
+
+// uniqueIndexes builds, for each unique constraint composite foreign keys
+// reference, its unique index with the key column as col, named
+// RefConstraint+suffix.
+func (m *migration) uniqueIndexes(ctx context.Context, suffix, col string) error {
+	for _, fk := range m.p.uniques() {
+		if err := m.createIndex(ctx, fk.RefConstraint+suffix, fmt.Sprintf("UNIQUE INDEX CONCURRENTLY %%s ON %s (%s)",
+			m.p.qtable(), m.p.uniqueColumns(fk, col))); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (m *migration) children(ctx context.Context) error {
@@ -452,21 +518,28 @@ func (m *migration) child(ctx context.Context, i int, fk FK, block int64) error 
 		FROM pg_class c WHERE c.oid = to_regclass($1)`, fk.qtable()).Scan(&blocks, &tuples); err != nil {
 		return err
 	}
-	step := int64(1)
+	perBlock := 1.0 // rows per heap block
 	if blocks > 0 && tuples > 0 {
-		step = max(1, int64(m.opt.Batch)*blocks/tuples)
+		perBlock = float64(tuples) / float64(blocks)
 	}
 	set := fmt.Sprintf("UPDATE %[1]s AS c SET %[2]s = p.%[3]s FROM %[4]s AS p WHERE p.%[5]s = c.%[6]s AND c.%[2]s IS NULL AND c.%[6]s IS NOT NULL",
 		fk.qtable(), ident(fk.newCol()), ident(p.newCol()), p.qtable(), ident(p.Key), ident(fk.Column))
 	save := "UPDATE " + p.stateTable() + " SET child = $2, block = $3, updated = now() WHERE tbl = $1"
 	bar := m.bar(blocks, fmt.Sprintf("backfill %s.%s", fk.Table, fk.Column))
 	bar.Set64(block)
-	for ; block < blocks; block += step {
-		end := block + step
-		err := pgx.BeginFunc(ctx, m.conn, func(tx pgx.Tx) error {
+	for block < blocks {
+		live, err := m.gate(ctx)
+		if err != nil {
+			return err
+		}
+		m.size.set(live.batch, live.chunkTime)
+		end := block + max(1, int64(float64(m.size.n)/perBlock))
+		start := time.Now()
+		err = pgx.BeginFunc(ctx, m.conn, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, set+fmt.Sprintf(" AND c.ctid >= '(%d,0)'::tid AND c.ctid < '(%d,0)'::tid", block, end)); err != nil {
 				return err
 			}
+			m.size.observe(int(float64(end-block)*perBlock), time.Since(start))
 			_, err := tx.Exec(ctx, save, p.Table, i, end)
 			return err
 		})
@@ -477,6 +550,7 @@ func (m *migration) child(ctx context.Context, i int, fk FK, block int64) error 
 		if m.opt.OnBatch != nil {
 			m.opt.OnBatch(min(end, blocks), blocks)
 		}
+		block = end
 	}
 	bar.Finish()
 	// Rows an update moved behind the cursor; normally none.
@@ -496,8 +570,19 @@ func (m *migration) child(ctx context.Context, i int, fk FK, block int64) error 
 }
 
 func (m *migration) swap(ctx context.Context) error {
+	took, err := m.lockedTx(ctx, m.p.swapSQL(), phaseValidate)
+	if err != nil {
+		return err
+	}
+	m.logf("swapped %s.%s and %d foreign key(s) in %v", m.p.Table, m.p.Key, len(m.p.FKs), took.Round(time.Millisecond))
+	return nil
+}
+
+// lockedTx runs stmts (which take their locks under lock_timeout) and
+// records phase (unless "") in one transaction, retried on a lock timeout, and returns
+// how long the transaction that committed took.
+func (m *migration) lockedTx(ctx context.Context, stmts []string, phase string) (time.Duration, error) {
 	p := m.p
-	stmts := p.swapSQL()
 	for attempt := 1; ; attempt++ {
 		start := time.Now()
 		err := pgx.BeginFunc(ctx, m.conn, func(tx pgx.Tx) error {
@@ -506,20 +591,24 @@ func (m *migration) swap(ctx context.Context) error {
 					return fmt.Errorf("%w (in %.80q)", err, s)
 				}
 			}
-			_, err := tx.Exec(ctx, "UPDATE "+p.stateTable()+" SET phase = $2, updated = now() WHERE tbl = $1", p.Table, phaseValidate)
+			if phase == "" {
+				return nil
+			}
+			_, err := tx.Exec(ctx, "UPDATE "+p.stateTable()+" SET phase = $2, updated = now() WHERE tbl = $1", p.Table, phase)
 			return err
 		})
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == "55P03" && attempt < 10 {
-			m.logf("swap: lock timeout (attempt %d), retrying", attempt)
+			m.logf("%s: lock timeout (attempt %d), retrying", phase, attempt)
 			continue
 		}
 		if err != nil {
-			return err
+			return 0, err
 		}
-		p.Phase = phaseValidate
-		m.logf("swapped %s.%s and %d foreign key(s) in %v", p.Table, p.Key, len(p.FKs), time.Since(start).Round(time.Millisecond))
-		return nil
+		if phase != "" {
+			p.Phase = phase
+		}
+		return time.Since(start), nil
 	}
 }
 

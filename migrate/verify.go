@@ -49,20 +49,9 @@ func Verify(ctx context.Context, conn *pgx.Conn, table string) (*Report, error) 
 }
 
 func verify(ctx context.Context, conn *pgx.Conn, table string) (*Report, error) {
-	p := &Plan{}
-	err := conn.QueryRow(ctx, `SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE c.oid = to_regclass($1)`, table).Scan(&p.Schema, &p.Table)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, inputf("table %q not found", clip(table))
-	}
+	p, err := recorded(ctx, conn, table)
 	if err != nil {
-		return nil, tableErr(table, err)
-	}
-	if err := p.loadState(ctx, conn); err != nil {
 		return nil, err
-	}
-	if p.Phase == "" {
-		return nil, inputf("table %s has no migration recorded in %s", p.qtable(), p.stateTable())
 	}
 	var oid uint32
 	if err := conn.QueryRow(ctx, "SELECT to_regclass($1)::oid", p.qtable()).Scan(&oid); err != nil {

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -57,7 +58,7 @@ func newMigrateCmd() *cobra.Command {
 		return err
 	}
 	cmd := &cobra.Command{
-		Use:   "migrate plan|run|verify --dsn DSN --table NAME [--to SPEC] [--time-column COL]",
+		Use:   "migrate plan|run|verify|status|pause|resume|revert|finish --dsn DSN --table NAME [--to SPEC] [--time-column COL]",
 		Short: "Migrate a PostgreSQL table's primary key to Snowflake or UUIDv7 keys, live",
 		Long: `migrate moves a table from bigserial/integer keys to Snowflake keys, or from
 UUIDv4 keys to UUIDv7 keys, while the application keeps writing: a new key
@@ -69,7 +70,17 @@ idgen_migrate_state: after an interruption, run the same command again.
 
   plan    inspect the table and print what run will do; changes nothing
   run     migrate (or resume); --dry-run prints the plan and the DDL
-  verify  check counts, key uniqueness, foreign keys and the mapping`,
+  verify  check counts, key uniqueness, foreign keys and the mapping
+  status  phase, rows done and total, rate, ETA, lag, paused or not
+  pause   make a running migration wait before its next batch
+  resume  let it go on (--batch, --chunk-time: new batch sizes)
+  revert  after the swap: back to the old keys, in one short transaction
+  finish  verify, then drop the old keys, mapping table, triggers and
+          state (--yes: revert is no longer possible after it)
+
+Before each batch, run waits while a standby's replay lag is over
+--max-lag (default 1s), while more than --max-active client backends are
+active, or while paused; it says so on stderr.`,
 		Example: `  idgen migrate plan   --dsn postgres://app@db/app --table orders --to snowflake --time-column created_at
   idgen migrate run    --dsn postgres://app@db/app --table orders --to snowflake --time-column created_at
   idgen migrate verify --dsn postgres://app@db/app --table orders`,
@@ -85,6 +96,9 @@ idgen_migrate_state: after an interruption, run the same command again.
 			}
 			defer conn.Close(cmd.Context())
 			err = f(cmd, conn)
+			if err != nil && errors.Is(err, context.Canceled) && cmd.Context().Err() != nil {
+				return errors.New("migrate: interrupted; what is done is kept: run the same command again to resume")
+			}
 			if err != nil && conn.IsClosed() && cmd.Context().Err() == nil {
 				cfg := conn.Config()
 				return fmt.Errorf("migrate: lost the connection to PostgreSQL at %s (%s); run the same command again to resume",
@@ -113,6 +127,7 @@ idgen_migrate_state: after an interruption, run the same command again.
 			opt.Log = cmd.OutOrStdout()
 			if !opt.DryRun {
 				opt.Progress = cmd.ErrOrStderr()
+				opt.OnThrottle = func(th migrate.Throttle) { fmt.Fprintln(opt.Progress, "\n"+throttleLine(th)) } // below the bar
 			}
 			_, err := migrate.Run(cmd.Context(), conn, opt)
 			if err != nil {
@@ -146,10 +161,88 @@ idgen_migrate_state: after an interruption, run the same command again.
 		c.Flags().StringVar(&opt.To, "to", "", "target spec: snowflake?... for integer keys, uuidv7 for uuid keys")
 		c.Flags().StringVar(&opt.TimeColumn, "time-column", "", "creation-time column: new keys from its value, in creation order")
 	}
-	run.Flags().IntVar(&opt.Batch, "batch", migrate.DefaultBatch, "rows per backfill transaction")
+	run.Flags().IntVar(&opt.Batch, "batch", migrate.DefaultBatch, "rows per backfill transaction (with --chunk-time: of the first)")
+	run.Flags().DurationVar(&opt.ChunkTime, "chunk-time", 0, "size batches to take about this long each, within [batch/10, 10×batch] (0: fixed --batch)")
+	run.Flags().DurationVar(&opt.MaxLag, "max-lag", migrate.DefaultMaxLag, "wait before a batch while a standby's replay lag is over this")
+	run.Flags().IntVar(&opt.MaxActive, "max-active", 0, "wait before a batch while more client backends than this are active (0: no limit)")
 	run.Flags().BoolVar(&opt.DryRun, "dry-run", false, "print the plan and the DDL; change nothing")
-	cmd.AddCommand(plan, run, verify)
+	var set migrate.Setting
+	control := func(use, short string, s migrate.Setting) *cobra.Command {
+		return &cobra.Command{
+			Use:   use,
+			Short: short,
+			Args:  cobra.NoArgs,
+			RunE: withConn(func(cmd *cobra.Command, conn *pgx.Conn) error {
+				s.Batch, s.ChunkTime = set.Batch, set.ChunkTime
+				if err := migrate.Set(cmd.Context(), conn, opt.Table, s); err != nil {
+					return wrap(err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: recorded; a running migration of %s takes it before its next batch\n", use, opt.Table)
+				return nil
+			}),
+		}
+	}
+	pause := control("pause", "Pause a running migration before its next batch (it waits until resume)", migrate.Setting{Pause: true})
+	resume := control("resume", "Let a paused migration go on; --batch and --chunk-time change its batches", migrate.Setting{Resume: true})
+	resume.Flags().IntVar(&set.Batch, "batch", 0, "new rows per batch (0: unchanged)")
+	resume.Flags().DurationVar(&set.ChunkTime, "chunk-time", 0, "new time per batch (0: unchanged)")
+	status := &cobra.Command{
+		Use:   "status",
+		Short: "Show the phase, rows done and total, rate, ETA, lag and whether the run is paused",
+		Args:  cobra.NoArgs,
+		RunE: withConn(func(cmd *cobra.Command, conn *pgx.Conn) error {
+			st, err := migrate.GetStatus(cmd.Context(), conn, opt.Table)
+			if err != nil {
+				return wrap(err)
+			}
+			return st.Write(cmd.OutOrStdout())
+		}),
+	}
+	revert := &cobra.Command{
+		Use:   "revert",
+		Short: "After the swap: swap back to the old keys and foreign keys in one short transaction",
+		Args:  cobra.NoArgs,
+		RunE: withConn(func(cmd *cobra.Command, conn *pgx.Conn) error {
+			took, err := migrate.Revert(cmd.Context(), conn, opt.Table)
+			if err != nil {
+				return wrap(err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "reverted %s to its old keys (the swap back took %v); the new keys stay in *_idgen_new columns until finish\n",
+				opt.Table, took.Round(time.Millisecond))
+			return nil
+		}),
+	}
+	var yes bool
+	finish := &cobra.Command{
+		Use:   "finish",
+		Short: "Verify, then drop the old key columns, the mapping table, triggers and state (after revert: the new ones)",
+		Args:  cobra.NoArgs,
+		RunE: withConn(func(cmd *cobra.Command, conn *pgx.Conn) error {
+			r, err := migrate.Finish(cmd.Context(), conn, opt.Table, yes)
+			if r != nil {
+				if werr := r.Write(cmd.OutOrStdout()); werr != nil {
+					return werr
+				}
+			}
+			if err != nil {
+				return wrap(err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "finished %s: the migration's leftover key columns, mapping table, triggers and state are dropped\n", opt.Table)
+			return nil
+		}),
+	}
+	finish.Flags().BoolVar(&yes, "yes", false, "finish a completed migration although revert is no longer possible after it")
+	cmd.AddCommand(plan, run, verify, pause, resume, status, revert, finish)
 	return cmd
+}
+
+// throttleLine is run's line when the backfill waits or goes on.
+func throttleLine(th migrate.Throttle) string {
+	if th.Hold {
+		return "idgen: waiting: " + th.Reason
+	}
+	return fmt.Sprintf("idgen: going on after %v (lag %v, %d active backends)",
+		th.Waited.Round(100*time.Millisecond), th.Lag.Round(time.Millisecond), th.Active)
 }
 
 // verifyHint is run's closing hint: the verify command to paste. A DSN

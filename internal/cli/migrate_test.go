@@ -3,10 +3,13 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -14,6 +17,7 @@ import (
 
 	"github.com/idgenkit/idgen/internal/cli"
 	"github.com/idgenkit/idgen/internal/testenv"
+	"github.com/idgenkit/idgen/migrate"
 )
 
 func TestMigrateCommand(t *testing.T) {
@@ -321,5 +325,176 @@ func TestMigrateConnectionLost(t *testing.T) {
 	stdout, stderr, code := run(args...)
 	if code != 0 || !strings.Contains(stdout, "resuming the migration") || !strings.Contains(stdout, "phase done") {
 		t.Fatalf("migrate run again = exit %d, %q, %q; want it to resume and finish", code, stdout, stderr)
+	}
+}
+
+// TestMigrateControlCommand pauses a migration, reads its status, starts
+// run (which waits, paused), and resumes it with a new batch size.
+func TestMigrateControlCommand(t *testing.T) {
+	dsn := testenv.PostgresDSN(t)
+	_, s := migrateSchema(t,
+		"CREATE TABLE events (id bigserial PRIMARY KEY, at timestamptz NOT NULL DEFAULT now())",
+		"INSERT INTO events (at) SELECT now() - i * interval '1 s' FROM generate_series(1, 2000) i")
+	table := s + ".events"
+	base := []string{"--dsn", dsn, "--table", table}
+
+	out, errOut, code := run(append([]string{"migrate", "pause"}, base...)...)
+	if code != 2 || !strings.Contains(errOut, "has no migration recorded") {
+		t.Fatalf("migrate pause before any run = exit %d, %q, %q; want exit 2, no migration recorded", code, out, errOut)
+	}
+	interruptedRun(t, dsn, migrate.Options{Table: table, To: "snowflake", TimeColumn: "at", Batch: 100}, false)
+	if out, errOut, code = run(append([]string{"migrate", "pause"}, base...)...); code != 0 {
+		t.Fatalf("migrate pause = exit %d, %q, %q", code, out, errOut)
+	}
+	out, errOut, code = run(append([]string{"migrate", "status"}, base...)...)
+	for _, want := range []string{"phase    backfill, no run going on", "rows     100 of 2000 (5.0%)", "paused   yes", "batch    100 rows, fixed size"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("migrate status = exit %d, %q, %q; want %q", code, out, errOut, want)
+		}
+	}
+
+	type result struct {
+		out, errOut string
+		code        int
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, errOut, code := run(append([]string{"migrate", "run", "--batch", "100"}, base...)...)
+		done <- result{out, errOut, code}
+	}()
+	out = waitStatus(t, base, "waiting  paused")
+	if !strings.Contains(out, "phase    backfill, running") {
+		t.Errorf("migrate status of a paused run = %q; want running", out)
+	}
+	if out, errOut, code = run(append([]string{"migrate", "resume", "--batch", "500"}, base...)...); code != 0 {
+		t.Fatalf("migrate resume = exit %d, %q, %q", code, out, errOut)
+	}
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("migrate run did not finish a minute after resume")
+	}
+	if r.code != 0 || !strings.Contains(r.errOut, "idgen: waiting: paused") || !strings.Contains(r.errOut, "idgen: going on after") {
+		t.Fatalf("migrate run = exit %d, %q, %q; want it to say it waits paused, then goes on", r.code, r.out, r.errOut)
+	}
+	out, errOut, code = run(append([]string{"migrate", "status"}, base...)...)
+	for _, want := range []string{"phase    done, done", "rows     2000 of 2000", "paused   no", "batch    500 rows"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("migrate status after the run = exit %d, %q, %q; want %q", code, out, errOut, want)
+		}
+	}
+	steps := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"migrate", "finish"}, 2, "revert is no longer possible after it; give --yes"},
+		{[]string{"migrate", "revert"}, 0, "reverted " + table + " to its old keys"},
+		{[]string{"migrate", "revert"}, 2, "is in phase reverted; revert works after the swap"},
+		{[]string{"migrate", "finish"}, 0, "finished " + table},
+		{[]string{"migrate", "status"}, 2, "has no migration recorded"},
+	}
+	for _, st := range steps {
+		out, errOut, code := run(append(st.args, base...)...)
+		if code != st.code || !strings.Contains(out+errOut, st.want) {
+			t.Errorf("%v = exit %d, %q, %q; want exit %d and %q", st.args, code, out, errOut, st.code, st.want)
+		}
+	}
+	if n := countRows(t, dsn, "SELECT count(*) FROM "+table+" WHERE id > 2000"); n != 0 {
+		t.Errorf("%d rows keep a new key after revert and finish", n)
+	}
+}
+
+func countRows(t *testing.T, dsn, q string) int64 {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var n int64
+	if err := conn.QueryRow(context.Background(), q).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return n
+}
+
+// TestMigrateInterrupt sends SIGINT to a run waiting while paused: it
+// exits 1 saying it resumes, and the same command resumes it.
+func TestMigrateInterrupt(t *testing.T) {
+	dsn := testenv.PostgresDSN(t)
+	_, s := migrateSchema(t,
+		"CREATE TABLE hits (id bigserial PRIMARY KEY)",
+		"INSERT INTO hits SELECT FROM generate_series(1, 1000)")
+	table := s + ".hits"
+	base := []string{"--dsn", dsn, "--table", table}
+	interruptedRun(t, dsn, migrate.Options{Table: table, To: "snowflake", Batch: 100}, true)
+	type result struct {
+		errOut string
+		code   int
+	}
+	done := make(chan result, 1)
+	go func() {
+		_, errOut, code := run(append([]string{"migrate", "run"}, base...)...)
+		done <- result{errOut, code}
+	}()
+	waitStatus(t, base, "waiting  paused")
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.code != 1 || !strings.Contains(r.errOut, "idgen: migrate: interrupted; what is done is kept: run the same command again to resume") {
+		t.Fatalf("migrate run interrupted = exit %d, %q; want exit 1 and to resume", r.code, r.errOut)
+	}
+	if strings.Contains(r.errOut, "100%") {
+		t.Errorf("migrate run interrupted at 10%% = %q; want no progress bar at 100%%", r.errOut)
+	}
+	if out, errOut, code := run(append([]string{"migrate", "resume"}, base...)...); code != 0 {
+		t.Fatalf("migrate resume = exit %d, %q, %q", code, out, errOut)
+	}
+	if out, errOut, code := run(append([]string{"migrate", "run"}, base...)...); code != 0 || !strings.Contains(out, "resuming the migration") {
+		t.Fatalf("migrate run again = exit %d, %q, %q; want it to resume", code, out, errOut)
+	}
+	if n := countRows(t, dsn, "SELECT count(*) FROM "+table+" WHERE id <= 1000"); n != 0 {
+		t.Errorf("%d rows without a new key after the resumed run", n)
+	}
+}
+
+// interruptedRun runs the migration opt until its first batch is done,
+// then cancels it, and pauses it when pause is set.
+func interruptedRun(t *testing.T, dsn string, opt migrate.Options, pause bool) {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
+	opt.OnBatch = func(done, total int64) { cancel() }
+	if _, err := migrate.Run(ctx, conn, opt); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run canceled after a batch = %v; want context.Canceled", err)
+	}
+	if pause {
+		if err := migrate.Set(context.Background(), conn, opt.Table, migrate.Setting{Pause: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// waitStatus runs migrate status until its output contains want (30 s at
+// most), and returns that output.
+func waitStatus(t *testing.T, base []string, want string) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, _, _ := run(append([]string{"migrate", "status"}, base...)...)
+		if strings.Contains(out, want) {
+			return out
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("migrate status = %q; want %q", out, want)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -1,0 +1,136 @@
+package migrate
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Revert swaps table back to its old keys after the swap (phases validate
+// and done): it builds a unique index on the old key column and proves
+// the old columns complete with validated CHECKs (no lock that blocks
+// writes), then, in one short transaction under ACCESS EXCLUSIVE locks
+// (lock_timeout 5s, retried), makes the old key the primary key again and
+// re-adds the foreign keys on the old columns NOT VALID; it validates them
+// afterwards. The new key columns stay, renamed back to *_idgen_new, until
+// Finish. It returns how long the transaction took. Rows inserted after the
+// swap have their old keys from the old column's default (kept at the swap)
+// and their children's old foreign keys from a trigger. Errors wrap
+// ErrInput when the table has no swapped migration.
+func Revert(ctx context.Context, conn *pgx.Conn, table string) (time.Duration, error) {
+	took, err := revert(ctx, conn, table)
+	return took, withStep(err, "revert table %q", clip(table))
+}
+
+func revert(ctx context.Context, conn *pgx.Conn, table string) (time.Duration, error) {
+	p, err := recorded(ctx, conn, table)
+	if err != nil {
+		return 0, err
+	}
+	if p.Phase != phaseValidate && p.Phase != phaseDone {
+		return 0, inputf("the migration of %s is in phase %s; revert works after the swap (phase validate or done)", p.qtable(), p.Phase)
+	}
+	unlock, err := p.lock(ctx, conn)
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
+	m := &migration{conn: conn, p: p}
+	oc := ident(p.oldCol())
+	var missing int64
+	if err := conn.QueryRow(ctx, fmt.Sprintf("SELECT count(*) FROM %s WHERE %s IS NULL", p.qtable(), oc)).Scan(&missing); err != nil {
+		return 0, err
+	}
+	if missing > 0 {
+		return 0, fmt.Errorf("migrate: %d rows of %s have no old key (%s IS NULL: the old key column has no default); give them one, then revert",
+			missing, p.qtable(), p.oldCol())
+	}
+	if err := m.addCheck(ctx, p.qtable(), p.oldCheckName(), fmt.Sprintf("CHECK (%s IS NOT NULL)", oc)); err != nil {
+		return 0, err
+	}
+	if err := m.createIndex(ctx, p.oldIndex(), fmt.Sprintf("UNIQUE INDEX CONCURRENTLY %%s ON %s (%s)", p.qtable(), oc)); err != nil {
+		return 0, err
+	}
+	if err := m.uniqueIndexes(ctx, "_idgen_old", p.oldCol()); err != nil {
+		return 0, err
+	}
+	for _, fk := range p.FKs {
+		check := fmt.Sprintf("CHECK ((%s IS NULL) = (%s IS NULL))", ident(fk.Column), ident(fk.oldCol()))
+		if fk.NotNull {
+			check = fmt.Sprintf("CHECK (%s IS NOT NULL)", ident(fk.oldCol()))
+		}
+		if err := m.addCheck(ctx, fk.qtable(), fk.oldCheckName(), check); err != nil {
+			return 0, fmt.Errorf("%s.%s: %w", fk.Table, fk.oldCol(), err)
+		}
+	}
+	took, err := m.lockedTx(ctx, p.revertSQL(), phaseReverted)
+	if err != nil {
+		return 0, err
+	}
+	return took, m.validate(ctx)
+}
+
+// Finish ends table's migration. After a completed run (phase done) it
+// runs Verify first and refuses, wrapping ErrVerify, when it finds a
+// problem; it refuses, wrapping ErrInput, unless yes, since revert is no
+// longer possible after it. It then drops, in one transaction, the old key
+// columns (with a sequence they own), the mapping table, the triggers that
+// keep the old keys and the state row (the state table when no other
+// migration is recorded): what remains is the new keys, with the key
+// function (and its sequence) as the key column's default. After Revert it
+// drops the new key columns, the mapping table, the key function and its
+// sequence, and the state row: the table is as before the migration. The
+// report is Verify's (nil after Revert).
+func Finish(ctx context.Context, conn *pgx.Conn, table string, yes bool) (*Report, error) {
+	r, err := finish(ctx, conn, table, yes)
+	return r, withStep(err, "finish table %q", clip(table))
+}
+
+func finish(ctx context.Context, conn *pgx.Conn, table string, yes bool) (*Report, error) {
+	p, err := recorded(ctx, conn, table)
+	if err != nil {
+		return nil, err
+	}
+	var r *Report
+	stmts := p.lockSQL()
+	switch p.Phase {
+	case phaseDone:
+		if !yes {
+			return nil, inputf("finish drops %s's old keys (%s, the *_old foreign key columns) and %s: revert is no longer possible after it; give --yes to finish",
+				p.qtable(), p.oldCol(), p.mapTable())
+		}
+		if r, err = Verify(ctx, conn, p.qtable()); err != nil {
+			return nil, err
+		}
+		if !r.OK() {
+			return r, fmt.Errorf("%w: %d problem(s) in %s; finish changed nothing", ErrVerify, len(r.Problems), r.Table)
+		}
+		stmts = append(stmts, p.dropKeepOldSQL()...)
+		for _, fk := range p.FKs {
+			stmts = append(stmts, fmt.Sprintf("ALTER TABLE %s DROP COLUMN %s", fk.qtable(), ident(fk.oldCol())))
+		}
+		stmts = append(stmts, fmt.Sprintf("ALTER TABLE %s DROP COLUMN %s", p.qtable(), ident(p.oldCol())))
+	case phaseReverted:
+		for _, fk := range p.FKs {
+			stmts = append(stmts, fmt.Sprintf("ALTER TABLE %s DROP COLUMN %s", fk.qtable(), ident(fk.newCol())))
+		}
+		stmts = append(stmts, fmt.Sprintf("ALTER TABLE %s DROP COLUMN %s", p.qtable(), ident(p.newCol())),
+			fmt.Sprintf("DROP FUNCTION IF EXISTS %s()", p.keyFunc()),
+			"DROP SEQUENCE IF EXISTS "+p.seqName())
+	default:
+		return nil, inputf("the migration of %s is in phase %s; finish works after run completes (phase done) or after revert", p.qtable(), p.Phase)
+	}
+	unlock, err := p.lock(ctx, conn)
+	if err != nil {
+		return r, err
+	}
+	defer unlock()
+	stmts = append(stmts, "DROP TABLE IF EXISTS "+p.mapTable(),
+		fmt.Sprintf("DELETE FROM %s WHERE tbl = %s", p.stateTable(), quoteLiteral(p.Table)),
+		fmt.Sprintf("DO $d$ BEGIN IF NOT EXISTS (SELECT 1 FROM %[1]s) THEN DROP TABLE %[1]s; END IF; END $d$", p.stateTable()))
+	m := &migration{conn: conn, p: p}
+	_, err = m.lockedTx(ctx, stmts, "")
+	return r, err
+}
