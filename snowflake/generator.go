@@ -34,6 +34,10 @@ type Config struct {
 	Rollback Policy
 	// MaxWait bounds WaitThenFail's wait. Zero means DefaultMaxWait (10 ms).
 	MaxWait time.Duration
+	// MaxAhead bounds how far ahead of the clock Hold issues: no tick
+	// starting later than the clock's reading plus MaxAhead. Zero means
+	// DefaultMaxAhead (10 s). Other policies ignore it.
+	MaxAhead time.Duration
 	// RandomSequenceStart starts each tick's sequence at a random offset in
 	// [0, 2^sequence/8) instead of 0, so that id % n stays even at low
 	// rates. It costs up to an eighth of a tick's capacity.
@@ -71,6 +75,7 @@ type Generator struct {
 	lease     idgen.Lease
 	policy    Policy
 	maxWait   time.Duration
+	maxAhead  int64  // Hold's bound in ns
 	seqRange  uint64 // random starts are drawn in [0, seqRange); 0 means start at 0
 	unbounded bool   // a random field and no sequence: any number of IDs per tick
 	fast      bool   // Next may take the fast path: a sequence and no random field
@@ -110,12 +115,16 @@ func New(ctx context.Context, cfg Config) (*Generator, error) {
 		g.clock = SystemClock()
 	}
 	g.nanoClock, _ = g.clock.(interface{ UnixNano() int64 })
-	if g.policy > Wait {
-		return nil, fmt.Errorf("snowflake: unknown rollback policy %d; allowed fail, wait, wait-then-fail", g.policy)
+	if g.policy > Hold {
+		return nil, fmt.Errorf("snowflake: unknown rollback policy %d; allowed %s", g.policy, policyList)
 	}
 	if g.maxWait < 0 {
 		return nil, fmt.Errorf("snowflake: max wait %v must not be negative", g.maxWait)
 	}
+	if cfg.MaxAhead < 0 {
+		return nil, fmt.Errorf("snowflake: max ahead %v must not be negative", cfg.MaxAhead)
+	}
+	g.maxAhead = int64(cmp.Or(cfg.MaxAhead, DefaultMaxAhead))
 	if g.maxWait == 0 {
 		g.maxWait = DefaultMaxWait
 	}
@@ -291,8 +300,9 @@ func (g *Generator) SyncLease(ctx context.Context) error {
 // identity, idgen.ErrOutOfRange for a leased worker ID outside its field,
 // idgen.ErrBeforeEpoch or idgen.ErrLayoutExhausted when the clock is
 // outside the layout's lifetime, *idgen.ClockRollbackError when the clock is
-// behind the last tick issued by more than the policy waits (Fail: any;
-// WaitThenFail: MaxWait; Wait: never), *HighWaterAheadError (wrapping one)
+// behind the last tick issued by more than the policy waits or holds (Fail:
+// any; WaitThenFail: MaxWait; Wait: never; Hold: when the tick it would
+// issue at starts more than MaxAhead after the clock), *HighWaterAheadError (wrapping one)
 // when it is behind a new lease identity's mark instead, or a high-water
 // Load error. A new lease
 // identity's high-water mark is read here, as Next would read it.
@@ -309,10 +319,13 @@ func (g *Generator) Ready(ctx context.Context) error {
 		return p.timeEnded()
 	}
 	// A clock behind the last tick issued: Next would fail at once under
-	// Fail, or after MaxWait under WaitThenFail.
-	if last := int64(g.state.Load() >> g.sShift); ns < last*p.tickNs {
+	// Fail, after MaxWait under WaitThenFail, or beyond MaxAhead under
+	// Hold (when even the next tick would be too far ahead, if the last
+	// tick's sequence is used up).
+	if old := g.state.Load(); ns < int64(old>>g.sShift)*p.tickNs {
+		last := int64(old >> g.sShift)
 		drift := time.Duration(last*p.tickNs - ns)
-		if g.policy == Fail || (g.policy == WaitThenFail && drift > g.maxWait) {
+		if g.policy == Fail || (g.policy == WaitThenFail && drift > g.maxWait) || (g.policy == Hold && g.holdTick(old)*p.tickNs-ns > g.maxAhead) {
 			return g.rollbackErr(&idgen.ClockRollbackError{Drift: drift, Last: p.layout.TickTime(last), Now: time.Unix(0, ns+p.epochNs).UTC()}, last)
 		}
 	}
@@ -327,7 +340,8 @@ func (g *Generator) Layout() Layout { return g.p.layout }
 
 // Next returns a new ID. It waits for the next tick when the tick's sequence
 // is used up, and applies the rollback policy when the clock is behind the
-// last tick issued. Errors: *idgen.ClockRollbackError (or, behind a leased
+// last tick issued (under Hold it issues at that tick or the ones after it,
+// up to MaxAhead ahead of the clock). Errors: *idgen.ClockRollbackError (or, behind a leased
 // identity's mark, *HighWaterAheadError), idgen.ErrLayoutExhausted,
 // idgen.ErrBeforeEpoch, a high-water Store error, or ctx's error while waiting.
 func (g *Generator) Next(ctx context.Context) (idgen.ID, error) {
@@ -352,8 +366,10 @@ func (g *Generator) Next(ctx context.Context) (idgen.ID, error) {
 				v = old + 1
 			}
 		}
+		// Under Hold a value taken in a tick ahead of the clock, within
+		// MaxAhead, is issued as well: no value is lost to the slow path.
 		t := int64(v >> g.sShift)
-		if d := ns - t*p.tickNs; v != 0 && d >= 0 && d < p.tickNs && t < g.markTick.Load() {
+		if d := ns - t*p.tickNs; v != 0 && d < p.tickNs && (d >= 0 || g.policy == Hold && -d <= g.maxAhead) && t < g.markTick.Load() {
 			if seq := v & g.cMask; seq <= p.seqMax {
 				return g.scheme.FromUint64(uint64(t)<<p.timeShift | node.bits | seq<<p.seqShift), nil
 			}
@@ -469,6 +485,11 @@ func (g *Generator) reserve(ctx context.Context, want uint64) (tick int64, seq, 
 			if g.state.CompareAndSwap(old, old+n) {
 				return last, cur + 1, n, nil
 			}
+		case g.policy == Hold:
+			t, s, n, ok, err := g.hold(ctx, old, last, ns, want)
+			if err != nil || ok {
+				return t, s, n, err
+			}
 		default:
 			drift := time.Duration(last*p.tickNs - ns)
 			if err := g.rollback(ctx, drift, last, ns, &waited); err != nil {
@@ -476,6 +497,53 @@ func (g *Generator) reserve(ctx context.Context, want uint64) (tick int64, seq, 
 			}
 		}
 	}
+}
+
+// holdTick is the tick Hold issues at from state old: its tick, or the
+// next when the tick's sequence is used up.
+func (g *Generator) holdTick(old uint64) int64 {
+	last := int64(old >> g.sShift)
+	if !g.unbounded && old&g.cMask >= g.p.seqMax {
+		return last + 1
+	}
+	return last
+}
+
+// hold issues under Hold while the clock, at ns, reads behind tick last,
+// the state old's tick: it continues last's sequence, or enters the next
+// tick when it is used up, as long as that tick starts no more than
+// maxAhead after the clock. ok is false when the compare-and-swap lost a
+// race (the caller reads the state again).
+func (g *Generator) hold(ctx context.Context, old uint64, last, ns int64, want uint64) (tick int64, seq, n uint64, ok bool, err error) {
+	p := g.p
+	t := g.holdTick(old)
+	if t*p.tickNs-ns > g.maxAhead {
+		g.rollbackFailures.Add(1)
+		rb := &idgen.ClockRollbackError{Drift: time.Duration(last*p.tickNs - ns), Last: p.layout.TickTime(last), Now: time.Unix(0, ns+p.epochNs).UTC()}
+		return 0, 0, 0, false, g.rollbackErr(rb, last)
+	}
+	if t == last {
+		if g.unbounded {
+			return last, 0, want, true, nil
+		}
+		cur := old & g.cMask
+		n = min(want, p.seqMax-cur)
+		return last, cur + 1, n, g.state.CompareAndSwap(old, old+n), nil
+	}
+	if t > p.timeMax {
+		return 0, 0, 0, false, p.timeEnded()
+	}
+	if t >= g.markTick.Load() {
+		if err := g.raiseMark(ctx, t); err != nil {
+			return 0, 0, 0, false, err
+		}
+	}
+	start := uint64(0)
+	if g.seqRange != 0 {
+		start = rand.Uint64N(g.seqRange)
+	}
+	n = min(want, p.seqMax-start+1)
+	return t, start, n, g.state.CompareAndSwap(old, uint64(t)<<g.sShift|(start+n-1)), nil
 }
 
 // waitTick waits until the clock leaves tick last; ns is the last reading.
@@ -554,6 +622,36 @@ func (g *Generator) ClockRollbackWaits() uint64 { return g.rollbackWaits.Load() 
 // ClockRollbackFailures returns how many *idgen.ClockRollbackError the
 // generator returned.
 func (g *Generator) ClockRollbackFailures() uint64 { return g.rollbackFailures.Load() }
+
+// Stats is a snapshot of a Generator's clock state and counters.
+type Stats struct {
+	// Ahead is how far the start of the last tick issued lies ahead of the
+	// clock: up to MaxAhead while Hold issues ahead of a clock behind it
+	// (after a rollback, a restart behind the high-water mark, or a leased
+	// worker ID whose previous holder's mark is ahead). It is 0 when the
+	// clock has reached the last tick.
+	Ahead time.Duration
+	// SequenceWaits, ClockRollbackWaits and ClockRollbackFailures are the
+	// counters of the methods of those names.
+	SequenceWaits, ClockRollbackWaits, ClockRollbackFailures uint64
+}
+
+// Stats returns the generator's clock state and counters; it issues nothing.
+func (g *Generator) Stats() Stats {
+	return Stats{
+		Ahead:                 g.ClockAhead(),
+		SequenceWaits:         g.seqWaits.Load(),
+		ClockRollbackWaits:    g.rollbackWaits.Load(),
+		ClockRollbackFailures: g.rollbackFailures.Load(),
+	}
+}
+
+// ClockAhead returns Stats().Ahead: how far the last tick issued starts
+// ahead of the clock, 0 when not ahead.
+func (g *Generator) ClockAhead() time.Duration {
+	last := int64(g.state.Load() >> g.sShift)
+	return time.Duration(max(0, last*g.p.tickNs-g.elapsed()))
+}
 
 // beforeEpoch is the error of a clock reading ns before the epoch.
 func (p *plan) beforeEpoch(ns int64) error {
