@@ -164,14 +164,14 @@ func TestHoldLeasedMarkAhead(t *testing.T) {
 }
 
 func TestParsePolicy(t *testing.T) {
-	for _, p := range []snowflake.Policy{snowflake.WaitThenFail, snowflake.Fail, snowflake.Wait, snowflake.Hold} {
+	for _, p := range []snowflake.Policy{snowflake.WaitThenFail, snowflake.Fail, snowflake.Wait, snowflake.Hold, snowflake.Bump} {
 		got, err := snowflake.ParsePolicy(p.String())
 		if err != nil || got != p {
 			t.Errorf("ParsePolicy(%q) = %v, %v; want %v", p.String(), got, err, p)
 		}
 	}
 	_, err := snowflake.ParsePolicy("never")
-	if want := `snowflake: unknown rollback policy "never"; allowed fail, wait, wait-then-fail, hold`; err == nil || err.Error() != want {
+	if want := `snowflake: unknown rollback policy "never"; allowed fail, wait, wait-then-fail, hold, bump`; err == nil || err.Error() != want {
 		t.Errorf("ParsePolicy(%q) = %v; want %q", "never", err, want)
 	}
 	_, err = snowflake.New(context.Background(), snowflake.Config{Rollback: snowflake.Hold, MaxAhead: -time.Second})

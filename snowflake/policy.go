@@ -30,7 +30,20 @@ const (
 	// time inside them runs ahead of the clock by up to MaxAhead
 	// (Generator.Stats reports by how much).
 	Hold
+	// Bump holds like Hold within Config.MaxAhead (default 1 s under Bump);
+	// a rollback beyond it increments the layout's clockseq field and
+	// issues at the clock's true time. The clockseq value is persisted with
+	// the high-water mark, so a restart more than MaxAhead behind the mark
+	// bumps too. After 2^bits-1 bumps Next fails with an error matching
+	// both idgen.ErrClockRollback and ErrClockSeqExhausted. It needs a
+	// layout with a clockseq field, and a HighWater store, if any, that is
+	// a ClockSeqStore. IDs across a bump are unique but not in time order.
+	Bump
 )
+
+// DefaultBumpMaxAhead bounds how far ahead of the clock Bump holds before
+// it bumps, when Config.MaxAhead is zero.
+const DefaultBumpMaxAhead = time.Second
 
 // DefaultMaxAhead bounds how far ahead of the clock Hold issues when
 // Config.MaxAhead is zero.
@@ -39,7 +52,7 @@ const DefaultMaxAhead = 10 * time.Second
 // DefaultMaxWait bounds the wait of WaitThenFail when Config.MaxWait is zero.
 const DefaultMaxWait = 10 * time.Millisecond
 
-var policyNames = [...]string{WaitThenFail: "wait-then-fail", Fail: "fail", Wait: "wait", Hold: "hold"}
+var policyNames = [...]string{WaitThenFail: "wait-then-fail", Fail: "fail", Wait: "wait", Hold: "hold", Bump: "bump"}
 
 func (p Policy) String() string {
 	if int(p) < len(policyNames) {
@@ -48,7 +61,7 @@ func (p Policy) String() string {
 	return fmt.Sprintf("Policy(%d)", p)
 }
 
-// ParsePolicy reads "fail", "wait", "wait-then-fail" or "hold".
+// ParsePolicy reads "fail", "wait", "wait-then-fail", "hold" or "bump".
 func ParsePolicy(s string) (Policy, error) {
 	for p, n := range policyNames {
 		if n == s {
@@ -59,4 +72,4 @@ func ParsePolicy(s string) (Policy, error) {
 }
 
 // policyList names the policies for error messages.
-const policyList = "fail, wait, wait-then-fail, hold"
+const policyList = "fail, wait, wait-then-fail, hold, bump"
