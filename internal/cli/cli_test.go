@@ -138,7 +138,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown explain preset", []string{"explain", "twiter"}, `unknown preset "twiter"`},
 		{"unknown spec key", []string{"gen", "-s", "snowflake?wrker=3"}, `unknown key "wrker"; valid keys: preset, layout`},
 		{"unknown strategy", []string{"gen", "-s", "snowflak"}, `unknown strategy "snowflak"; valid:`},
-		{"bad rollback", []string{"gen", "-s", "snowflake?rollback=never"}, `rollback="never": want one of fail, wait, wait-then-fail, hold`},
+		{"bad rollback", []string{"gen", "-s", "snowflake?rollback=never"}, `rollback="never": want one of fail, wait, wait-then-fail, hold, bump`},
 		{"malformed ID", []string{"inspect", "12x4"}, `"12x4"`},
 		{"ID past layout", []string{"inspect", "18446744073709551615", "-s", "snowflake"}, "exceeds the layout's 63 bits"},
 		{"count zero", []string{"gen", "-n", "0"}, "-n 0: want at least 1"},

@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -51,5 +52,64 @@ func TestGenBehindHighWater(t *testing.T) {
 				prev = v
 			}
 		})
+	}
+}
+
+// TestGenBumpBehindHighWater: under rollback=bump, gen 5 s behind its
+// high-water file bumps the clockseq field and issues at the clock's true
+// time; inspect shows clockseq 1 and a time within a second of now.
+func TestGenBumpBehindHighWater(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hw")
+	if err := os.WriteFile(path, []byte(time.Now().Add(5*time.Second).UTC().Format(time.RFC3339Nano)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := "snowflake?layout=time:41,clockseq:2,worker:8,sequence:12;tick=1ms;epoch=2026-01-01T00:00:00Z&worker=1&high_water=" + path + "&rollback=bump"
+	out, errs, code := run("gen", "-n", "2000", "-s", spec)
+	if code != 0 {
+		t.Fatalf("gen %q exit %d: %s", spec, code, errs)
+	}
+	lines := strings.Fields(out)
+	if len(lines) != 2000 {
+		t.Fatalf("gen -n 2000 printed %d lines; want 2000", len(lines))
+	}
+	seen := map[string]bool{}
+	for _, id := range lines {
+		if seen[id] {
+			t.Fatalf("duplicate ID %s", id)
+		}
+		seen[id] = true
+	}
+	out, errs, code = run("inspect", lines[len(lines)-1], "-s", spec, "--json")
+	if code != 0 {
+		t.Fatalf("inspect exit %d: %s", code, errs)
+	}
+	var r struct {
+		Time   time.Time
+		Fields map[string]uint64
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("inspect --json printed %q: %v", out, err)
+	}
+	if d := time.Since(r.Time); r.Fields["clockseq"] != 1 || r.Fields["worker"] != 1 || d < -time.Second || d > time.Second {
+		t.Fatalf("inspect = %+v; want clockseq 1, worker 1, a time within a second of now", r)
+	}
+	data, _ := os.ReadFile(path)
+	if !strings.HasSuffix(strings.TrimSpace(string(data)), " clockseq=1") {
+		t.Errorf("high-water file holds %q; want a time then clockseq=1", data)
+	}
+}
+
+func TestExplainClockSeq(t *testing.T) {
+	out, errs, code := run("explain", "time:41,clockseq:2,worker:8,sequence:12")
+	if code != 0 {
+		t.Fatalf("explain exit %d: %s", code, errs)
+	}
+	for _, want := range []string{
+		"clockseq  2     21-20      3",
+		"clockseq       3 bumps",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("explain lacks %q:\n%s", want, out)
+		}
 	}
 }
