@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
