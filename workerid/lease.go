@@ -50,6 +50,50 @@ type LeaseConfig struct {
 	// Owner is written beside the lease for operators. Empty means
 	// hostname-pid-random.
 	Owner string
+	// MaxSkew bounds how far the local clock may be from the store's at
+	// start (PostgreSQL: its clock_timestamp(), corrected by half the round
+	// trip): beyond it, opening the lease fails with ErrClockSkew. Zero
+	// means DefaultMaxSkew (10 s); a negative value turns the check off.
+	MaxSkew time.Duration
+	// Clock is the local clock compared with the store's at start. Nil
+	// means the system wall clock (time.Now).
+	Clock interface{ Now() time.Time }
+}
+
+// DefaultMaxSkew is LeaseConfig.MaxSkew when zero.
+const DefaultMaxSkew = 10 * time.Second
+
+// checkSkew compares the local clock with the store's, read by serverNow
+// between two local readings: the server's reading is taken to fall midway.
+// It returns an error wrapping ErrClockSkew, naming both clocks and the
+// skew, when they are more than MaxSkew apart; a serverNow error is returned
+// as is.
+func (c LeaseConfig) checkSkew(ctx context.Context, store string, serverNow func(context.Context) (time.Time, error)) error {
+	if c.MaxSkew < 0 {
+		return nil
+	}
+	now := time.Now
+	if c.Clock != nil {
+		now = c.Clock.Now
+	}
+	before := now()
+	server, err := serverNow(ctx)
+	if err != nil {
+		return err
+	}
+	after := now()
+	local := before.Add(after.Sub(before) / 2)
+	skew := local.Sub(server)
+	if skew.Abs() <= c.MaxSkew {
+		return nil
+	}
+	dir := "ahead of"
+	if skew < 0 {
+		dir = "behind"
+	}
+	return fmt.Errorf("%w: the local clock (%s) is %v %s %s (%s); max skew is %v",
+		ErrClockSkew, local.UTC().Format(time.RFC3339Nano), skew.Abs().Round(time.Millisecond), dir, store,
+		server.UTC().Format(time.RFC3339Nano), c.MaxSkew)
 }
 
 func (c LeaseConfig) resolve() (LeaseConfig, error) {
@@ -64,6 +108,9 @@ func (c LeaseConfig) resolve() (LeaseConfig, error) {
 	}
 	if c.LostAfter == 0 {
 		c.LostAfter = c.TTL / 2
+	}
+	if c.MaxSkew == 0 {
+		c.MaxSkew = DefaultMaxSkew
 	}
 	switch {
 	case c.Workers < 0 || c.Workers > MaxLeaseWorkers:
