@@ -148,8 +148,12 @@ type backend interface {
 	// release gives the ID up.
 	release(ctx context.Context, id, gen int64) error
 	// storeMark persists the high-water mark beside the lease, only while
-	// it is held (else errGone).
+	// it is held (else errGone); a stored mark never moves down.
 	storeMark(ctx context.Context, id, gen int64, mark time.Time) error
+	// setMark persists mark even below the stored one, only while the
+	// lease is held (else errGone): at release, the mark written ahead
+	// gives way to the mark the generator asked for.
+	setMark(ctx context.Context, id, gen int64, mark time.Time) error
 	close()
 }
 
@@ -204,6 +208,16 @@ type lease struct {
 
 	mark time.Time // the stored mark read when cur was acquired, for Load
 
+	// The mark written ahead at each renewal (off the request path), and
+	// the highest mark the generator asked Store for, both for the
+	// generation gen. Store returns at once for a mark at or below ahead.
+	markMu      sync.Mutex
+	markGen     int64
+	ahead, want time.Time
+	// writeMu orders the mark writes, so that a mark written ahead never
+	// replaces a higher one Store wrote (etcd's Put would move it down).
+	writeMu sync.Mutex
+
 	h held // owned by the renewal goroutine (and open/Close around it)
 
 	stop chan struct{}
@@ -256,11 +270,29 @@ func (l *lease) Load(context.Context) (time.Time, error) {
 
 // Store persists mark in the lease, if it is still held: else the error
 // wraps idgen.ErrLeaseLost.
+//
+// A mark at or below the one written ahead at the last renewal is already
+// durable: Store returns at once, with no store round trip.
 func (l *lease) Store(ctx context.Context, mark time.Time) error {
+	l.markMu.Lock()
 	ident := l.cur.Load()
 	if ident == nil {
+		l.markMu.Unlock()
 		return fmt.Errorf("%w: high-water mark not stored", idgen.ErrLeaseLost)
 	}
+	if l.markGen != ident.Generation {
+		l.markGen, l.ahead, l.want = ident.Generation, time.Time{}, time.Time{}
+	}
+	if mark.After(l.want) {
+		l.want = mark
+	}
+	covered := !mark.After(l.ahead)
+	l.markMu.Unlock()
+	if covered {
+		return nil
+	}
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
 	err := l.b.storeMark(ctx, ident.WorkerID, ident.Generation, mark)
 	if errors.Is(err, errGone) {
 		return fmt.Errorf("%w: worker ID %d generation %d", idgen.ErrLeaseLost, ident.WorkerID, ident.Generation)
@@ -333,6 +365,9 @@ func (l *lease) stepCtx(deadline time.Time) (context.Context, context.CancelFunc
 
 func (l *lease) run() {
 	defer close(l.done)
+	ctx, cancel := l.stepCtx(l.h.deadline)
+	l.writeAhead(ctx, l.h.deadline.Add(-l.cfg.LostAfter))
+	cancel()
 	t := time.NewTimer(l.cfg.RenewEvery)
 	defer t.Stop()
 	for {
@@ -362,6 +397,9 @@ func (l *lease) step() time.Duration {
 				l.giveUp()
 				return 0
 			}
+			ctx, cancel := l.stepCtx(l.h.deadline)
+			l.writeAhead(ctx, start)
+			cancel()
 			return l.cfg.RenewEvery
 		case err == nil || errors.Is(err, errGone) || !time.Now().Before(l.h.deadline):
 			l.giveUp()
@@ -382,6 +420,9 @@ func (l *lease) step() time.Duration {
 	// A generator reads the ID's stored mark (Load) before it issues under
 	// the new identity, and waits or fails by its policy while behind it.
 	l.publish()
+	ctx, cancel = l.stepCtx(l.h.deadline)
+	l.writeAhead(ctx, start)
+	cancel()
 	return l.cfg.RenewEvery
 }
 
@@ -392,10 +433,64 @@ func (l *lease) giveUp() {
 	l.mu.Unlock()
 	if l.h.ok {
 		ctx, cancel := l.stepCtx(time.Now().Add(l.cfg.RenewEvery))
+		l.settleMark(ctx)
 		l.b.release(ctx, l.h.id, l.h.gen)
 		cancel()
 	}
 	l.h = held{}
+}
+
+// AheadSlack is how far past the time the node would count itself lost
+// the mark written at each renewal reaches: room for a generator whose
+// clock runs a little ahead of the lease's.
+const AheadSlack = time.Second
+
+// writeAhead stores, beside the lease held in l.h, a mark covering every
+// ID the node may issue until it would count itself lost: the renewal's
+// start + LostAfter + AheadSlack, and never below the previous holder's
+// mark. It runs on the renewal goroutine (or in open), never on the
+// request path; a failure only leaves Store to write synchronously.
+func (l *lease) writeAhead(ctx context.Context, start time.Time) {
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
+	m := start.Add(l.cfg.LostAfter + AheadSlack)
+	l.markMu.Lock()
+	if l.markGen != l.h.gen {
+		l.markGen, l.ahead, l.want = l.h.gen, time.Time{}, time.Time{}
+	}
+	for _, o := range []time.Time{l.h.mark, l.want, l.ahead} {
+		if o.After(m) {
+			m = o
+		}
+	}
+	l.markMu.Unlock()
+	if l.b.storeMark(ctx, l.h.id, l.h.gen, m) != nil {
+		return
+	}
+	l.markMu.Lock()
+	defer l.markMu.Unlock()
+	if l.markGen == l.h.gen && m.After(l.ahead) {
+		l.ahead = m
+	}
+}
+
+// settleMark, at release, replaces the mark written ahead with the highest
+// one the generator asked for (or the previous holder's, if higher): the
+// identity is lost, so nothing is issued past it, and the next holder of
+// the worker ID need not wait out the time written ahead.
+func (l *lease) settleMark(ctx context.Context) {
+	l.markMu.Lock()
+	m := l.h.mark
+	if l.markGen == l.h.gen && l.want.After(m) {
+		m = l.want
+	}
+	wrote := l.markGen == l.h.gen && !l.ahead.IsZero()
+	l.markMu.Unlock()
+	if wrote {
+		l.writeMu.Lock()
+		l.b.setMark(ctx, l.h.id, l.h.gen, m)
+		l.writeMu.Unlock()
+	}
 }
 
 // Close stops renewals, marks the identity lost and releases the lease
@@ -414,6 +509,7 @@ func (l *lease) Close() error {
 	var err error
 	if l.h.ok {
 		ctx, cancel := context.WithTimeout(context.Background(), l.cfg.RenewEvery)
+		l.settleMark(ctx)
 		err = l.b.release(ctx, l.h.id, l.h.gen)
 		cancel()
 		l.h = held{}

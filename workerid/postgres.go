@@ -198,6 +198,11 @@ func (b *pgBackend) storeMark(ctx context.Context, id, gen int64, mark time.Time
 	WHERE namespace = $1 AND worker_id = $2 AND generation = $3 AND owner = $4`, b.ns, id, gen, b.owner, mark)
 }
 
+func (b *pgBackend) setMark(ctx context.Context, id, gen int64, mark time.Time) error {
+	return b.exec(ctx, `UPDATE `+b.t+` SET high_water = $5
+	WHERE namespace = $1 AND worker_id = $2 AND generation = $3 AND owner = $4`, b.ns, id, gen, b.owner, mark)
+}
+
 func (b *pgBackend) close() { b.pool.Close() }
 
 // clock reads the server's clock_timestamp().
