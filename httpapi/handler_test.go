@@ -666,6 +666,7 @@ func (g *statGen) Remaining() uint64     { return 4242 }
 func (g *statGen) ClockAhead() time.Duration {
 	return 1500 * time.Millisecond
 }
+func (g *statGen) ClockDrift() time.Duration { return -250 * time.Millisecond }
 
 // failGen fails every issue with err.
 type failGen struct{ err error }
@@ -736,6 +737,7 @@ func TestReadyAndMetrics(t *testing.T) {
 		{`idgen_sequence_exhaustion_waits_total{generator="sf"}`, 0},
 		{`idgen_clock_ahead_seconds{generator="seg"}`, 1.5},
 		{`idgen_clock_ahead_seconds{generator="sf"}`, 0},
+		{`idgen_clock_drift_seconds{generator="seg"}`, -0.25},
 		{`idgen_http_request_duration_seconds_count{code="200",route="ids"}`, 2},
 		{`idgen_http_request_duration_seconds_count{code="400",route="ids"}`, 1},
 		{`idgen_http_request_duration_seconds_count{code="503",route="readyz"}`, 1},

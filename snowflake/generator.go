@@ -737,6 +737,9 @@ type Stats struct {
 	// worker ID whose previous holder's mark is ahead). It is 0 when the
 	// clock has reached the last tick.
 	Ahead time.Duration
+	// Drift is the system wall clock minus the generator's clock (see
+	// ClockDrift); 0 for a clock that does not tell.
+	Drift time.Duration
 	// ClockSeq is the clockseq value IDs are issued under; 0 without a
 	// clockseq field. Bumps counts this process's bumps (policy Bump).
 	ClockSeq, Bumps uint64
@@ -749,12 +752,24 @@ type Stats struct {
 func (g *Generator) Stats() Stats {
 	return Stats{
 		Ahead:                 g.ClockAhead(),
+		Drift:                 g.ClockDrift(),
 		ClockSeq:              g.csOf(g.state.Load()),
 		Bumps:                 g.bumps.Load(),
 		SequenceWaits:         g.seqWaits.Load(),
 		ClockRollbackWaits:    g.rollbackWaits.Load(),
 		ClockRollbackFailures: g.rollbackFailures.Load(),
 	}
+}
+
+// ClockDrift returns how far the system wall clock is from the generator's
+// clock, > 0 when the wall clock is ahead: under the default SystemClock,
+// the NTP steps since start, which the IDs do not follow; 0 when the clock
+// is not a DriftReporter.
+func (g *Generator) ClockDrift() time.Duration {
+	if d, ok := g.clock.(DriftReporter); ok {
+		return d.Drift()
+	}
+	return 0
 }
 
 // ClockAhead returns Stats().Ahead: how far the last tick issued starts

@@ -179,3 +179,20 @@ func TestParsePolicy(t *testing.T) {
 		t.Errorf("New(MaxAhead -1s) = %v; want %q", err, want)
 	}
 }
+
+// TestClockDrift: the default clock does not follow a wall clock step; the
+// generator reports the step as drift.
+func TestClockDrift(t *testing.T) {
+	for _, step := range []time.Duration{5 * time.Second, -3 * time.Second} {
+		g := mustNew(t, snowflake.Config{Clock: snowflake.SystemClockWithStep(step)})
+		if d := g.Stats().Drift; (d - step).Abs() > 50*time.Millisecond {
+			t.Errorf("Stats().Drift after a %v wall clock step = %v; want %v", step, d, step)
+		}
+	}
+	if d := mustNew(t, snowflake.Config{}).ClockDrift(); d.Abs() > 50*time.Millisecond {
+		t.Errorf("ClockDrift() of a fresh SystemClock = %v; want about 0", d)
+	}
+	if d := mustNew(t, snowflake.Config{Clock: idgentest.NewClock(t0)}).ClockDrift(); d != 0 {
+		t.Errorf("ClockDrift() of a clock that does not tell = %v; want 0", d)
+	}
+}
