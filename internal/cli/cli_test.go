@@ -24,16 +24,8 @@ func TestGen(t *testing.T) {
 		t.Fatalf("gen exit %d: %s", code, errs)
 	}
 	l, _ := snowflake.Preset("twitter")
-	lines := strings.Fields(out)
-	if len(lines) != 5000 {
-		t.Fatalf("gen -n 5000 printed %d lines; want 5000", len(lines))
-	}
 	var prev uint64
-	for _, line := range lines {
-		v, err := strconv.ParseUint(line, 10, 64)
-		if err != nil {
-			t.Fatalf("gen printed %q: %v", line, err)
-		}
+	for _, v := range genIDs(t, out, 5000) {
 		p, _ := l.Decompose(v)
 		dc, _ := p.Node("datacenter")
 		w, _ := p.Node("worker")

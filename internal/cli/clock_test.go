@@ -12,6 +12,24 @@ import (
 	"github.com/idgenkit/idgen/snowflake"
 )
 
+// genIDs reads the n decimal IDs gen printed to out.
+func genIDs(t *testing.T, out string, n int) []uint64 {
+	t.Helper()
+	lines := strings.Fields(out)
+	if len(lines) != n {
+		t.Fatalf("gen -n %d printed %d lines; want %d", n, len(lines), n)
+	}
+	ids := make([]uint64, n)
+	for i, line := range lines {
+		v, err := strconv.ParseUint(line, 10, 64)
+		if err != nil {
+			t.Fatalf("gen printed %q: %v", line, err)
+		}
+		ids[i] = v
+	}
+	return ids
+}
+
 // TestGenBehindHighWater restarts gen behind a high-water file 5 s ahead
 // of now: hold issues at once, unique and increasing IDs timed at or after
 // the mark; fail exits non-zero and names the drift.
@@ -35,16 +53,8 @@ func TestGenBehindHighWater(t *testing.T) {
 				t.Fatalf("gen %q exit %d: %s", spec, code, errs)
 			}
 			l, _ := snowflake.Preset("twitter")
-			lines := strings.Fields(out)
-			if len(lines) != 2000 {
-				t.Fatalf("gen -n 2000 printed %d lines; want 2000", len(lines))
-			}
 			var prev uint64
-			for _, line := range lines {
-				v, err := strconv.ParseUint(line, 10, 64)
-				if err != nil {
-					t.Fatalf("gen printed %q: %v", line, err)
-				}
+			for _, v := range genIDs(t, out, 2000) {
 				p, _ := l.Decompose(v)
 				if v <= prev || p.Time.Before(mark) {
 					t.Fatalf("ID %d at %v (after %d); want increasing, at or after the mark %v", v, p.Time, prev, mark)
@@ -68,18 +78,15 @@ func TestGenBumpBehindHighWater(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("gen %q exit %d: %s", spec, code, errs)
 	}
-	lines := strings.Fields(out)
-	if len(lines) != 2000 {
-		t.Fatalf("gen -n 2000 printed %d lines; want 2000", len(lines))
-	}
-	seen := map[string]bool{}
-	for _, id := range lines {
+	ids := genIDs(t, out, 2000)
+	seen := map[uint64]bool{}
+	for _, id := range ids {
 		if seen[id] {
-			t.Fatalf("duplicate ID %s", id)
+			t.Fatalf("duplicate ID %d", id)
 		}
 		seen[id] = true
 	}
-	out, errs, code = run("inspect", lines[len(lines)-1], "-s", spec, "--json")
+	out, errs, code = run("inspect", strconv.FormatUint(ids[len(ids)-1], 10), "-s", spec, "--json")
 	if code != 0 {
 		t.Fatalf("inspect exit %d: %s", code, errs)
 	}
