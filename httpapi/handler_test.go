@@ -663,6 +663,10 @@ func (g *statGen) ClockRollbackFailures() uint64 {
 }
 func (g *statGen) SequenceWaits() uint64 { return 11 }
 func (g *statGen) Remaining() uint64     { return 4242 }
+func (g *statGen) ClockAhead() time.Duration {
+	return 1500 * time.Millisecond
+}
+func (g *statGen) ClockDrift() time.Duration { return -250 * time.Millisecond }
 
 // failGen fails every issue with err.
 type failGen struct{ err error }
@@ -731,6 +735,9 @@ func TestReadyAndMetrics(t *testing.T) {
 		{`idgen_clock_rollback_failures_total{generator="sf"}`, 0},
 		{`idgen_clock_rollback_waits_total{generator="sf"}`, 0},
 		{`idgen_sequence_exhaustion_waits_total{generator="sf"}`, 0},
+		{`idgen_clock_ahead_seconds{generator="seg"}`, 1.5},
+		{`idgen_clock_ahead_seconds{generator="sf"}`, 0},
+		{`idgen_clock_drift_seconds{generator="seg"}`, -0.25},
 		{`idgen_http_request_duration_seconds_count{code="200",route="ids"}`, 2},
 		{`idgen_http_request_duration_seconds_count{code="400",route="ids"}`, 1},
 		{`idgen_http_request_duration_seconds_count{code="503",route="readyz"}`, 1},

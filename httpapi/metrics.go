@@ -35,6 +35,19 @@ type (
 	RemainingReporter interface {
 		Remaining() uint64
 	}
+	// A ClockAheadReporter tells how far ahead of its clock a generator
+	// issues: the start of the last tick issued minus the clock's reading,
+	// 0 when not ahead (a Snowflake generator under rollback=hold after a
+	// rollback or a restart behind its high-water mark).
+	ClockAheadReporter interface {
+		ClockAhead() time.Duration
+	}
+	// A ClockDriftReporter tells how far the system wall clock is from a
+	// generator's clock, > 0 when the wall clock is ahead (NTP steps the
+	// default Snowflake clock does not follow).
+	ClockDriftReporter interface {
+		ClockDrift() time.Duration
+	}
 )
 
 // routeKind labels a request's route in the latency histogram.
@@ -70,7 +83,7 @@ type metrics struct {
 	observer [numRoutes][len(codes)]prometheus.Observer
 	panics   atomic.Uint64
 
-	issuedDesc, rbFailDesc, rbWaitDesc, seqWaitDesc, remainingDesc, errorsDesc, panicsDesc *prometheus.Desc
+	issuedDesc, rbFailDesc, rbWaitDesc, seqWaitDesc, remainingDesc, aheadDesc, driftDesc, errorsDesc, panicsDesc *prometheus.Desc
 }
 
 func newMetrics(h *Handler) *metrics {
@@ -95,6 +108,10 @@ func newMetrics(h *Handler) *metrics {
 		"Waits for the next tick because a tick's sequence was used up; present only for generators that count them.", gen, nil)
 	m.remainingDesc = prometheus.NewDesc("idgen_segment_ids_remaining",
 		"IDs a segment generator holds in memory, issuable without a store round trip.", gen, nil)
+	m.aheadDesc = prometheus.NewDesc("idgen_clock_ahead_seconds",
+		"How far ahead of its clock a generator issues (rollback=hold), in seconds; present only for generators that report it.", gen, nil)
+	m.driftDesc = prometheus.NewDesc("idgen_clock_drift_seconds",
+		"The system wall clock minus a generator's clock, in seconds (NTP steps since start); present only for generators that report it.", gen, nil)
 	m.errorsDesc = prometheus.NewDesc("idgen_issue_errors_total",
 		"Requests that failed to get their IDs, by generator and kind (clock_rollback, lease_lost, unavailable, timeout, other).",
 		[]string{"generator", "kind"}, nil)
@@ -125,7 +142,7 @@ type collector struct{ m *metrics }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	m := c.m
-	for _, d := range []*prometheus.Desc{m.issuedDesc, m.rbFailDesc, m.rbWaitDesc, m.seqWaitDesc, m.remainingDesc, m.errorsDesc, m.panicsDesc} {
+	for _, d := range []*prometheus.Desc{m.issuedDesc, m.rbFailDesc, m.rbWaitDesc, m.seqWaitDesc, m.remainingDesc, m.aheadDesc, m.driftDesc, m.errorsDesc, m.panicsDesc} {
 		ch <- d
 	}
 }
@@ -149,6 +166,12 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		if n, ok := remaining(g.gen); ok {
 			ch <- prometheus.MustNewConstMetric(m.remainingDesc, prometheus.GaugeValue, float64(n), name)
+		}
+		if ar, ok := g.gen.(ClockAheadReporter); ok {
+			ch <- prometheus.MustNewConstMetric(m.aheadDesc, prometheus.GaugeValue, ar.ClockAhead().Seconds(), name)
+		}
+		if dr, ok := g.gen.(ClockDriftReporter); ok {
+			ch <- prometheus.MustNewConstMetric(m.driftDesc, prometheus.GaugeValue, dr.ClockDrift().Seconds(), name)
 		}
 		for k := range numErrKinds {
 			counter(m.errorsDesc, g.errs[k].Load(), name, errKindNames[k])

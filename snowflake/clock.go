@@ -42,6 +42,20 @@ func (c systemClock) Now() time.Time { return c.start.Add(time.Since(c.start)) }
 // UnixNano is Now().UnixNano() with one monotonic clock read.
 func (c systemClock) UnixNano() int64 { return c.startNs + int64(time.Since(c.start)) }
 
+// Drift returns the system wall clock's reading minus this clock's: how far
+// NTP steps (or a suspended VM) moved the wall clock since this clock was
+// created, > 0 when the wall clock is ahead. IDs keep this clock's time.
+func (c systemClock) Drift() time.Duration {
+	now := time.Now()
+	return time.Duration(now.UnixNano() - (c.startNs + int64(now.Sub(c.start))))
+}
+
+// A DriftReporter is a Clock that tells how far it is from the system wall
+// clock (SystemClock's is one).
+type DriftReporter interface {
+	Drift() time.Duration
+}
+
 // WallClock returns the wall clock, read afresh at every call (time.Now). An
 // NTP step back shows at once and the Generator's rollback policy applies.
 func WallClock() Clock { return wallClock{} }

@@ -3,6 +3,7 @@ package snowflake
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -34,6 +35,10 @@ type Config struct {
 	Rollback Policy
 	// MaxWait bounds WaitThenFail's wait. Zero means DefaultMaxWait (10 ms).
 	MaxWait time.Duration
+	// MaxAhead bounds how far ahead of the clock Hold issues: no tick
+	// starting later than the clock's reading plus MaxAhead. Zero means
+	// DefaultMaxAhead (10 s). Other policies ignore it.
+	MaxAhead time.Duration
 	// RandomSequenceStart starts each tick's sequence at a random offset in
 	// [0, 2^sequence/8) instead of 0, so that id % n stays even at low
 	// rates. It costs up to an eighth of a tick's capacity.
@@ -58,7 +63,8 @@ type Generator struct {
 	// numbers taken. The counter has guard bits above the sequence field,
 	// so that atomic adds past the sequence's end never carry into the tick:
 	// each add claims one distinct value, and a value past the sequence is
-	// simply not used.
+	// simply not used. A layout with a clockseq field keeps its value
+	// above the tick (at csShift), so that a bump moves both at once.
 	state atomic.Uint64
 	_     [56]byte
 
@@ -71,18 +77,20 @@ type Generator struct {
 	lease     idgen.Lease
 	policy    Policy
 	maxWait   time.Duration
+	maxAhead  int64  // Hold's bound in ns
 	seqRange  uint64 // random starts are drawn in [0, seqRange); 0 means start at 0
 	unbounded bool   // a random field and no sequence: any number of IDs per tick
 	fast      bool   // Next may take the fast path: a sequence and no random field
 	addPath   bool   // the fast path takes a sequence number by atomic add (guard bits allow it)
 	sShift    uint   // state's tick shift: sequence bits + guard bits
+	csShift   uint   // state's clockseq shift: sShift + time bits
 	cMask     uint64 // state's counter mask
 	coarse    *CoarseClock
 
 	at atState // NewAt's own sequence
 
 	// counters, touched only on the slow paths
-	seqWaits, rollbackWaits, rollbackFailures atomic.Uint64
+	seqWaits, rollbackWaits, rollbackFailures, bumps atomic.Uint64
 
 	hw         HighWaterStore
 	hwMu       sync.Mutex
@@ -110,11 +118,24 @@ func New(ctx context.Context, cfg Config) (*Generator, error) {
 		g.clock = SystemClock()
 	}
 	g.nanoClock, _ = g.clock.(interface{ UnixNano() int64 })
-	if g.policy > Wait {
-		return nil, fmt.Errorf("snowflake: unknown rollback policy %d; allowed fail, wait, wait-then-fail", g.policy)
+	if g.policy > Bump {
+		return nil, fmt.Errorf("snowflake: unknown rollback policy %d; allowed %s", g.policy, policyList)
 	}
 	if g.maxWait < 0 {
 		return nil, fmt.Errorf("snowflake: max wait %v must not be negative", g.maxWait)
+	}
+	if cfg.MaxAhead < 0 {
+		return nil, fmt.Errorf("snowflake: max ahead %v must not be negative", cfg.MaxAhead)
+	}
+	g.maxAhead = int64(cmp.Or(cfg.MaxAhead, DefaultMaxAhead))
+	if g.policy == Bump {
+		g.maxAhead = int64(cmp.Or(cfg.MaxAhead, DefaultBumpMaxAhead))
+		if p.csBits == 0 {
+			return nil, fmt.Errorf("snowflake: rollback policy bump needs a clockseq field in the layout, e.g. time:41,clockseq:2,worker:8,sequence:12")
+		}
+		if _, ok := g.hw.(ClockSeqStore); g.hw != nil && !ok {
+			return nil, fmt.Errorf("snowflake: rollback policy bump needs a high-water store that persists the clockseq value (a ClockSeqStore, such as FileHighWater); %T does not", g.hw)
+		}
 	}
 	if g.maxWait == 0 {
 		g.maxWait = DefaultMaxWait
@@ -123,9 +144,12 @@ func New(ctx context.Context, cfg Config) (*Generator, error) {
 		g.seqRange = (p.seqMax + 1) / 8
 	}
 	g.unbounded = p.seqBits == 0 && p.randBits > 0
-	g.fast = p.seqBits > 0 && p.randBits == 0
-	guard := min(64-uint(p.timeBits)-p.seqBits, 20)
+	// A clockseq layout takes the slow path, which reads the clockseq
+	// value from the state.
+	g.fast = p.seqBits > 0 && p.randBits == 0 && p.csBits == 0
+	guard := min(64-uint(p.timeBits)-p.seqBits-p.csBits, 20)
 	g.sShift, g.cMask = p.seqBits+guard, 1<<(p.seqBits+guard)-1
+	g.csShift = g.sShift + uint(p.timeBits)
 	// Adds past the sequence's end are bounded by the callers in flight at
 	// once; take the add path only with room for a million of them.
 	g.addPath = g.fast && g.cMask-p.seqMax >= 1<<20
@@ -236,9 +260,25 @@ type adoptedMark struct {
 // next tick needs a new mark first. The state never moves down. ident is
 // the leased identity whose mark it is, nil without a lease.
 func (g *Generator) adoptMark(ctx context.Context, ident *idgen.Identity) error {
-	mark, err := g.hw.Load(ctx)
+	var mark time.Time
+	var cs uint64
+	var err error
+	if s, ok := g.hw.(ClockSeqStore); ok && g.p.csBits > 0 {
+		mark, cs, err = s.LoadClockSeq(ctx)
+	} else {
+		mark, err = g.hw.Load(ctx)
+	}
 	if err != nil {
 		return fmt.Errorf("snowflake: loading high-water mark: %w", err)
+	}
+	if cs > g.p.csMax {
+		return fmt.Errorf("%w: stored clockseq %d outside [0, %d] (%d bits)", idgen.ErrOutOfRange, cs, g.p.csMax, g.p.csBits)
+	}
+	if cs > 0 {
+		// The clockseq value only grows: IDs under a lower one may exist
+		// at any tick.
+		for old := g.state.Load(); g.csOf(old) < cs && !g.state.CompareAndSwap(old, cs<<g.csShift); old = g.state.Load() {
+		}
 	}
 	m := int64(0)
 	if d := mark.UnixNano() - g.p.epochNs; !mark.IsZero() && d > 0 {
@@ -249,10 +289,10 @@ func (g *Generator) adoptMark(ctx context.Context, ident *idgen.Identity) error 
 	for m > 0 {
 		// Tick m-1 counts as used up: nothing below m is issued again.
 		old := g.state.Load()
-		if int64(old>>g.sShift) >= m {
+		if g.tickOf(old) >= m {
 			break
 		}
-		if g.state.CompareAndSwap(old, max(old, uint64(m-1)<<g.sShift|g.p.seqMax)) {
+		if g.state.CompareAndSwap(old, g.word(old, m-1, g.p.seqMax)) {
 			if ident != nil {
 				// A clock behind tick m-1 is behind this mark, not behind
 				// an ID of ours.
@@ -291,8 +331,9 @@ func (g *Generator) SyncLease(ctx context.Context) error {
 // identity, idgen.ErrOutOfRange for a leased worker ID outside its field,
 // idgen.ErrBeforeEpoch or idgen.ErrLayoutExhausted when the clock is
 // outside the layout's lifetime, *idgen.ClockRollbackError when the clock is
-// behind the last tick issued by more than the policy waits (Fail: any;
-// WaitThenFail: MaxWait; Wait: never), *HighWaterAheadError (wrapping one)
+// behind the last tick issued by more than the policy waits or holds (Fail:
+// any; WaitThenFail: MaxWait; Wait: never; Hold: when the tick it would
+// issue at starts more than MaxAhead after the clock), *HighWaterAheadError (wrapping one)
 // when it is behind a new lease identity's mark instead, or a high-water
 // Load error. A new lease
 // identity's high-water mark is read here, as Next would read it.
@@ -309,10 +350,14 @@ func (g *Generator) Ready(ctx context.Context) error {
 		return p.timeEnded()
 	}
 	// A clock behind the last tick issued: Next would fail at once under
-	// Fail, or after MaxWait under WaitThenFail.
-	if last := int64(g.state.Load() >> g.sShift); ns < last*p.tickNs {
+	// Fail, after MaxWait under WaitThenFail, or beyond MaxAhead under
+	// Hold (when even the next tick would be too far ahead, if the last
+	// tick's sequence is used up).
+	if old := g.state.Load(); ns < g.tickOf(old)*p.tickNs {
+		last := g.tickOf(old)
 		drift := time.Duration(last*p.tickNs - ns)
-		if g.policy == Fail || (g.policy == WaitThenFail && drift > g.maxWait) {
+		held := g.policy == Hold || (g.policy == Bump && g.csOf(old) >= p.csMax)
+		if g.policy == Fail || (g.policy == WaitThenFail && drift > g.maxWait) || (held && g.holdTick(old)*p.tickNs-ns > g.maxAhead) {
 			return g.rollbackErr(&idgen.ClockRollbackError{Drift: drift, Last: p.layout.TickTime(last), Now: time.Unix(0, ns+p.epochNs).UTC()}, last)
 		}
 	}
@@ -327,7 +372,8 @@ func (g *Generator) Layout() Layout { return g.p.layout }
 
 // Next returns a new ID. It waits for the next tick when the tick's sequence
 // is used up, and applies the rollback policy when the clock is behind the
-// last tick issued. Errors: *idgen.ClockRollbackError (or, behind a leased
+// last tick issued (under Hold it issues at that tick or the ones after it,
+// up to MaxAhead ahead of the clock). Errors: *idgen.ClockRollbackError (or, behind a leased
 // identity's mark, *HighWaterAheadError), idgen.ErrLayoutExhausted,
 // idgen.ErrBeforeEpoch, a high-water Store error, or ctx's error while waiting.
 func (g *Generator) Next(ctx context.Context) (idgen.ID, error) {
@@ -352,8 +398,10 @@ func (g *Generator) Next(ctx context.Context) (idgen.ID, error) {
 				v = old + 1
 			}
 		}
+		// Under Hold a value taken in a tick ahead of the clock, within
+		// MaxAhead, is issued as well: no value is lost to the slow path.
 		t := int64(v >> g.sShift)
-		if d := ns - t*p.tickNs; v != 0 && d >= 0 && d < p.tickNs && t < g.markTick.Load() {
+		if d := ns - t*p.tickNs; v != 0 && d < p.tickNs && (d >= 0 || g.policy == Hold && -d <= g.maxAhead) && t < g.markTick.Load() {
 			if seq := v & g.cMask; seq <= p.seqMax {
 				return g.scheme.FromUint64(uint64(t)<<p.timeShift | node.bits | seq<<p.seqShift), nil
 			}
@@ -364,11 +412,11 @@ func (g *Generator) Next(ctx context.Context) (idgen.ID, error) {
 	if err != nil {
 		return idgen.ID{}, err
 	}
-	t, seq, _, err := g.reserve(ctx, 1)
+	t, seq, _, cs, err := g.reserve(ctx, 1)
 	if err != nil {
 		return idgen.ID{}, err
 	}
-	return g.scheme.FromUint64(g.compose(t, seq, node.bits)), nil
+	return g.scheme.FromUint64(g.compose(t, seq, node.bits|cs)), nil
 }
 
 // NextN fills dst with increasing IDs, reserving the rest of a tick's
@@ -380,17 +428,17 @@ func (g *Generator) NextN(ctx context.Context, dst []idgen.ID) (int, error) {
 		if err != nil {
 			return i, err
 		}
-		t, seq, n, err := g.reserve(ctx, uint64(len(dst)-i))
+		t, seq, n, cs, err := g.reserve(ctx, uint64(len(dst)-i))
 		if err != nil {
 			return i, err
 		}
 		if g.p.randBits > 0 {
 			for k := range n {
-				dst[i+int(k)] = g.scheme.FromUint64(g.compose(t, seq+k, node.bits))
+				dst[i+int(k)] = g.scheme.FromUint64(g.compose(t, seq+k, node.bits|cs))
 			}
 		} else {
 			// Without random bits the IDs of one tick are an arithmetic run.
-			g.scheme.FillUint64(dst[i:i+int(n)], g.compose(t, seq, node.bits), 1<<g.p.seqShift)
+			g.scheme.FillUint64(dst[i:i+int(n)], g.compose(t, seq, node.bits|cs), 1<<g.p.seqShift)
 		}
 		i += int(n)
 	}
@@ -417,8 +465,15 @@ func (g *Generator) elapsed() int64 {
 }
 
 // reserve takes up to want sequence numbers of one tick: n of them starting
-// at seq.
-func (g *Generator) reserve(ctx context.Context, want uint64) (tick int64, seq, n uint64, err error) {
+// at seq, under the clockseq value cs (already shifted to its place in an
+// ID; 0 without a clockseq field).
+func (g *Generator) reserve(ctx context.Context, want uint64) (tick int64, seq, n, cs uint64, err error) {
+	tick, seq, n, old, err := g.take(ctx, want)
+	return tick, seq, n, g.csOf(old) << g.p.csShift, err
+}
+
+// take is reserve, returning the state word the numbers were taken from.
+func (g *Generator) take(ctx context.Context, want uint64) (tick int64, seq, n, old uint64, err error) {
 	p := g.p
 	var waited time.Duration
 	for {
@@ -428,22 +483,22 @@ func (g *Generator) reserve(ctx context.Context, want uint64) (tick int64, seq, 
 		old := g.state.Load()
 		ns := g.elapsed()
 		if ns < 0 {
-			return 0, 0, 0, p.beforeEpoch(ns)
+			return 0, 0, 0, 0, p.beforeEpoch(ns)
 		}
-		last := int64(old >> g.sShift)
+		last := g.tickOf(old)
 		now := last
 		if d := ns - last*p.tickNs; d < 0 || d >= p.tickNs {
 			// Outside the last tick: divide (a multiply and compare
 			// settle the common case without the division).
 			if now = ns / p.tickNs; now > p.timeMax {
-				return 0, 0, 0, p.timeEnded()
+				return 0, 0, 0, 0, p.timeEnded()
 			}
 		}
 		switch {
 		case now > last:
 			if now >= g.markTick.Load() {
 				if err := g.raiseMark(ctx, now); err != nil {
-					return 0, 0, 0, err
+					return 0, 0, 0, 0, err
 				}
 			}
 			start := uint64(0)
@@ -451,31 +506,143 @@ func (g *Generator) reserve(ctx context.Context, want uint64) (tick int64, seq, 
 				start = rand.Uint64N(g.seqRange)
 			}
 			n = min(want, p.seqMax-start+1)
-			if g.state.CompareAndSwap(old, uint64(now)<<g.sShift|(start+n-1)) {
-				return now, start, n, nil
+			if g.state.CompareAndSwap(old, g.word(old, now, start+n-1)) {
+				return now, start, n, old, nil
 			}
 		case now == last:
 			if g.unbounded {
-				return now, 0, want, nil
+				return now, 0, want, old, nil
 			}
 			cur := old & g.cMask
 			if cur >= p.seqMax {
 				if err := g.waitTick(ctx, last, ns); err != nil {
-					return 0, 0, 0, err
+					return 0, 0, 0, 0, err
 				}
 				continue
 			}
 			n = min(want, p.seqMax-cur)
 			if g.state.CompareAndSwap(old, old+n) {
-				return last, cur + 1, n, nil
+				return last, cur + 1, n, old, nil
+			}
+		case g.policy == Hold || g.policy == Bump:
+			t, s, n, ok, err := g.hold(ctx, old, last, ns, want)
+			if err != nil || ok {
+				return t, s, n, old, err
 			}
 		default:
 			drift := time.Duration(last*p.tickNs - ns)
 			if err := g.rollback(ctx, drift, last, ns, &waited); err != nil {
-				return 0, 0, 0, err
+				return 0, 0, 0, 0, err
 			}
 		}
 	}
+}
+
+// tickOf returns the tick of state word v.
+func (g *Generator) tickOf(v uint64) int64 { return int64(v>>g.sShift) & g.p.timeMax }
+
+// csOf returns the clockseq value of state word v; 0 without a clockseq field.
+func (g *Generator) csOf(v uint64) uint64 {
+	if g.p.csBits == 0 {
+		return 0
+	}
+	return v >> g.csShift
+}
+
+// word returns the state word of tick and counter under old's clockseq value.
+func (g *Generator) word(old uint64, tick int64, counter uint64) uint64 {
+	return g.csOf(old)<<g.csShift | uint64(tick)<<g.sShift | counter
+}
+
+// holdTick is the tick Hold issues at from state old: its tick, or the
+// next when the tick's sequence is used up.
+func (g *Generator) holdTick(old uint64) int64 {
+	last := g.tickOf(old)
+	if !g.unbounded && old&g.cMask >= g.p.seqMax {
+		return last + 1
+	}
+	return last
+}
+
+// hold issues under Hold (or Bump) while the clock, at ns, reads behind
+// tick last, the state old's tick: it continues last's sequence, or enters
+// the next tick when it is used up, as long as that tick starts no more
+// than maxAhead after the clock; beyond, Bump bumps. ok is false when a
+// compare-and-swap lost a race or a bump moved the state (the caller reads
+// the state again).
+func (g *Generator) hold(ctx context.Context, old uint64, last, ns int64, want uint64) (tick int64, seq, n uint64, ok bool, err error) {
+	p := g.p
+	t := g.holdTick(old)
+	if t*p.tickNs-ns > g.maxAhead {
+		rb := &idgen.ClockRollbackError{Drift: time.Duration(last*p.tickNs - ns), Last: p.layout.TickTime(last), Now: time.Unix(0, ns+p.epochNs).UTC()}
+		if g.policy == Bump && g.csOf(old) < p.csMax {
+			return 0, 0, 0, false, g.bump(ctx, old, ns)
+		}
+		g.rollbackFailures.Add(1)
+		if g.policy == Bump {
+			return 0, 0, 0, false, fmt.Errorf("%w; the %d-bit clockseq field is used up after %d bumps: %w", rb, p.csBits, p.csMax, ErrClockSeqExhausted)
+		}
+		return 0, 0, 0, false, g.rollbackErr(rb, last)
+	}
+	if t == last {
+		if g.unbounded {
+			return last, 0, want, true, nil
+		}
+		cur := old & g.cMask
+		n = min(want, p.seqMax-cur)
+		return last, cur + 1, n, g.state.CompareAndSwap(old, old+n), nil
+	}
+	if t > p.timeMax {
+		return 0, 0, 0, false, p.timeEnded()
+	}
+	if t >= g.markTick.Load() {
+		if err := g.raiseMark(ctx, t); err != nil {
+			return 0, 0, 0, false, err
+		}
+	}
+	start := uint64(0)
+	if g.seqRange != 0 {
+		start = rand.Uint64N(g.seqRange)
+	}
+	n = min(want, p.seqMax-start+1)
+	return t, start, n, g.state.CompareAndSwap(old, g.word(old, t, start+n-1)), nil
+}
+
+// ErrClockSeqExhausted reports that policy Bump has used up the clockseq
+// field: a rollback beyond MaxAhead can no longer be bumped past.
+var ErrClockSeqExhausted = errors.New("snowflake: clockseq used up")
+
+// bump moves the state from old to the next clockseq value at the clock's
+// tick (ns), the tick before it used up, and persists the value with a new
+// mark before anything is issued under it. It returns nil also when the
+// compare-and-swap lost a race; the caller reads the state again.
+func (g *Generator) bump(ctx context.Context, old uint64, ns int64) error {
+	p := g.p
+	now := ns / p.tickNs
+	cs := g.csOf(old) + 1
+	g.hwMu.Lock()
+	defer g.hwMu.Unlock()
+	prev := g.markTick.Load()
+	if g.hw != nil {
+		// Entering tick now or a later one needs a mark under the new
+		// value first: raiseMark waits for hwMu.
+		g.markTick.Store(now)
+	}
+	if !g.state.CompareAndSwap(old, cs<<g.csShift|uint64(max(now-1, 0))<<g.sShift|p.seqMax) {
+		g.markTick.Store(prev)
+		return nil
+	}
+	g.bumps.Add(1)
+	if g.hw == nil {
+		return nil
+	}
+	m := min(now+g.aheadTicks, p.timeMax+1)
+	if err := g.hw.(ClockSeqStore).StoreClockSeq(ctx, p.layout.TickTime(m), cs); err != nil {
+		// markTick stays at now: the next entry to a tick stores again.
+		return fmt.Errorf("snowflake: persisting high-water mark: %w", err)
+	}
+	g.markTick.Store(m)
+	return nil
 }
 
 // waitTick waits until the clock leaves tick last; ns is the last reading.
@@ -526,7 +693,14 @@ func (g *Generator) raiseMark(ctx context.Context, now int64) error {
 		return nil
 	}
 	m := min(now+g.aheadTicks, g.p.timeMax+1)
-	if err := g.hw.Store(ctx, g.p.layout.TickTime(m)); err != nil {
+	var err error
+	if s, ok := g.hw.(ClockSeqStore); ok && g.p.csBits > 0 {
+		// The state's clockseq value changes only under hwMu (bump).
+		err = s.StoreClockSeq(ctx, g.p.layout.TickTime(m), g.csOf(g.state.Load()))
+	} else {
+		err = g.hw.Store(ctx, g.p.layout.TickTime(m))
+	}
+	if err != nil {
 		return fmt.Errorf("snowflake: persisting high-water mark: %w", err)
 	}
 	g.markTick.Store(m)
@@ -554,6 +728,56 @@ func (g *Generator) ClockRollbackWaits() uint64 { return g.rollbackWaits.Load() 
 // ClockRollbackFailures returns how many *idgen.ClockRollbackError the
 // generator returned.
 func (g *Generator) ClockRollbackFailures() uint64 { return g.rollbackFailures.Load() }
+
+// Stats is a snapshot of a Generator's clock state and counters.
+type Stats struct {
+	// Ahead is how far the start of the last tick issued lies ahead of the
+	// clock: up to MaxAhead while Hold issues ahead of a clock behind it
+	// (after a rollback, a restart behind the high-water mark, or a leased
+	// worker ID whose previous holder's mark is ahead). It is 0 when the
+	// clock has reached the last tick.
+	Ahead time.Duration
+	// Drift is the system wall clock minus the generator's clock (see
+	// ClockDrift); 0 for a clock that does not tell.
+	Drift time.Duration
+	// ClockSeq is the clockseq value IDs are issued under; 0 without a
+	// clockseq field. Bumps counts this process's bumps (policy Bump).
+	ClockSeq, Bumps uint64
+	// SequenceWaits, ClockRollbackWaits and ClockRollbackFailures are the
+	// counters of the methods of those names.
+	SequenceWaits, ClockRollbackWaits, ClockRollbackFailures uint64
+}
+
+// Stats returns the generator's clock state and counters; it issues nothing.
+func (g *Generator) Stats() Stats {
+	return Stats{
+		Ahead:                 g.ClockAhead(),
+		Drift:                 g.ClockDrift(),
+		ClockSeq:              g.csOf(g.state.Load()),
+		Bumps:                 g.bumps.Load(),
+		SequenceWaits:         g.seqWaits.Load(),
+		ClockRollbackWaits:    g.rollbackWaits.Load(),
+		ClockRollbackFailures: g.rollbackFailures.Load(),
+	}
+}
+
+// ClockDrift returns how far the system wall clock is from the generator's
+// clock, > 0 when the wall clock is ahead: under the default SystemClock,
+// the NTP steps since start, which the IDs do not follow; 0 when the clock
+// is not a DriftReporter.
+func (g *Generator) ClockDrift() time.Duration {
+	if d, ok := g.clock.(DriftReporter); ok {
+		return d.Drift()
+	}
+	return 0
+}
+
+// ClockAhead returns Stats().Ahead: how far the last tick issued starts
+// ahead of the clock, 0 when not ahead.
+func (g *Generator) ClockAhead() time.Duration {
+	last := g.tickOf(g.state.Load())
+	return time.Duration(max(0, last*g.p.tickNs-g.elapsed()))
+}
 
 // beforeEpoch is the error of a clock reading ns before the epoch.
 func (p *plan) beforeEpoch(ns int64) error {

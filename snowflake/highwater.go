@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/echo"
 )
 
 // A HighWaterStore persists a time ahead of every ID a Generator has issued.
@@ -21,41 +23,80 @@ type HighWaterStore interface {
 	Store(ctx context.Context, mark time.Time) error
 }
 
+// A ClockSeqStore is a HighWaterStore that persists a clockseq value with
+// the mark, for layouts with a clockseq field: the mark then bounds the
+// ticks issued under that clockseq value. Policy Bump needs one.
+type ClockSeqStore interface {
+	HighWaterStore
+	// LoadClockSeq returns the stored mark and clockseq; the zero Time and
+	// 0 if none was stored.
+	LoadClockSeq(ctx context.Context) (mark time.Time, clockseq uint64, err error)
+	// StoreClockSeq persists both; durable when it returns nil.
+	StoreClockSeq(ctx context.Context, mark time.Time, clockseq uint64) error
+}
+
 // DefaultHighWaterAhead is how far ahead of the ticks issued a Generator
 // persists its mark when Config.HighWaterAhead is zero.
 const DefaultHighWaterAhead = time.Second
 
-// FileHighWater is a HighWaterStore in a file holding one RFC 3339 time.
-// Store writes a temporary file beside it, syncs it and renames it over the
+// FileHighWater is a HighWaterStore in a file holding one RFC 3339 time,
+// followed by " clockseq=N" when a clockseq value is stored (a
+// ClockSeqStore). Store writes a temporary file beside it, syncs it and renames it over the
 // old one, so a crash leaves the old mark or the new, never a torn one.
 type FileHighWater struct {
 	Path string
 }
 
 // Load reads the mark; a missing file is no mark.
-func (f FileHighWater) Load(context.Context) (time.Time, error) {
-	data, err := os.ReadFile(f.Path)
-	if os.IsNotExist(err) {
-		return time.Time{}, nil
-	}
-	if err != nil {
-		return time.Time{}, fmt.Errorf("snowflake: high-water mark: %w", err)
-	}
-	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(data)))
-	if err != nil {
-		return time.Time{}, fmt.Errorf("snowflake: high-water mark %s holds %q, not an RFC 3339 time", f.Path, strings.TrimSpace(string(data)))
-	}
-	return t, nil
+func (f FileHighWater) Load(ctx context.Context) (time.Time, error) {
+	t, _, err := f.LoadClockSeq(ctx)
+	return t, err
 }
 
-// Store writes the mark durably.
-func (f FileHighWater) Store(_ context.Context, mark time.Time) error {
+// LoadClockSeq reads the mark and the clockseq value (0 if the file holds
+// none); a missing file is no mark.
+func (f FileHighWater) LoadClockSeq(context.Context) (time.Time, uint64, error) {
+	data, err := os.ReadFile(f.Path)
+	if os.IsNotExist(err) {
+		return time.Time{}, 0, nil
+	}
+	if err != nil {
+		return time.Time{}, 0, fmt.Errorf("snowflake: high-water mark: %w", err)
+	}
+	text := strings.TrimSpace(string(data))
+	bad := fmt.Errorf("snowflake: high-water mark %s holds %q, not an RFC 3339 time (with an optional clockseq=N)", f.Path, echo.Cut(text))
+	ts, rest, _ := strings.Cut(text, " ")
+	t, err := time.Parse(time.RFC3339Nano, ts)
+	if err != nil {
+		return time.Time{}, 0, bad
+	}
+	var cs uint64
+	if rest = strings.TrimSpace(rest); rest != "" {
+		v, ok := strings.CutPrefix(rest, "clockseq=")
+		if cs, err = strconv.ParseUint(v, 10, 16); !ok || err != nil {
+			return time.Time{}, 0, bad
+		}
+	}
+	return t, cs, nil
+}
+
+// Store writes the mark durably, with no clockseq value.
+func (f FileHighWater) Store(ctx context.Context, mark time.Time) error {
+	return f.write(mark.UTC().Format(time.RFC3339Nano))
+}
+
+// StoreClockSeq writes the mark and the clockseq value durably.
+func (f FileHighWater) StoreClockSeq(_ context.Context, mark time.Time, clockseq uint64) error {
+	return f.write(mark.UTC().Format(time.RFC3339Nano) + " clockseq=" + strconv.FormatUint(clockseq, 10))
+}
+
+func (f FileHighWater) write(line string) error {
 	tmp, err := os.CreateTemp(filepath.Dir(f.Path), filepath.Base(f.Path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("snowflake: high-water mark: %w", err)
 	}
 	defer os.Remove(tmp.Name())
-	_, err = tmp.WriteString(mark.UTC().Format(time.RFC3339Nano) + "\n")
+	_, err = tmp.WriteString(line + "\n")
 	if err == nil {
 		err = tmp.Sync()
 	}

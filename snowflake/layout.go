@@ -16,6 +16,11 @@ const (
 	FieldTime     = "time"     // ticks since the epoch
 	FieldSequence = "sequence" // per-tick counter
 	FieldRandom   = "random"   // random bits drawn per ID (Simpleflake)
+	// FieldClockSeq counts the clock rollbacks the generator bumped past
+	// (policy Bump), like UUIDv1's clock sequence: IDs after a bump carry
+	// the clock's true time and a higher clockseq. Placed below the time
+	// field, IDs across a bump do not sort in time order.
+	FieldClockSeq = "clockseq"
 )
 
 // NodeFields are the names a node field may take.
@@ -43,7 +48,8 @@ type LayoutField struct {
 //	+---+-----------------------+----------+----------+-------------+
 //
 // A layout has exactly one time field, at most one sequence field, at most
-// one random field, and node fields named from NodeFields. It spans at most
+// one random field, at most one clockseq field, and node fields named from
+// NodeFields. It spans at most
 // 63 bits, so that IDs stay positive in a signed bigint, or 64 when Unsigned
 // is set. Unused high bits are zero.
 type Layout struct {
@@ -90,6 +96,9 @@ type plan struct {
 	randShift         uint
 	randBits          int
 	randMask          uint64
+	csShift           uint // the clockseq field's shift in an ID
+	csBits            uint
+	csMax             uint64
 	nodes             []nodeField
 	tickNs, epochNs   int64
 	totalBits         int
@@ -150,7 +159,7 @@ func (l Layout) compile() (*plan, error) {
 	p := &plan{layout: l, tickNs: int64(l.tick()), epochNs: l.epoch().UnixNano(), totalBits: total}
 	var seen []string
 	shift := total
-	nTime, nSeq, nRand := 0, 0, 0
+	nTime := 0
 	for _, f := range l.Fields {
 		shift -= f.Bits
 		if slices.Contains(seen, f.Name) {
@@ -165,14 +174,17 @@ func (l Layout) compile() (*plan, error) {
 			}
 			p.timeShift, p.timeBits, p.timeMax = uint(shift), f.Bits, int64(mask(f.Bits))
 		case FieldSequence:
-			nSeq++
 			p.seqShift, p.seqBits, p.seqMax = uint(shift), uint(f.Bits), mask(f.Bits)
 		case FieldRandom:
-			nRand++
 			p.randShift, p.randBits, p.randMask = uint(shift), f.Bits, mask(f.Bits)
+		case FieldClockSeq:
+			if f.Bits > 16 {
+				return nil, invalid("clockseq field has %d bits; allowed 1-16", f.Bits)
+			}
+			p.csShift, p.csBits, p.csMax = uint(shift), uint(f.Bits), mask(f.Bits)
 		default:
 			if !slices.Contains(NodeFields, f.Name) {
-				return nil, invalid("unknown field %q; allowed time, sequence, random, %s", f.Name, strings.Join(NodeFields, ", "))
+				return nil, invalid("unknown field %q; allowed time, sequence, random, clockseq, %s", f.Name, strings.Join(NodeFields, ", "))
 			}
 			p.nodes = append(p.nodes, nodeField{name: f.Name, shift: uint(shift), bits: f.Bits, max: mask(f.Bits)})
 		}

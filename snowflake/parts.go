@@ -13,6 +13,7 @@ type Parts struct {
 	Time     time.Time     // start of the tick, UTC
 	Sequence uint64        // 0 when the layout has no sequence field
 	Random   uint64        // 0 when the layout has no random field
+	ClockSeq uint64        // 0 when the layout has no clockseq field
 	Nodes    []idgen.Field // node fields, high bits first
 }
 
@@ -56,6 +57,7 @@ func (p *plan) decompose(v uint64) Parts {
 		Time:     p.layout.TickTime(t),
 		Sequence: v >> p.seqShift & p.seqMax,
 		Random:   v >> p.randShift & p.randMask,
+		ClockSeq: v >> p.csShift & p.csMax,
 	}
 	for _, f := range p.nodes {
 		parts.Nodes = append(parts.Nodes, idgen.Field{Name: f.name, Value: v >> f.shift & f.max, Bits: f.bits})
@@ -98,7 +100,10 @@ func (l Layout) Compose(parts Parts) (uint64, error) {
 	if err := check(FieldRandom, parts.Random, p.randMask); err != nil {
 		return 0, err
 	}
-	v := uint64(parts.Tick)<<p.timeShift | parts.Sequence<<p.seqShift | parts.Random<<p.randShift
+	if err := check(FieldClockSeq, parts.ClockSeq, p.csMax); err != nil {
+		return 0, err
+	}
+	v := uint64(parts.Tick)<<p.timeShift | parts.Sequence<<p.seqShift | parts.Random<<p.randShift | parts.ClockSeq<<p.csShift
 	for _, nf := range parts.Nodes {
 		f, ok := p.node(nf.Name)
 		if !ok {

@@ -12,7 +12,12 @@ import "context"
 // not involved.
 //
 // Reserve waits, fails and persists the high-water mark exactly as Next
-// does, and returns the same errors.
+// does, and returns the same errors. A layout with a clockseq field is
+// refused (ErrInvalidLayout): the numbers are unique only with its value.
 func (g *Generator) Reserve(ctx context.Context, want uint64) (tick int64, seq, n uint64, err error) {
-	return g.reserve(ctx, max(want, 1))
+	if g.p.csBits > 0 {
+		return 0, 0, 0, invalid("Reserve does not return the clockseq field's value; use Next or NextN")
+	}
+	tick, seq, n, _, err = g.reserve(ctx, max(want, 1))
+	return tick, seq, n, err
 }

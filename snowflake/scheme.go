@@ -43,6 +43,8 @@ func (c codec) Decompose(b []byte) []idgen.Field {
 			out = append(out, idgen.Field{Name: f.Name, Value: parts.Sequence, Bits: f.Bits})
 		case FieldRandom:
 			out = append(out, idgen.Field{Name: f.Name, Value: parts.Random, Bits: f.Bits})
+		case FieldClockSeq:
+			out = append(out, idgen.Field{Name: f.Name, Value: parts.ClockSeq, Bits: f.Bits})
 		default:
 			val, _ := parts.Node(f.Name)
 			out = append(out, idgen.Field{Name: f.Name, Value: val, Bits: f.Bits})

@@ -123,7 +123,7 @@ func TestLoadErrors(t *testing.T) {
 		{name: "toml unknown key", file: "c.toml", text: "[generators.events]\nstrategy = \"sonyflake\"\nbits_seq = 8\n",
 			msg: `3: generator "events": strategies: invalid spec: sonyflake: unknown key "bits_seq"; valid keys: bits_sequence, bits_machine, time_unit, start_time, machine, worker_source, rollback, max_wait, high_water, high_water_ahead, clock`},
 		{name: "toml bad value", file: "c.toml", text: "[generators]\na = \"uuidv7\"\nb = \"flake128?rollback=retry\"\n",
-			msg: `3: generator "b": strategies: invalid spec: flake128: rollback="retry": want one of fail, wait, wait-then-fail`},
+			msg: `3: generator "b": strategies: invalid spec: flake128: rollback="retry": want one of fail, wait, wait-then-fail, hold, bump`},
 		{name: "json unknown key", file: "c.json", text: "{\"generators\": {\n  \"x\": {\"strategy\": \"ksuid\",\n    \"monotone\": true}}}\n",
 			msg: `3: generator "x": strategies: invalid spec: ksuid: unknown key "monotone"; valid keys: monotonic`},
 		{name: "json syntax", file: "c.json", text: "{\"generators\": {\n  \"x\": \"ulid\",\n}}\n",

@@ -177,7 +177,7 @@ func TestSpecErrors(t *testing.T) {
 		{name: "flake128 worker", spec: "flake128?worker=281474976710656",
 			msg: `strategies: invalid spec: flake128: worker="281474976710656": want an integer in [0, 281474976710655]`},
 		{name: "flake128 rollback", spec: "flake128?rollback=retry",
-			msg: `strategies: invalid spec: flake128: rollback="retry": want one of fail, wait, wait-then-fail`},
+			msg: `strategies: invalid spec: flake128: rollback="retry": want one of fail, wait, wait-then-fail, hold, bump`},
 		{name: "xid machine", spec: "xid?machine=-1",
 			msg: `strategies: invalid spec: xid: machine="-1": want an integer in [0, 16777215]`},
 	}

@@ -26,6 +26,7 @@ func init() {
 	}
 	keys = append(keys, Key{"random_start", "start each tick's sequence at a random offset (default false)"})
 	keys = append(keys, coreKeys...)
+	keys = append(keys, Key{"max_ahead", "hold's bound: how far ahead of the clock IDs may be issued (default 10s; 1s under bump)"})
 	keys = append(keys, Key{"worker_source", WorkerSourceDoc + " (default: the worker key)"})
 	register(&Strategy{
 		Name:   "snowflake",
@@ -116,6 +117,9 @@ func snowflakeConfig(p *Params) (snowflake.Config, error) {
 	if err := readCore(p, &cfg.Clock, &cfg.Rollback, &cfg.MaxWait, &cfg.HighWater, &cfg.HighWaterAhead); err != nil {
 		return cfg, err
 	}
+	if cfg.MaxAhead, err = p.Duration("max_ahead", 0); err != nil {
+		return cfg, err
+	}
 	if cfg.RandomSequenceStart, err = p.Bool("random_start", false); err != nil {
 		return cfg, err
 	}
@@ -134,7 +138,7 @@ func nodeRange(l snowflake.Layout, name string) string {
 
 // coreKeys are the keys of every strategy built on the Snowflake core.
 var coreKeys = []Key{
-	{"rollback", "clock rollback policy: fail, wait, wait-then-fail (default)"},
+	{"rollback", "clock rollback policy: fail, wait, wait-then-fail (default), hold, bump (needs a clockseq field)"},
 	{"max_wait", "wait-then-fail's bound (default 10ms)"},
 	{"high_water", "file persisting the high-water mark (default none)"},
 	{"high_water_ahead", "how far ahead the mark is written (default 1s)"},
@@ -143,7 +147,7 @@ var coreKeys = []Key{
 
 // readCore reads coreKeys into the fields of a Snowflake-core config.
 func readCore(p *Params, clock *snowflake.Clock, policy *snowflake.Policy, maxWait *time.Duration, hw *snowflake.HighWaterStore, ahead *time.Duration) error {
-	pol, err := p.Choice("rollback", "wait-then-fail", "fail", "wait", "wait-then-fail")
+	pol, err := p.Choice("rollback", "wait-then-fail", "fail", "wait", "wait-then-fail", "hold", "bump")
 	if err != nil {
 		return err
 	}

@@ -224,4 +224,9 @@ func (b *etcdBackend) storeMark(ctx context.Context, id, gen int64, mark time.Ti
 	return nil
 }
 
+// setMark is storeMark: a Put, which moves the mark down as well.
+func (b *etcdBackend) setMark(ctx context.Context, id, gen int64, mark time.Time) error {
+	return b.storeMark(ctx, id, gen, mark)
+}
+
 func (b *etcdBackend) close() { b.c.Close() }

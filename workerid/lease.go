@@ -50,6 +50,50 @@ type LeaseConfig struct {
 	// Owner is written beside the lease for operators. Empty means
 	// hostname-pid-random.
 	Owner string
+	// MaxSkew bounds how far the local clock may be from the store's at
+	// start (PostgreSQL: its clock_timestamp(), corrected by half the round
+	// trip): beyond it, opening the lease fails with ErrClockSkew. Zero
+	// means DefaultMaxSkew (10 s); a negative value turns the check off.
+	MaxSkew time.Duration
+	// Clock is the local clock compared with the store's at start. Nil
+	// means the system wall clock (time.Now).
+	Clock interface{ Now() time.Time }
+}
+
+// DefaultMaxSkew is LeaseConfig.MaxSkew when zero.
+const DefaultMaxSkew = 10 * time.Second
+
+// checkSkew compares the local clock with the store's, read by serverNow
+// between two local readings: the server's reading is taken to fall midway.
+// It returns an error wrapping ErrClockSkew, naming both clocks and the
+// skew, when they are more than MaxSkew apart; a serverNow error is returned
+// as is.
+func (c LeaseConfig) checkSkew(ctx context.Context, store string, serverNow func(context.Context) (time.Time, error)) error {
+	if c.MaxSkew < 0 {
+		return nil
+	}
+	now := time.Now
+	if c.Clock != nil {
+		now = c.Clock.Now
+	}
+	before := now()
+	server, err := serverNow(ctx)
+	if err != nil {
+		return err
+	}
+	after := now()
+	local := before.Add(after.Sub(before) / 2)
+	skew := local.Sub(server)
+	if skew.Abs() <= c.MaxSkew {
+		return nil
+	}
+	dir := "ahead of"
+	if skew < 0 {
+		dir = "behind"
+	}
+	return fmt.Errorf("%w: the local clock (%s) is %v %s %s (%s); max skew is %v",
+		ErrClockSkew, local.UTC().Format(time.RFC3339Nano), skew.Abs().Round(time.Millisecond), dir, store,
+		server.UTC().Format(time.RFC3339Nano), c.MaxSkew)
 }
 
 func (c LeaseConfig) resolve() (LeaseConfig, error) {
@@ -64,6 +108,9 @@ func (c LeaseConfig) resolve() (LeaseConfig, error) {
 	}
 	if c.LostAfter == 0 {
 		c.LostAfter = c.TTL / 2
+	}
+	if c.MaxSkew == 0 {
+		c.MaxSkew = DefaultMaxSkew
 	}
 	switch {
 	case c.Workers < 0 || c.Workers > MaxLeaseWorkers:
@@ -101,8 +148,12 @@ type backend interface {
 	// release gives the ID up.
 	release(ctx context.Context, id, gen int64) error
 	// storeMark persists the high-water mark beside the lease, only while
-	// it is held (else errGone).
+	// it is held (else errGone); a stored mark never moves down.
 	storeMark(ctx context.Context, id, gen int64, mark time.Time) error
+	// setMark persists mark even below the stored one, only while the
+	// lease is held (else errGone): at release, the mark written ahead
+	// gives way to the mark the generator asked for.
+	setMark(ctx context.Context, id, gen int64, mark time.Time) error
 	close()
 }
 
@@ -157,6 +208,16 @@ type lease struct {
 
 	mark time.Time // the stored mark read when cur was acquired, for Load
 
+	// The mark written ahead at each renewal (off the request path), and
+	// the highest mark the generator asked Store for, both for the
+	// generation gen. Store returns at once for a mark at or below ahead.
+	markMu      sync.Mutex
+	markGen     int64
+	ahead, want time.Time
+	// writeMu orders the mark writes, so that a mark written ahead never
+	// replaces a higher one Store wrote (etcd's Put would move it down).
+	writeMu sync.Mutex
+
 	h held // owned by the renewal goroutine (and open/Close around it)
 
 	stop chan struct{}
@@ -209,11 +270,29 @@ func (l *lease) Load(context.Context) (time.Time, error) {
 
 // Store persists mark in the lease, if it is still held: else the error
 // wraps idgen.ErrLeaseLost.
+//
+// A mark at or below the one written ahead at the last renewal is already
+// durable: Store returns at once, with no store round trip.
 func (l *lease) Store(ctx context.Context, mark time.Time) error {
+	l.markMu.Lock()
 	ident := l.cur.Load()
 	if ident == nil {
+		l.markMu.Unlock()
 		return fmt.Errorf("%w: high-water mark not stored", idgen.ErrLeaseLost)
 	}
+	if l.markGen != ident.Generation {
+		l.markGen, l.ahead, l.want = ident.Generation, time.Time{}, time.Time{}
+	}
+	if mark.After(l.want) {
+		l.want = mark
+	}
+	covered := !mark.After(l.ahead)
+	l.markMu.Unlock()
+	if covered {
+		return nil
+	}
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
 	err := l.b.storeMark(ctx, ident.WorkerID, ident.Generation, mark)
 	if errors.Is(err, errGone) {
 		return fmt.Errorf("%w: worker ID %d generation %d", idgen.ErrLeaseLost, ident.WorkerID, ident.Generation)
@@ -286,6 +365,9 @@ func (l *lease) stepCtx(deadline time.Time) (context.Context, context.CancelFunc
 
 func (l *lease) run() {
 	defer close(l.done)
+	ctx, cancel := l.stepCtx(l.h.deadline)
+	l.writeAhead(ctx, l.h.deadline.Add(-l.cfg.LostAfter))
+	cancel()
 	t := time.NewTimer(l.cfg.RenewEvery)
 	defer t.Stop()
 	for {
@@ -315,6 +397,9 @@ func (l *lease) step() time.Duration {
 				l.giveUp()
 				return 0
 			}
+			ctx, cancel := l.stepCtx(l.h.deadline)
+			l.writeAhead(ctx, start)
+			cancel()
 			return l.cfg.RenewEvery
 		case err == nil || errors.Is(err, errGone) || !time.Now().Before(l.h.deadline):
 			l.giveUp()
@@ -335,6 +420,9 @@ func (l *lease) step() time.Duration {
 	// A generator reads the ID's stored mark (Load) before it issues under
 	// the new identity, and waits or fails by its policy while behind it.
 	l.publish()
+	ctx, cancel = l.stepCtx(l.h.deadline)
+	l.writeAhead(ctx, start)
+	cancel()
 	return l.cfg.RenewEvery
 }
 
@@ -345,10 +433,64 @@ func (l *lease) giveUp() {
 	l.mu.Unlock()
 	if l.h.ok {
 		ctx, cancel := l.stepCtx(time.Now().Add(l.cfg.RenewEvery))
+		l.settleMark(ctx)
 		l.b.release(ctx, l.h.id, l.h.gen)
 		cancel()
 	}
 	l.h = held{}
+}
+
+// AheadSlack is how far past the time the node would count itself lost
+// the mark written at each renewal reaches: room for a generator whose
+// clock runs a little ahead of the lease's.
+const AheadSlack = time.Second
+
+// writeAhead stores, beside the lease held in l.h, a mark covering every
+// ID the node may issue until it would count itself lost: the renewal's
+// start + LostAfter + AheadSlack, and never below the previous holder's
+// mark. It runs on the renewal goroutine (or in open), never on the
+// request path; a failure only leaves Store to write synchronously.
+func (l *lease) writeAhead(ctx context.Context, start time.Time) {
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
+	m := start.Add(l.cfg.LostAfter + AheadSlack)
+	l.markMu.Lock()
+	if l.markGen != l.h.gen {
+		l.markGen, l.ahead, l.want = l.h.gen, time.Time{}, time.Time{}
+	}
+	for _, o := range []time.Time{l.h.mark, l.want, l.ahead} {
+		if o.After(m) {
+			m = o
+		}
+	}
+	l.markMu.Unlock()
+	if l.b.storeMark(ctx, l.h.id, l.h.gen, m) != nil {
+		return
+	}
+	l.markMu.Lock()
+	defer l.markMu.Unlock()
+	if l.markGen == l.h.gen && m.After(l.ahead) {
+		l.ahead = m
+	}
+}
+
+// settleMark, at release, replaces the mark written ahead with the highest
+// one the generator asked for (or the previous holder's, if higher): the
+// identity is lost, so nothing is issued past it, and the next holder of
+// the worker ID need not wait out the time written ahead.
+func (l *lease) settleMark(ctx context.Context) {
+	l.markMu.Lock()
+	m := l.h.mark
+	if l.markGen == l.h.gen && l.want.After(m) {
+		m = l.want
+	}
+	wrote := l.markGen == l.h.gen && !l.ahead.IsZero()
+	l.markMu.Unlock()
+	if wrote {
+		l.writeMu.Lock()
+		l.b.setMark(ctx, l.h.id, l.h.gen, m)
+		l.writeMu.Unlock()
+	}
 }
 
 // Close stops renewals, marks the identity lost and releases the lease
@@ -367,6 +509,7 @@ func (l *lease) Close() error {
 	var err error
 	if l.h.ok {
 		ctx, cancel := context.WithTimeout(context.Background(), l.cfg.RenewEvery)
+		l.settleMark(ctx)
 		err = l.b.release(ctx, l.h.id, l.h.gen)
 		cancel()
 		l.h = held{}

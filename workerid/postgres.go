@@ -54,7 +54,8 @@ var tableRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 // OpenPostgres connects to dsn (postgres://...), creates the table and the
 // rows of the space if missing, and acquires a worker ID before it returns.
 // Errors: a server that cannot be reached wraps idgen.ErrUnavailable; every
-// ID held, idgen.ErrNoWorkerIDs; a bad configuration, ErrConfig.
+// ID held, idgen.ErrNoWorkerIDs; a bad configuration, ErrConfig; a local
+// clock more than MaxSkew from the server's clock_timestamp(), ErrClockSkew.
 func OpenPostgres(ctx context.Context, dsn string, cfg PostgresConfig) (*Postgres, error) {
 	lc, err := cfg.LeaseConfig.resolve()
 	if err != nil {
@@ -79,6 +80,10 @@ func OpenPostgres(ctx context.Context, dsn string, cfg PostgresConfig) (*Postgre
 		return nil, fmt.Errorf("%w: PostgreSQL DSN %q: %v", ErrConfig, redact.Spec(dsn), err)
 	}
 	b := &pgBackend{pool: pool, t: cfg.Table, ns: lc.Namespace, max: lc.max(), owner: lc.Owner, ttl: lc.TTL, dsn: redact.Spec(dsn)}
+	if err := lc.checkSkew(ctx, "PostgreSQL "+b.dsn+" clock_timestamp()", b.clock); err != nil {
+		pool.Close()
+		return nil, err
+	}
 	if err := b.init(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -193,4 +198,18 @@ func (b *pgBackend) storeMark(ctx context.Context, id, gen int64, mark time.Time
 	WHERE namespace = $1 AND worker_id = $2 AND generation = $3 AND owner = $4`, b.ns, id, gen, b.owner, mark)
 }
 
+func (b *pgBackend) setMark(ctx context.Context, id, gen int64, mark time.Time) error {
+	return b.exec(ctx, `UPDATE `+b.t+` SET high_water = $5
+	WHERE namespace = $1 AND worker_id = $2 AND generation = $3 AND owner = $4`, b.ns, id, gen, b.owner, mark)
+}
+
 func (b *pgBackend) close() { b.pool.Close() }
+
+// clock reads the server's clock_timestamp().
+func (b *pgBackend) clock(ctx context.Context) (time.Time, error) {
+	var t time.Time
+	if err := b.pool.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&t); err != nil {
+		return time.Time{}, b.unreachable(err)
+	}
+	return t, nil
+}

@@ -47,6 +47,9 @@ var (
 	ErrNoOrdinal = errors.New("workerid: hostname has no StatefulSet ordinal")
 	// ErrConfig reports an invalid configuration value.
 	ErrConfig = errors.New("workerid: invalid configuration")
+	// ErrClockSkew reports a local clock further from the lease store's
+	// than LeaseConfig.MaxSkew at start: the node refuses to start.
+	ErrClockSkew = errors.New("workerid: clock skew beyond max skew")
 )
 
 // A Source yields a node's identity. It is an idgen.Lease: pass it as

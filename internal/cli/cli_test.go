@@ -24,16 +24,8 @@ func TestGen(t *testing.T) {
 		t.Fatalf("gen exit %d: %s", code, errs)
 	}
 	l, _ := snowflake.Preset("twitter")
-	lines := strings.Fields(out)
-	if len(lines) != 5000 {
-		t.Fatalf("gen -n 5000 printed %d lines; want 5000", len(lines))
-	}
 	var prev uint64
-	for _, line := range lines {
-		v, err := strconv.ParseUint(line, 10, 64)
-		if err != nil {
-			t.Fatalf("gen printed %q: %v", line, err)
-		}
+	for _, v := range genIDs(t, out, 5000) {
 		p, _ := l.Decompose(v)
 		dc, _ := p.Node("datacenter")
 		w, _ := p.Node("worker")
@@ -138,7 +130,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown explain preset", []string{"explain", "twiter"}, `unknown preset "twiter"`},
 		{"unknown spec key", []string{"gen", "-s", "snowflake?wrker=3"}, `unknown key "wrker"; valid keys: preset, layout`},
 		{"unknown strategy", []string{"gen", "-s", "snowflak"}, `unknown strategy "snowflak"; valid:`},
-		{"bad rollback", []string{"gen", "-s", "snowflake?rollback=never"}, `rollback="never": want one of fail, wait, wait-then-fail`},
+		{"bad rollback", []string{"gen", "-s", "snowflake?rollback=never"}, `rollback="never": want one of fail, wait, wait-then-fail, hold, bump`},
 		{"malformed ID", []string{"inspect", "12x4"}, `"12x4"`},
 		{"ID past layout", []string{"inspect", "18446744073709551615", "-s", "snowflake"}, "exceeds the layout's 63 bits"},
 		{"count zero", []string{"gen", "-n", "0"}, "-n 0: want at least 1"},

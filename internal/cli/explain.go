@@ -173,6 +173,9 @@ func explain(w io.Writer, l snowflake.Layout, now time.Time) {
 		fmt.Fprintf(tw, "per node\tunbounded\t(random bits, no sequence: uniqueness is probabilistic)\n")
 	}
 	fmt.Fprintf(tw, "nodes\t%s\t(%s)\n", thousands(l.Nodes()), nodeNames(l))
+	if cs, ok := l.Field(snowflake.FieldClockSeq); ok {
+		fmt.Fprintf(tw, "clockseq\t%s bumps\t(rollback=bump: rollbacks beyond max_ahead; IDs across a bump do not sort by time)\n", thousands(uint64(1)<<uint(cs)-1))
+	}
 	for _, c := range []struct {
 		bits int
 		what string
