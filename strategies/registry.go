@@ -40,7 +40,7 @@ type Strategy struct {
 
 var registry = map[string]*Strategy{}
 
-func register(s *Strategy) { registry[s.Name] = s }
+func register(s *Strategy) { registry[s.Name] = withEncoding(s) }
 
 // List returns the registered strategies, sorted by name.
 func List() []*Strategy {
@@ -87,7 +87,7 @@ func ParseSpec(spec string) (*Strategy, *Params, error) {
 	}
 	for kv := range strings.SplitSeq(query, "&") {
 		k, v, _ := strings.Cut(kv, "=")
-		if !slices.ContainsFunc(s.Keys, func(key Key) bool { return key.Name == k }) {
+		if k != EncodingKey && !slices.ContainsFunc(s.Keys, func(key Key) bool { return key.Name == k }) {
 			return nil, nil, fmt.Errorf("%w: %s: unknown key %q; valid keys: %s", ErrSpec, name, k, keyNames(s))
 		}
 		if _, dup := p.values[k]; dup {
