@@ -21,8 +21,9 @@ var LookupEnv func(name string) (string, bool)
 
 func init() {
 	register(&Strategy{
-		Name: "public",
-		Doc:  "IDs safe to show the public: another spec's 64- or 128-bit IDs encrypted (FF1-AES-256, reversible with the key), a key ID first",
+		Name:     "public",
+		External: true, // needs a key
+		Doc:      "IDs safe to show the public: another spec's 64- or 128-bit IDs encrypted (FF1-AES-256, reversible with the key), a key ID first",
 		Keys: []Key{
 			{Name: "inner", Doc: "the spec whose IDs are encrypted, URL-escaped (snowflake%3Fpreset%3Dtwitter); required"},
 			{Name: "key_env", Doc: "environment variable holding the key: 64 hex digits, or ID:HEX,ID:HEX to rotate (the first issues); default " + EnvPublicKey},

@@ -29,7 +29,8 @@ type Strategy struct {
 	Doc  string // one line
 	Keys []Key
 	// External reports that the strategy needs a store it reaches over the
-	// network (a dsn key).
+	// network (a dsn key), or a key from the environment (public): what a
+	// bare spec cannot give, so default runs of every strategy leave it out.
 	External bool
 	// Build returns a generator. It reads its keys from p.
 	Build func(ctx context.Context, p *Params) (idgen.Generator, error)
