@@ -148,6 +148,9 @@ func (c *codec) ParseText(b, text []byte) error {
 	if err != nil {
 		return err
 	}
+	if len(src) == 0 {
+		return fmt.Errorf("%w: %s is too short for a public ID (key ID, digits, check symbol)", idgen.ErrSyntax, quote(string(text)))
+	}
 	return Encodings[0].ParseText(b[1:], src[1:])
 }
 
