@@ -72,7 +72,8 @@ type Config struct {
 // Crockford digit followed by the encrypted bits in cfg.Encoding: 14
 // characters over a 64-bit ID in crockford, 27 over a 128-bit one. Its Time
 // and Decompose decrypt: the inner ID's time, and key_id followed by the
-// inner ID's fields. Errors wrap ErrKey or ErrEncoding.
+// inner ID's fields. Each call makes a new scheme, and IDs of two schemes
+// compare unequal: compare their text. Errors wrap ErrKey or ErrEncoding.
 func NewScheme(inner *idgen.Scheme, cfg Config) (*idgen.Scheme, error) {
 	if inner.Size != 8 && inner.Size != 16 {
 		return nil, fmt.Errorf("%w: public IDs wrap 64- or 128-bit IDs; %s IDs are %d bits", ErrEncoding, inner.Name, inner.Size*8)
@@ -192,7 +193,7 @@ func Inner(id idgen.ID) (inner idgen.ID, ok bool) {
 	return inner, !inner.IsZero()
 }
 
-// Encrypt returns inner, an ID of the scheme's inner scheme, as a public
+// encrypt returns inner, an ID of the scheme's inner scheme, as a public
 // ID of s under the issuing key. It does not allocate for 64-bit IDs.
 func encrypt(s *idgen.Scheme, c *codec, inner idgen.ID) idgen.ID {
 	kid := uint64(c.issuer) << 56
