@@ -3,6 +3,7 @@ package strategies_test
 import (
 	"context"
 	"errors"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -186,4 +187,29 @@ func mustNext(t *testing.T, g idgen.Generator) idgen.ID {
 		t.Fatal(err)
 	}
 	return id
+}
+
+// BenchmarkPublicSnowflake measures, in one run, the cost per ID of a
+// public spec in crockford (issue and text) against its inner Snowflake
+// spec alone (issue and decimal text). The layout's 21-bit sequence keeps
+// the inner generator from waiting for the next millisecond.
+func BenchmarkPublicSnowflake(b *testing.B) {
+	const inner = "snowflake?layout=time:41,worker:1,sequence:21"
+	old := strategies.LookupEnv
+	strategies.LookupEnv = func(string) (string, bool) { return testPublicKey, true }
+	b.Cleanup(func() { strategies.LookupEnv = old })
+	for _, spec := range []string{inner, "public?inner=" + url.QueryEscape(inner) + "&encoding=crockford"} {
+		g, err := strategies.New(spec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(strings.SplitN(spec, "?", 2)[0], func(b *testing.B) {
+			ctx := context.Background()
+			var buf []byte
+			for b.Loop() {
+				id, _ := g.Next(ctx)
+				buf, _ = id.AppendText(buf[:0])
+			}
+		})
+	}
 }
