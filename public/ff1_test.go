@@ -1,13 +1,17 @@
 package public_test
 
 import (
+	"context"
 	"encoding/hex"
 	"encoding/json"
-	"math/rand/v2"
+	"fmt"
 	"os"
 	"strconv"
+	"sync"
 	"testing"
 
+	"github.com/capitalone/fpe/ff1"
+	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/public"
 )
 
@@ -38,99 +42,109 @@ func loadFF1Samples(t *testing.T) []ff1Sample {
 	return f.Samples
 }
 
-func numerals(s string, radix int) []uint16 {
-	out := make([]uint16, len(s))
-	for i := range s {
-		v, _ := strconv.ParseUint(s[i:i+1], radix, 8)
-		out[i] = uint16(v)
-	}
-	return out
-}
-
-func text(x []uint16, radix int) string {
-	var b []byte
-	for _, v := range x {
-		b = strconv.AppendUint(b, uint64(v), radix)
-	}
-	return string(b)
-}
-
-// TestFF1NISTSamples checks the FF1 reference against NIST's nine samples,
-// both ways.
+// TestFF1NISTSamples pins the FF1 library public IDs use
+// (github.com/capitalone/fpe/ff1) to NIST's nine samples, both ways.
 func TestFF1NISTSamples(t *testing.T) {
 	for _, s := range loadFF1Samples(t) {
 		t.Run("sample"+strconv.Itoa(s.Sample), func(t *testing.T) {
 			key, _ := hex.DecodeString(s.Key)
 			tweak, _ := hex.DecodeString(s.Tweak)
-			if got := text(public.FF1Generic(key, tweak, s.Radix, numerals(s.PT, s.Radix), false), s.Radix); got != s.CT {
-				t.Errorf("FF1.Encrypt(%q) = %q; want %q", s.PT, got, s.CT)
+			c, err := ff1.NewCipher(s.Radix, len(tweak), key, tweak)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if got := text(public.FF1Generic(key, tweak, s.Radix, numerals(s.CT, s.Radix), true), s.Radix); got != s.PT {
-				t.Errorf("FF1.Decrypt(%q) = %q; want %q", s.CT, got, s.PT)
+			if got, err := c.Encrypt(s.PT); got != s.CT || err != nil {
+				t.Errorf("FF1.Encrypt(%q) = %q, %v; want %q", s.PT, got, err, s.CT)
+			}
+			if got, err := c.Decrypt(s.CT); got != s.PT || err != nil {
+				t.Errorf("FF1.Decrypt(%q) = %q, %v; want %q", s.CT, got, err, s.PT)
 			}
 		})
 	}
 }
 
-func bits(hi, lo uint64, n int) []uint16 {
-	out := make([]uint16, n)
-	for i := range n {
-		w, sh := hi, 63-i
-		if n == 128 && i >= 64 {
-			w, sh = lo, 127-i
-		} else if n == 64 {
-			w = hi
-		}
-		out[i] = uint16(w >> sh & 1)
-	}
-	return out
-}
-
-// TestFF1Radix2MatchesReference checks the 64- and 128-bit fast paths
-// against the step-by-step reference (NIST's samples have no radix-2 case),
-// and that Decrypt reverses Encrypt.
-func TestFF1Radix2MatchesReference(t *testing.T) {
-	key := make([]byte, 32)
-	for i := range key {
-		key[i] = byte(i * 7)
-	}
-	f, err := public.NewFF1(key)
+// TestPublicIsFF1OfInnerHex checks that a public ID's bits after its key ID
+// are FF1 (radix 16, empty tweak) of the inner ID's hex digits under the
+// issuing key: 16 digits for a 64-bit ID, 32 for a 128-bit one, so the
+// permutation is over exactly the inner width.
+func TestPublicIsFF1OfInnerHex(t *testing.T) {
+	key, _ := hex.DecodeString(hexKey0)
+	c, err := ff1.NewCipher(16, 0, key, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := rand.New(rand.NewPCG(1, 2))
-	for range 50 {
-		x := r.Uint64()
-		got := f.Encrypt64(x)
-		want := public.FF1Generic(key, nil, 2, bits(x, 0, 64), false)
-		if text(bits(got, 0, 64), 2) != text(want, 2) {
-			t.Fatalf("Encrypt64(%#x) = %#x; want %s", x, got, text(want, 2))
-		}
-		if back := f.Decrypt64(got); back != x {
-			t.Fatalf("Decrypt64(Encrypt64(%#x)) = %#x; want %#x", x, back, x)
-		}
-		hi, lo := r.Uint64(), r.Uint64()
-		ghi, glo := f.Encrypt128(hi, lo)
-		want = public.FF1Generic(key, nil, 2, bits(hi, lo, 128), false)
-		if text(bits(ghi, glo, 128), 2) != text(want, 2) {
-			t.Fatalf("Encrypt128(%#x, %#x) = %#x, %#x; want %s", hi, lo, ghi, glo, text(want, 2))
-		}
-		if bhi, blo := f.Decrypt128(ghi, glo); bhi != hi || blo != lo {
-			t.Fatalf("Decrypt128(Encrypt128(%#x, %#x)) = %#x, %#x", hi, lo, bhi, blo)
-		}
+	for _, inner := range []*idgen.Scheme{idgen.Int64Scheme, uuid128} {
+		t.Run(inner.Name, func(t *testing.T) {
+			src := &counter{s: inner}
+			g, err := public.New(src, public.Config{Keys: keys(t, hexKey0)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 20 {
+				id, err := g.Next(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				in, ok := public.Inner(id)
+				if !ok {
+					t.Fatalf("Inner(%v) not ok", id)
+				}
+				pt := hex.EncodeToString(in.Bytes())
+				want, err := c.Encrypt(pt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := hex.EncodeToString(id.Bytes()[1:]); got != want {
+					t.Fatalf("public ID of %s = %s; want FF1 %s", pt, got, want)
+				}
+			}
+		})
 	}
 }
 
-func TestNewFF1KeySize(t *testing.T) {
-	if _, err := public.NewFF1(make([]byte, 31)); err == nil {
-		t.Fatal("NewFF1(31 bytes) = nil error; want an error")
+// TestPublicConcurrent issues and decodes public IDs from several
+// goroutines at once (the library's Cipher is not safe for concurrent use;
+// run with -race), and checks every ID decodes to its inner ID.
+func TestPublicConcurrent(t *testing.T) {
+	src := &counter{s: idgen.Int64Scheme}
+	g, err := public.New(src, public.Config{Keys: keys(t, hexKey0)})
+	if err != nil {
+		t.Fatal(err)
 	}
-}
-
-func BenchmarkFF1Encrypt64(b *testing.B) {
-	f, _ := public.NewFF1(make([]byte, 32))
-	var x uint64
-	for b.Loop() {
-		x = f.Encrypt64(x + 1)
+	const workers, each = 4, 200
+	var (
+		mu   sync.Mutex
+		seen = map[uint64]bool{}
+		wg   sync.WaitGroup
+	)
+	errs := make(chan error, workers)
+	for range workers {
+		wg.Go(func() {
+			for range each {
+				id, err := g.Next(context.Background())
+				if err != nil {
+					errs <- err
+					return
+				}
+				back, err := g.Scheme().Parse(id.String())
+				in, ok := public.Inner(back)
+				v, _ := in.Uint64()
+				if err != nil || !ok || v == 0 || v > workers*each {
+					errs <- fmt.Errorf("Parse(%q) = %v, %v; Inner = %d, %v; want an inner ID in 1..%d", id, back, err, v, ok, workers*each)
+					return
+				}
+				mu.Lock()
+				seen[v] = true
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if len(seen) != workers*each {
+		t.Errorf("decoded %d distinct inner IDs; want %d", len(seen), workers*each)
 	}
 }

@@ -99,7 +99,7 @@ func NewScheme(inner *idgen.Scheme, cfg Config) (*idgen.Scheme, error) {
 		if len(k.Secret) != KeySize {
 			return nil, fmt.Errorf("%w: key %d: want %d bytes, got %d", ErrKey, i+1, KeySize, len(k.Secret))
 		}
-		f, err := NewFF1(k.Secret)
+		f, err := newFF1(k.Secret)
 		if err != nil {
 			return nil, err
 		}
@@ -113,7 +113,7 @@ func NewScheme(inner *idgen.Scheme, cfg Config) (*idgen.Scheme, error) {
 type codec struct {
 	inner   *idgen.Scheme
 	enc     *Encoding
-	ciphers [32]*FF1 // by key ID
+	ciphers [32]*ff1Cipher // by key ID
 	issuer  byte
 }
 
@@ -155,17 +155,21 @@ func (c *codec) ParseText(b, text []byte) error {
 	return Encodings[0].ParseText(b[1:], src[1:])
 }
 
-// decrypt returns the inner ID of the public ID b.
+// decrypt returns the inner ID of the public ID b, or the zero ID when no
+// configured key has its key ID.
 func (c *codec) decrypt(b []byte) idgen.ID {
 	f := c.ciphers[b[0]&31]
 	if f == nil {
 		return idgen.ID{}
 	}
-	if c.inner.Size == 8 {
-		return c.inner.FromUint64(f.Decrypt64(binary.BigEndian.Uint64(b[1:])))
+	var x [16]byte
+	if err := f.crypt(x[:c.inner.Size], b[1:1+c.inner.Size], true); err != nil {
+		return idgen.ID{}
 	}
-	hi, lo := f.Decrypt128(binary.BigEndian.Uint64(b[1:9]), binary.BigEndian.Uint64(b[9:17]))
-	return c.inner.FromWords(hi, lo, 0)
+	if c.inner.Size == 8 {
+		return c.inner.FromUint64(binary.BigEndian.Uint64(x[:8]))
+	}
+	return c.inner.FromWords(binary.BigEndian.Uint64(x[0:8]), binary.BigEndian.Uint64(x[8:16]), 0)
 }
 
 func (c *codec) Time(b []byte) time.Time { return c.decrypt(b).Time() }
@@ -194,17 +198,28 @@ func Inner(id idgen.ID) (inner idgen.ID, ok bool) {
 }
 
 // encrypt returns inner, an ID of the scheme's inner scheme, as a public
-// ID of s under the issuing key. It does not allocate for 64-bit IDs.
-func encrypt(s *idgen.Scheme, c *codec, inner idgen.ID) idgen.ID {
+// ID of s under the issuing key. Its error wraps errCipher and is not
+// expected: the FF1 library refuses only malformed numeral strings.
+func encrypt(s *idgen.Scheme, c *codec, inner idgen.ID) (idgen.ID, error) {
 	kid := uint64(c.issuer) << 56
 	f := c.ciphers[c.issuer]
+	var x [16]byte
+	n := 16
 	if v, ok := inner.Uint64(); ok {
-		e := f.Encrypt64(v)
-		return s.FromWords(kid|e>>8, e<<56, 0)
+		binary.BigEndian.PutUint64(x[:8], v)
+		n = 8
+	} else {
+		copy(x[:], inner.Bytes())
 	}
-	b := inner.Bytes()
-	hi, lo := f.Encrypt128(binary.BigEndian.Uint64(b[0:8]), binary.BigEndian.Uint64(b[8:16]))
-	return s.FromWords(kid|hi>>8, hi<<56|lo>>8, uint32(lo&0xff)<<24)
+	if err := f.crypt(x[:n], x[:n], false); err != nil {
+		return idgen.ID{}, err
+	}
+	if n == 8 {
+		e := binary.BigEndian.Uint64(x[:8])
+		return s.FromWords(kid|e>>8, e<<56, 0), nil
+	}
+	hi, lo := binary.BigEndian.Uint64(x[0:8]), binary.BigEndian.Uint64(x[8:16])
+	return s.FromWords(kid|hi>>8, hi<<56|lo>>8, uint32(lo&0xff)<<24), nil
 }
 
 // A Generator issues public IDs: the IDs of an inner generator, encrypted.
@@ -237,13 +252,14 @@ func (g *Generator) Scheme() *idgen.Scheme { return g.scheme }
 func (g *Generator) Inner() idgen.Generator { return g.inner }
 
 // Next returns the inner generator's next ID, encrypted. Its errors are the
-// inner generator's.
+// inner generator's (or, not expected, one wrapping errCipher's "public:
+// FF1 cipher failed").
 func (g *Generator) Next(ctx context.Context) (idgen.ID, error) {
 	id, err := g.inner.Next(ctx)
 	if err != nil {
 		return idgen.ID{}, err
 	}
-	return encrypt(g.scheme, g.c, id), nil
+	return encrypt(g.scheme, g.c, id)
 }
 
 // NextN fills dst with the inner generator's next IDs, encrypted: in the
@@ -251,7 +267,11 @@ func (g *Generator) Next(ctx context.Context) (idgen.ID, error) {
 func (g *Generator) NextN(ctx context.Context, dst []idgen.ID) (int, error) {
 	n, err := idgen.NextN(ctx, g.inner, dst)
 	for i := range dst[:n] {
-		dst[i] = encrypt(g.scheme, g.c, dst[i])
+		id, cerr := encrypt(g.scheme, g.c, dst[i])
+		if cerr != nil {
+			return i, cerr
+		}
+		dst[i] = id
 	}
 	return n, err
 }
