@@ -193,7 +193,8 @@ func FuzzPublicParse(f *testing.F) {
 
 // BenchmarkPublic measures the cost per ID of issuing and writing a 64-bit
 // public ID in crockford, against the inner generator alone writing its
-// decimal text; the difference is what the public layer costs.
+// decimal text; the difference is what the public layer costs. Compare the
+// two from the same run: the machine's load moves both.
 func BenchmarkPublic(b *testing.B) {
 	ctx := context.Background()
 	b.Run("inner", func(b *testing.B) {
