@@ -29,7 +29,8 @@ type Strategy struct {
 	Doc  string // one line
 	Keys []Key
 	// External reports that the strategy needs a store it reaches over the
-	// network (a dsn key).
+	// network (a dsn key), or a key from the environment (public): what a
+	// bare spec cannot give, so default runs of every strategy leave it out.
 	External bool
 	// Build returns a generator. It reads its keys from p.
 	Build func(ctx context.Context, p *Params) (idgen.Generator, error)
@@ -40,7 +41,7 @@ type Strategy struct {
 
 var registry = map[string]*Strategy{}
 
-func register(s *Strategy) { registry[s.Name] = s }
+func register(s *Strategy) { registry[s.Name] = withEncoding(s) }
 
 // List returns the registered strategies, sorted by name.
 func List() []*Strategy {
@@ -87,7 +88,7 @@ func ParseSpec(spec string) (*Strategy, *Params, error) {
 	}
 	for kv := range strings.SplitSeq(query, "&") {
 		k, v, _ := strings.Cut(kv, "=")
-		if !slices.ContainsFunc(s.Keys, func(key Key) bool { return key.Name == k }) {
+		if k != EncodingKey && !slices.ContainsFunc(s.Keys, func(key Key) bool { return key.Name == k }) {
 			return nil, nil, fmt.Errorf("%w: %s: unknown key %q; valid keys: %s", ErrSpec, name, k, keyNames(s))
 		}
 		if _, dup := p.values[k]; dup {

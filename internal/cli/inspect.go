@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/public"
 	"github.com/idgenkit/idgen/snowflake"
 	"github.com/idgenkit/idgen/strategies"
 	"github.com/spf13/cobra"
@@ -59,6 +60,8 @@ type report struct {
 	ID     string         `json:"id"`
 	Scheme string         `json:"scheme"`
 	Layout string         `json:"layout,omitempty"`
+	Prefix string         `json:"prefix,omitempty"` // a TypeID's type prefix
+	Inner  *report        `json:"inner,omitempty"`  // the ID a public ID encrypts
 	Time   string         `json:"time,omitempty"`
 	Hex    string         `json:"hex"`
 	Fields map[string]any `json:"fields"`
@@ -77,6 +80,11 @@ func newReport(id idgen.ID, now time.Time) report {
 	if l, ok := snowflake.LayoutOf(s); ok {
 		r.Layout = l.String()
 		epoch = l.WithDefaults().Epoch
+	}
+	r.Prefix, _ = strategies.TypeIDPrefix(id)
+	if in, ok := public.Inner(id); ok {
+		ir := newReport(in, now)
+		r.Inner = &ir
 	}
 	if t := id.Time(); !t.IsZero() {
 		r.Time = t.UTC().Format(time.RFC3339Nano)
@@ -102,6 +110,12 @@ func (r report) print(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "id\t%s\n", r.ID)
 	fmt.Fprintf(tw, "scheme\t%s\n", r.Scheme)
+	if r.Prefix != "" {
+		fmt.Fprintf(tw, "prefix\t%s\n", r.Prefix)
+	}
+	if r.Inner != nil {
+		fmt.Fprintf(tw, "inner\t%s (%s)\n", r.Inner.ID, r.Inner.Scheme)
+	}
 	if r.Layout != "" {
 		fmt.Fprintf(tw, "layout\t%s\n", r.Layout)
 	}

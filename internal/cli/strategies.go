@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/idgenkit/idgen/strategies"
@@ -15,7 +16,8 @@ func newStrategiesCmd() *cobra.Command {
 		Use:   "strategies",
 		Short: "List the strategies a spec can name, with their keys",
 		Long: "A spec is name?key=value&key=value, for example snowflake?preset=twitter&worker=7.\n" +
-			"IDGEN_WORKER_ID in the environment overrides the worker ID of every strategy that has one.",
+			"IDGEN_WORKER_ID in the environment overrides the worker ID of every strategy that has one.\n" +
+			"Every spec also takes " + strategies.EncodingKey + "=NAME: " + strategies.EncodingDoc + ".",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
@@ -23,6 +25,9 @@ func newStrategiesCmd() *cobra.Command {
 				store := ""
 				if s.External {
 					store = " (needs a store)"
+					if !slices.ContainsFunc(s.Keys, func(k strategies.Key) bool { return k.Name == "dsn" }) {
+						store = " (needs a key)"
+					}
 				}
 				fmt.Fprintf(tw, "%s\t%s%s\n", s.Name, s.Doc, store)
 				for _, k := range s.Keys {

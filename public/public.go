@@ -1,0 +1,285 @@
+package public
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/idgenkit/idgen"
+)
+
+// ErrKey reports a missing or malformed key. Its messages name where the
+// key came from, never the key.
+var ErrKey = errors.New("public: invalid key")
+
+// KeySize is the size of a key in bytes: an AES-256 key.
+const KeySize = 32
+
+// A Key is one encryption key and the ID that public IDs carry to name it.
+type Key struct {
+	// ID is the key ID, 0-31, written as the first character of every
+	// public ID as one Crockford base32 digit (0-9, A-Z without I, L, O, U).
+	ID byte
+	// Secret is the AES-256 key, KeySize bytes.
+	Secret []byte
+}
+
+// ParseKeys reads keys from text: either 64 hex digits (one 32-byte key,
+// key ID 0) or a comma-separated list of ID:HEX entries, each ID one
+// Crockford digit ("1:<64 hex>,0:<64 hex>"). The first key issues; all
+// decode. from names the text's source (an environment variable) in
+// errors, which wrap ErrKey and never contain the text.
+func ParseKeys(from, text string) ([]Key, error) {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return nil, fmt.Errorf("%w: %s is not set: want 64 hex digits (a %d-byte key), or ID:HEX,ID:HEX for several", ErrKey, from, KeySize)
+	}
+	var keys []Key
+	for i, entry := range strings.Split(text, ",") {
+		id, secret := "0", strings.TrimSpace(entry)
+		if k, s, ok := strings.Cut(secret, ":"); ok {
+			id, secret = strings.TrimSpace(k), strings.TrimSpace(s)
+		}
+		if len(id) != 1 || crockfordDigit(id[0]) < 0 {
+			return nil, fmt.Errorf("%w: %s: key %d: its key ID must be one Crockford base32 digit (0-9, A-Z but I, L, O, U)", ErrKey, from, i+1)
+		}
+		b, err := hex.DecodeString(secret)
+		if err != nil || len(b) != KeySize {
+			return nil, fmt.Errorf("%w: %s: key %d: want %d hex digits (a %d-byte key), got %d chars", ErrKey, from, i+1, 2*KeySize, KeySize, len(secret))
+		}
+		keys = append(keys, Key{ID: byte(crockfordDigit(id[0])), Secret: b})
+	}
+	return keys, nil
+}
+
+// A Config configures public IDs.
+type Config struct {
+	// Keys are the keys, the first one issuing; decoding picks the key by
+	// the ID's key ID. At least one; key IDs must differ.
+	Keys []Key
+	// Encoding writes the encrypted bits; nil means crockford.
+	Encoding *Encoding
+}
+
+// NewScheme returns the scheme of public IDs over inner, a scheme of 8 or
+// 16 bytes (the Snowflake family, segment and ticket; UUIDs and ULID). A
+// public ID's raw bytes are its key ID (1 byte) and the inner ID encrypted
+// with FF1 under that key (inner.Size bytes). Its text is the key ID as one
+// Crockford digit followed by the encrypted bits in cfg.Encoding: 14
+// characters over a 64-bit ID in crockford, 27 over a 128-bit one. Its Time
+// and Decompose decrypt: the inner ID's time, and key_id followed by the
+// inner ID's fields. Each call makes a new scheme, and IDs of two schemes
+// compare unequal: compare their text. Errors wrap ErrKey or ErrEncoding.
+func NewScheme(inner *idgen.Scheme, cfg Config) (*idgen.Scheme, error) {
+	if inner.Size != 8 && inner.Size != 16 {
+		return nil, fmt.Errorf("%w: public IDs wrap 64- or 128-bit IDs; %s IDs are %d bits", ErrEncoding, inner.Name, inner.Size*8)
+	}
+	enc := cfg.Encoding
+	if enc == nil {
+		enc = Encodings[0]
+	}
+	if err := enc.Fits(inner.Size); err != nil {
+		return nil, err
+	}
+	if len(cfg.Keys) == 0 {
+		return nil, fmt.Errorf("%w: no key", ErrKey)
+	}
+	c := &codec{inner: inner, enc: enc}
+	for i, k := range cfg.Keys {
+		if k.ID > 31 {
+			return nil, fmt.Errorf("%w: key %d: key ID %d: want 0-31", ErrKey, i+1, k.ID)
+		}
+		if c.ciphers[k.ID] != nil {
+			return nil, fmt.Errorf("%w: key %d: key ID %c given twice", ErrKey, i+1, CrockfordAlphabet[k.ID])
+		}
+		if len(k.Secret) != KeySize {
+			return nil, fmt.Errorf("%w: key %d: want %d bytes, got %d", ErrKey, i+1, KeySize, len(k.Secret))
+		}
+		f, err := newFF1(k.Secret)
+		if err != nil {
+			return nil, err
+		}
+		c.ciphers[k.ID] = f
+	}
+	c.issuer = cfg.Keys[0].ID
+	return &idgen.Scheme{Name: "public", Size: inner.Size + 1, Column: idgen.ColumnText, Codec: c}, nil
+}
+
+// codec is the Codec of a public scheme.
+type codec struct {
+	inner   *idgen.Scheme
+	enc     *Encoding
+	ciphers [32]*ff1Cipher // by key ID
+	issuer  byte
+}
+
+func (c *codec) AppendText(dst, b []byte) []byte {
+	start := len(dst)
+	dst = append(dst, CrockfordAlphabet[b[0]&31])
+	if !c.enc.check {
+		return c.enc.AppendText(dst, b[1:])
+	}
+	// The check symbol covers the key ID too: encode without it, then
+	// append the check over the whole text.
+	dst = Encodings[0].AppendText(dst, b[1:])
+	return append(dst, CrockfordCheckSymbols[checkValue(dst[start:])])
+}
+
+func (c *codec) ParseText(b, text []byte) error {
+	if len(text) == 0 {
+		return fmt.Errorf("%w: empty public ID", idgen.ErrSyntax)
+	}
+	kid := crockfordDigit(text[0])
+	if kid < 0 {
+		return fmt.Errorf("%w: %s: a public ID starts with its key ID, one Crockford digit (0-9, A-Z but I, L, O, U)", idgen.ErrSyntax, quote(string(text)))
+	}
+	if c.ciphers[kid] == nil {
+		return fmt.Errorf("%w: public ID %s names key ID %c, which no configured key has", idgen.ErrSyntax, quote(string(text)), CrockfordAlphabet[kid])
+	}
+	b[0] = byte(kid)
+	if !c.enc.check {
+		return c.enc.ParseText(b[1:], text[1:])
+	}
+	// The check symbol covers the key ID too.
+	src, err := c.enc.strip(text)
+	if err != nil {
+		return err
+	}
+	if len(src) == 0 {
+		return fmt.Errorf("%w: %s is too short for a public ID (key ID, digits, check symbol)", idgen.ErrSyntax, quote(string(text)))
+	}
+	return Encodings[0].ParseText(b[1:], src[1:])
+}
+
+// decrypt returns the inner ID of the public ID b, or the zero ID when no
+// configured key has its key ID.
+func (c *codec) decrypt(b []byte) idgen.ID {
+	f := c.ciphers[b[0]&31]
+	if f == nil {
+		return idgen.ID{}
+	}
+	var x [16]byte
+	if err := f.crypt(x[:c.inner.Size], b[1:1+c.inner.Size], true); err != nil {
+		return idgen.ID{}
+	}
+	if c.inner.Size == 8 {
+		return c.inner.FromUint64(binary.BigEndian.Uint64(x[:8]))
+	}
+	return c.inner.FromWords(binary.BigEndian.Uint64(x[0:8]), binary.BigEndian.Uint64(x[8:16]), 0)
+}
+
+func (c *codec) Time(b []byte) time.Time { return c.decrypt(b).Time() }
+
+func (c *codec) Decompose(b []byte) []idgen.Field {
+	fields := []idgen.Field{{Name: "key_id", Value: uint64(b[0]), Bits: 8}}
+	if id := c.decrypt(b); !id.IsZero() {
+		fields = append(fields, c.inner.Decompose(id)...)
+	}
+	return fields
+}
+
+// Inner returns the inner ID a public ID encrypts, decrypted with its key;
+// ok is false when id is not of a scheme NewScheme made.
+func Inner(id idgen.ID) (inner idgen.ID, ok bool) {
+	s := id.Scheme()
+	if s == nil {
+		return idgen.ID{}, false
+	}
+	c, ok := s.Codec.(*codec)
+	if !ok {
+		return idgen.ID{}, false
+	}
+	inner = c.decrypt(id.Bytes())
+	return inner, !inner.IsZero()
+}
+
+// encrypt returns inner, an ID of the scheme's inner scheme, as a public
+// ID of s under the issuing key. Its error wraps errCipher and is not
+// expected: the FF1 library refuses only malformed numeral strings.
+func encrypt(s *idgen.Scheme, c *codec, inner idgen.ID) (idgen.ID, error) {
+	kid := uint64(c.issuer) << 56
+	f := c.ciphers[c.issuer]
+	var x [16]byte
+	n := 16
+	if v, ok := inner.Uint64(); ok {
+		binary.BigEndian.PutUint64(x[:8], v)
+		n = 8
+	} else {
+		copy(x[:], inner.Bytes())
+	}
+	if err := f.crypt(x[:n], x[:n], false); err != nil {
+		return idgen.ID{}, err
+	}
+	if n == 8 {
+		e := binary.BigEndian.Uint64(x[:8])
+		return s.FromWords(kid|e>>8, e<<56, 0), nil
+	}
+	hi, lo := binary.BigEndian.Uint64(x[0:8]), binary.BigEndian.Uint64(x[8:16])
+	return s.FromWords(kid|hi>>8, hi<<56|lo>>8, uint32(lo&0xff)<<24), nil
+}
+
+// A Generator issues public IDs: the IDs of an inner generator, encrypted.
+// Safe for concurrent use as the inner generator is.
+type Generator struct {
+	inner  idgen.Generator
+	scheme *idgen.Scheme
+	c      *codec
+}
+
+var (
+	_ idgen.Generator = (*Generator)(nil)
+	_ idgen.Batcher   = (*Generator)(nil)
+)
+
+// New returns a Generator of public IDs over inner; see NewScheme for their
+// form and the errors.
+func New(inner idgen.Generator, cfg Config) (*Generator, error) {
+	s, err := NewScheme(inner.Scheme(), cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Generator{inner: inner, scheme: s, c: s.Codec.(*codec)}, nil
+}
+
+// Scheme returns the public scheme.
+func (g *Generator) Scheme() *idgen.Scheme { return g.scheme }
+
+// Inner returns the generator whose IDs g encrypts.
+func (g *Generator) Inner() idgen.Generator { return g.inner }
+
+// Next returns the inner generator's next ID, encrypted. Its errors are the
+// inner generator's (or, not expected, one wrapping errCipher's "public:
+// FF1 cipher failed").
+func (g *Generator) Next(ctx context.Context) (idgen.ID, error) {
+	id, err := g.inner.Next(ctx)
+	if err != nil {
+		return idgen.ID{}, err
+	}
+	return encrypt(g.scheme, g.c, id)
+}
+
+// NextN fills dst with the inner generator's next IDs, encrypted: in the
+// inner issue order, which their values no longer show.
+func (g *Generator) NextN(ctx context.Context, dst []idgen.ID) (int, error) {
+	n, err := idgen.NextN(ctx, g.inner, dst)
+	for i := range dst[:n] {
+		id, cerr := encrypt(g.scheme, g.c, dst[i])
+		if cerr != nil {
+			return i, cerr
+		}
+		dst[i] = id
+	}
+	return n, err
+}
+
+// Close closes the inner generator when it holds resources (io.Closer).
+func (g *Generator) Close() error {
+	if c, ok := g.inner.(interface{ Close() error }); ok {
+		return c.Close()
+	}
+	return nil
+}

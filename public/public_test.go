@@ -1,0 +1,219 @@
+package public_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/public"
+)
+
+const (
+	hexKey0 = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+	hexKey1 = "f0e1d2c3b4a5968778695a4b3c2d1e0f00112233445566778899aabbccddeeff"
+)
+
+// counter issues 1, 2, 3, ... as IDs of its scheme.
+type counter struct {
+	s *idgen.Scheme
+	n atomic.Uint64
+}
+
+func (c *counter) Scheme() *idgen.Scheme { return c.s }
+func (c *counter) Next(context.Context) (idgen.ID, error) {
+	v := c.n.Add(1)
+	if c.s.Size == 8 {
+		return c.s.FromUint64(v), nil
+	}
+	return c.s.FromWords(v>>8, v<<56|v, 0), nil
+}
+
+var uuid128 = &idgen.Scheme{Name: "u128", Size: 16, Column: idgen.ColumnUUID, Codec: enc128{}}
+
+type enc128 struct{ idgen.Uint64Codec }
+
+func (enc128) AppendText(dst, b []byte) []byte { return idgen.AppendUUIDText(dst, b) }
+func (enc128) ParseText(b, t []byte) error     { return idgen.ParseUUIDText(b, t) }
+func (enc128) Decompose(b []byte) []idgen.Field {
+	return []idgen.Field{{Name: "bits", Value: uint64(b[15]), Bits: 128}}
+}
+
+func keys(t testing.TB, text string) []public.Key {
+	t.Helper()
+	k, err := public.ParseKeys("IDGEN_PUBLIC_KEY", text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// TestPublicRoundTrip issues 64- and 128-bit public IDs in each fixed-width
+// encoding and checks their width, uniqueness, that their order is not the
+// issue order, and that each decodes to the inner ID.
+func TestPublicRoundTrip(t *testing.T) {
+	for _, inner := range []*idgen.Scheme{idgen.Int64Scheme, uuid128} {
+		for _, encName := range []string{"crockford", "crockford-check", "base58", "base62", "base36", "hex"} {
+			t.Run(inner.Name+"/"+encName, func(t *testing.T) {
+				src := &counter{s: inner}
+				g, err := public.New(src, public.Config{Keys: keys(t, hexKey0), Encoding: enc(t, encName)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				dst := make([]idgen.ID, 2000)
+				if n, err := idgen.NextN(context.Background(), g, dst); n != len(dst) || err != nil {
+					t.Fatalf("NextN = %d, %v", n, err)
+				}
+				width := 1 + enc(t, encName).Width(inner.Size)
+				texts := make([]string, len(dst))
+				seen := map[string]bool{}
+				for i, id := range dst {
+					text := id.String()
+					texts[i] = text
+					if len(text) != width || seen[text] || text[0] != '0' {
+						t.Fatalf("ID %d = %q: want %d chars starting with key ID 0, unique", i, text, width)
+					}
+					seen[text] = true
+					back, err := g.Scheme().Parse(text)
+					if err != nil || back != id {
+						t.Fatalf("Parse(%q) = %v, %v; want %v", text, back, err, id)
+					}
+					in, ok := public.Inner(back)
+					if want := src.s.FromUint64(uint64(i + 1)); inner.Size == 8 && (!ok || in != want) {
+						t.Fatalf("Inner(%q) = %v, %v; want %v", text, in, ok, want)
+					}
+					if f := g.Scheme().Decompose(back); f[0].Name != "key_id" || f[0].Value != 0 || len(f) < 2 {
+						t.Fatalf("Decompose(%q) = %v; want key_id 0 then the inner fields", text, f)
+					}
+				}
+				if slices.IsSorted(texts) {
+					t.Errorf("public IDs sort in issue order: %q...", texts[:3])
+				}
+				rises := 0
+				for i := 1; i < len(texts); i++ {
+					if texts[i] > texts[i-1] {
+						rises++
+					}
+				}
+				if rises < len(texts)*4/10 || rises > len(texts)*6/10 {
+					t.Errorf("%d of %d consecutive public IDs rise; want about half (issue order hidden)", rises, len(texts)-1)
+				}
+			})
+		}
+	}
+}
+
+// TestPublicKeyRotation checks that IDs issued under an old key still
+// decode once a new key issues, and that an unknown key ID is refused.
+func TestPublicKeyRotation(t *testing.T) {
+	src := &counter{s: idgen.Int64Scheme}
+	old, err := public.New(src, public.Config{Keys: keys(t, "0:"+hexKey0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldID, _ := old.Next(context.Background())
+	rotated, err := public.New(src, public.Config{Keys: keys(t, "1:"+hexKey1+", 0:"+hexKey0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	newID, _ := rotated.Next(context.Background())
+	if s := newID.String(); s[0] != '1' {
+		t.Errorf("rotated ID %q: want key ID 1 first", s)
+	}
+	for _, id := range []idgen.ID{oldID, newID} {
+		back, err := rotated.Scheme().Parse(id.String())
+		if err != nil {
+			t.Fatalf("Parse(%q) = %v", id, err)
+		}
+		in, _ := public.Inner(back)
+		if v, _ := in.Uint64(); v == 0 {
+			t.Errorf("Inner(%q) = %v; want the inner ID", id, in)
+		}
+	}
+	if _, err := old.Scheme().Parse(newID.String()); !errors.Is(err, idgen.ErrSyntax) || !strings.Contains(err.Error(), "key ID 1") {
+		t.Errorf("Parse(%q) with key 0 only = %v; want ErrSyntax naming key ID 1", newID, err)
+	}
+	if _, err := public.New(src, public.Config{Keys: keys(t, "1:"+hexKey1+",1:"+hexKey0)}); !errors.Is(err, public.ErrKey) {
+		t.Errorf("New with key ID 1 twice = %v; want ErrKey", err)
+	}
+}
+
+// TestParseKeysNeverShowsTheKey checks the refusals of bad keys: each
+// names the variable and the form wanted, and none contains the key text.
+func TestParseKeysNeverShowsTheKey(t *testing.T) {
+	for _, tt := range []struct{ name, text, want string }{
+		{"missing", "", "IDGEN_PUBLIC_KEY is not set"},
+		{"short", hexKey0[:40], "want 64 hex digits"},
+		{"long", hexKey0 + "00", "want 64 hex digits"},
+		{"not hex", strings.Repeat("zq", 32), "want 64 hex digits"},
+		{"bad key ID", "U:" + hexKey0, "one Crockford base32 digit"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := public.ParseKeys("IDGEN_PUBLIC_KEY", tt.text)
+			if !errors.Is(err, public.ErrKey) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "IDGEN_PUBLIC_KEY") {
+				t.Fatalf("ParseKeys(%q) = %v; want ErrKey naming IDGEN_PUBLIC_KEY and %q", tt.name, err, tt.want)
+			}
+			if tt.text != "" && strings.Contains(err.Error(), tt.text[min(2, len(tt.text)):min(20, len(tt.text))]) {
+				t.Fatalf("ParseKeys error %q shows the key", err)
+			}
+		})
+	}
+}
+
+func TestPublicRefusesOtherWidths(t *testing.T) {
+	s := &idgen.Scheme{Name: "xid", Size: 12, Column: idgen.ColumnBytea, Codec: idgen.Uint64Codec{}}
+	if _, err := public.NewScheme(s, public.Config{Keys: keys(t, hexKey0)}); !errors.Is(err, public.ErrEncoding) || !strings.Contains(err.Error(), "96 bits") {
+		t.Errorf("NewScheme(96-bit xid) = %v; want ErrEncoding naming 96 bits", err)
+	}
+}
+
+func FuzzPublicParse(f *testing.F) {
+	s, err := public.NewScheme(idgen.Int64Scheme, public.Config{Keys: keys(f, hexKey0), Encoding: enc(f, "crockford-check")})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add("00000000000000U")
+	f.Add("0FZZZZZZZZZZZZ1")
+	f.Fuzz(func(t *testing.T, text string) {
+		id, err := s.Parse(text)
+		if err != nil {
+			if !errors.Is(err, idgen.ErrSyntax) && !errors.Is(err, idgen.ErrOutOfRange) {
+				t.Fatalf("Parse(%q) = %v; want ErrSyntax or ErrOutOfRange", text, err)
+			}
+			return
+		}
+		if back, err := s.Parse(id.String()); err != nil || back != id {
+			t.Fatalf("Parse(%q) = %v; Parse(%q) = %v, %v", text, id, id.String(), back, err)
+		}
+	})
+}
+
+// BenchmarkPublic measures the cost per ID of issuing and writing a 64-bit
+// public ID in crockford, against the inner generator alone writing its
+// decimal text; the difference is what the public layer costs. Compare the
+// two from the same run: the machine's load moves both.
+func BenchmarkPublic(b *testing.B) {
+	ctx := context.Background()
+	b.Run("inner", func(b *testing.B) {
+		g := &counter{s: idgen.Int64Scheme}
+		var buf []byte
+		for b.Loop() {
+			id, _ := g.Next(ctx)
+			buf, _ = id.AppendText(buf[:0])
+		}
+	})
+	b.Run("public-crockford", func(b *testing.B) {
+		g, err := public.New(&counter{s: idgen.Int64Scheme}, public.Config{Keys: keys(b, hexKey0)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var buf []byte
+		for b.Loop() {
+			id, _ := g.Next(ctx)
+			buf, _ = id.AppendText(buf[:0])
+		}
+	})
+}

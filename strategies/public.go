@@ -1,0 +1,92 @@
+package strategies
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/public"
+)
+
+// EnvPublicKey is the default environment variable holding the keys of
+// public IDs (public.ParseKeys's form: 64 hex digits, or ID:HEX,ID:HEX).
+const EnvPublicKey = "IDGEN_PUBLIC_KEY"
+
+// LookupEnv reads the environment variable that a public spec's key_env
+// names. The program sets it (idgen's CLI sets os.LookupEnv); when nil, a
+// public spec is refused. The value is handed to public.ParseKeys and
+// never appears in errors.
+var LookupEnv func(name string) (string, bool)
+
+func init() {
+	register(&Strategy{
+		Name:     "public",
+		External: true, // needs a key
+		Doc:      "IDs safe to show the public: another spec's 64- or 128-bit IDs encrypted (FF1-AES-256, reversible with the key), a key ID first",
+		Keys: []Key{
+			{Name: "inner", Doc: "the spec whose IDs are encrypted, URL-escaped (snowflake%3Fpreset%3Dtwitter); required"},
+			{Name: "key_env", Doc: "environment variable holding the key: 64 hex digits, or ID:HEX,ID:HEX to rotate (the first issues); default " + EnvPublicKey},
+			{Name: EncodingKey, Doc: "text of the encrypted bits: " + "crockford (default), crockford-check, base58, base62, base36, hex"},
+		},
+		Build: func(ctx context.Context, p *Params) (idgen.Generator, error) {
+			cfg, inner, err := publicConfig(p)
+			if err != nil {
+				return nil, err
+			}
+			g, err := NewContext(ctx, inner)
+			if err != nil {
+				return nil, fmt.Errorf("%w: public: inner=%s: %w", ErrSpec, quote(inner), err)
+			}
+			pg, err := public.New(g, cfg)
+			if err != nil {
+				if c, ok := g.(io.Closer); ok {
+					c.Close()
+				}
+				return nil, fmt.Errorf("%w: %w", ErrSpec, err)
+			}
+			return pg, nil
+		},
+		Scheme: func(p *Params) (*idgen.Scheme, error) {
+			cfg, inner, err := publicConfig(p)
+			if err != nil {
+				return nil, err
+			}
+			s, err := SchemeOf(inner)
+			if err != nil {
+				return nil, fmt.Errorf("%w: public: inner=%s: %w", ErrSpec, quote(inner), err)
+			}
+			ps, err := public.NewScheme(s, cfg)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrSpec, err)
+			}
+			return ps, nil
+		},
+	})
+}
+
+// publicConfig reads a public spec's keys and encoding, and its inner spec.
+func publicConfig(p *Params) (public.Config, string, error) {
+	inner := p.String("inner", "")
+	if inner == "" {
+		return public.Config{}, "", fmt.Errorf("%w: public: inner is required: the URL-escaped spec whose IDs to encrypt, e.g. inner=snowflake%%3Fpreset%%3Dtwitter", ErrSpec)
+	}
+	encName, err := p.Choice(EncodingKey, "crockford", "crockford", "crockford-check", "base58", "base62", "base36", "hex")
+	if err != nil {
+		return public.Config{}, "", err
+	}
+	enc, err := public.LookupEncoding(encName)
+	if err != nil {
+		return public.Config{}, "", err
+	}
+	env := p.String("key_env", EnvPublicKey)
+	if LookupEnv == nil {
+		return public.Config{}, "", fmt.Errorf("%w: public: no key source (the program sets strategies.LookupEnv)", ErrSpec)
+	}
+	text, _ := LookupEnv(env)
+	keys, err := public.ParseKeys(env, text)
+	if err != nil {
+		return public.Config{}, "", fmt.Errorf("%w: %w", ErrSpec, err)
+	}
+	return public.Config{Keys: keys, Encoding: enc}, inner, nil
+}
