@@ -90,8 +90,8 @@ func saveChart(p *plot.Plot, leg *plot.Legend, path, format string) error {
 
 // title names the chart, the engine and server version, and the run.
 func (r *Report) title(what string) string {
-	return fmt.Sprintf("%s\n%s · %d rows, %d writers, batch %d, shared_buffers %s, %d trials",
-		what, r.engineName(), r.Rows, r.Writers, r.Batch, r.SharedBuffers, max(r.Runs, 1))
+	return fmt.Sprintf("%s\n%s · %d rows, %d writers, batch %d, %s, %d trials",
+		what, r.engineName(), r.Rows, r.Writers, r.Batch, r.cacheSetting(), max(r.Runs, 1))
 }
 
 // seriesColour is the colour of row i, as in report.html.

@@ -180,11 +180,15 @@ func (r *Report) Verdict(x *Result) string {
 // engineName is the chart's and page's name for the server: "PostgreSQL
 // 15.20".
 func (r *Report) engineName() string {
+	name := "PostgreSQL"
+	if r.Engine == EngineMariaDB {
+		name = "MariaDB"
+	}
 	v, _, _ := strings.Cut(r.ServerVersion, " ")
 	if v == "" {
-		return "PostgreSQL"
+		return name
 	}
-	return "PostgreSQL " + v
+	return name + " " + v
 }
 
 type htmlRow struct {

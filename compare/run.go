@@ -44,6 +44,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	switch cfg.Engine {
+	case EngineMariaDB:
+		return runMariaDB(ctx, cfg)
+	case EngineAll:
+		return runAll(ctx, cfg)
+	}
 	prog := cfg.Progress
 	if prog == nil {
 		prog = nopProgress{}
@@ -425,6 +431,9 @@ func (h *harness) readCountersInto(ctx context.Context, id ident, c counters) (c
 
 // unavailable names the nil metrics of r.
 func unavailable(r *Result) []string {
+	if r.Engine == EngineMariaDB {
+		return unavailableMariaDB(r)
+	}
 	var out []string
 	for _, m := range []struct {
 		name string

@@ -246,6 +246,10 @@ func summarizeTrials(trials, base []Result, seed uint64) Result {
 		{&s.WALFPIBytes, func(r *Result) *int64 { return r.WALFPIBytes }},
 		{&s.IdxBlksRead, func(r *Result) *int64 { return r.IdxBlksRead }},
 		{&s.IdxBlksHit, func(r *Result) *int64 { return r.IdxBlksHit }},
+		{&s.SecondaryIndexBytes, func(r *Result) *int64 { return r.SecondaryIndexBytes }},
+		{&s.PageMerges, func(r *Result) *int64 { return r.PageMerges }},
+		{&s.BufferPoolReads, func(r *Result) *int64 { return r.BufferPoolReads }},
+		{&s.BufferPoolReadRequests, func(r *Result) *int64 { return r.BufferPoolReadRequests }},
 	} {
 		*f.dst = medI(figure{get: optional(f.get)})
 	}

@@ -1,0 +1,184 @@
+package compare_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/idgenkit/idgen/compare"
+	"github.com/idgenkit/idgen/internal/testenv"
+	"github.com/idgenkit/idgen/segment"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+func TestRunEngineBadInput(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  compare.Config
+		want string // in the message
+	}{
+		{"unknown engine", compare.Config{Engine: "oracle"}, `engine "oracle": want postgres, mariadb or all`},
+		{"long engine cut", compare.Config{Engine: strings.Repeat("x", 100)}, strings.Repeat("x", 64) + "…"},
+		{"all with a DSN", compare.Config{Engine: compare.EngineAll, DSN: "mysql://root@127.0.0.1:1/x"}, `engine "all"`},
+		{"mariadb with a postgres DSN", compare.Config{Engine: compare.EngineMariaDB, DSN: unreachable}, `engine "mariadb" with a DSN of another engine`},
+		{"postgres with a mysql DSN", compare.Config{Engine: compare.EnginePostgres, DSN: "mysql://root@127.0.0.1:1/x"}, `engine "postgres" with a DSN of another engine`},
+		{"bad buffer pool", compare.Config{Engine: compare.EngineMariaDB, BufferPool: "lots"}, `buffer pool "lots": want a size`},
+		{"buffer pool with a DSN", compare.Config{DSN: "mysql://root@127.0.0.1:1/x", BufferPool: "5MB"}, `buffer pool "5MB": only the throwaway server's`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep, err := compare.Run(context.Background(), tt.cfg)
+			if !errors.Is(err, compare.ErrBadInput) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Run(%+v) = %v, %v; want ErrBadInput mentioning %q", tt.cfg, rep, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestRunEngineFromDSN: a mysql:// DSN selects MariaDB; nothing listens on
+// port 1, so the run fails to connect to MariaDB, not to PostgreSQL.
+func TestRunEngineFromDSN(t *testing.T) {
+	_, err := compare.Run(context.Background(), compare.Config{DSN: "mysql://root@127.0.0.1:1/x?timeout=2s", Rows: 10, Runs: 1, Strategies: []string{"uuidv4"}})
+	if !errors.Is(err, compare.ErrConnectMariaDB) || strings.Contains(err.Error(), "PostgreSQL") {
+		t.Fatalf("Run(mysql:// DSN, nothing listening) = %v; want ErrConnectMariaDB", err)
+	}
+}
+
+func needMariaDB(t *testing.T) {
+	t.Helper()
+	for _, b := range []string{"mariadbd", "mariadb-install-db"} {
+		if _, err := os.Stat(filepath.Join("/usr/sbin", b)); err == nil {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join("/usr/bin", b)); err == nil {
+			continue
+		}
+		if testenv.CI() {
+			t.Fatalf("%s not installed; CI needs MariaDB's server binaries", b)
+		}
+		t.Skipf("%s not installed", b)
+	}
+}
+
+func throwawayDirs(t *testing.T) []string {
+	t.Helper()
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "idgen-compare-mariadb-*"))
+	return dirs
+}
+
+// TestMariaDBPhysics runs InnoDB on a throwaway server: keys in order
+// leave the clustered index's leaf pages about 15/16 full (the MySQL
+// manual: "If index records are inserted in a sequential order, the
+// resulting index pages are about 15/16 full"), one split per new leaf
+// page; random keys leave them clearly emptier, with more splits.
+func TestMariaDBPhysics(t *testing.T) {
+	needMariaDB(t)
+	before := throwawayDirs(t)
+	rep, err := compare.Run(context.Background(), compare.Config{
+		Engine: compare.EngineMariaDB, Rows: 20_000, Writers: 1, Batch: 1000, Runs: 2, Seed: 42,
+		Strategies: []string{"snowflake", "uuidv7", "uuidv4"},
+	})
+	if err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	var table strings.Builder
+	rep.WriteTable(&table)
+	t.Logf("\n%s", table.String())
+	if rep.Engine != compare.EngineMariaDB || !rep.Throwaway || !strings.HasPrefix(rep.Server, "MariaDB ") || rep.BufferPool != "128MB" {
+		t.Errorf("report engine %q, throwaway %v, server %q, buffer pool %q; want mariadb, true, MariaDB ..., 128MB",
+			rep.Engine, rep.Throwaway, rep.Server, rep.BufferPool)
+	}
+	wantRows := []string{compare.Baseline, compare.ClientSeries, compare.Reference, "snowflake", "uuidv7", "uuidv4"}
+	if len(rep.Results) != len(wantRows) {
+		t.Fatalf("Run gave %d results; want %d (%v)", len(rep.Results), len(wantRows), wantRows)
+	}
+	for i, w := range wantRows {
+		r := rep.Results[i]
+		if r.Strategy != w || r.Engine != compare.EngineMariaDB || r.Trials != 2 {
+			t.Errorf("Results[%d] = %q, engine %q, %d trials; want %q, mariadb, 2", i, r.Strategy, r.Engine, r.Trials, w)
+		}
+		if len(r.Unavailable) > 0 {
+			t.Errorf("%s: unavailable %v; want every InnoDB metric (notes: %v)", w, r.Unavailable, rep.Notes)
+			continue
+		}
+		if r.RowsPerSec <= 0 || r.IndexBytes <= 0 || r.TableBytes < r.IndexBytes || r.WALBytes <= 0 ||
+			*r.SecondaryIndexBytes != 0 || r.LeafFillSource == "" {
+			t.Errorf("%s: rows/s %v, index %d B, table %d B, redo %d B, secondary %d B, fill source %q; want positive figures, no secondary index",
+				w, r.RowsPerSec, r.IndexBytes, r.TableBytes, r.WALBytes, *r.SecondaryIndexBytes, r.LeafFillSource)
+		}
+	}
+	const fifteenSixteenths = 100 * 15.0 / 16
+	for _, name := range []string{compare.Baseline, compare.ClientSeries, "snowflake", "uuidv7"} {
+		r := rep.Find(name)
+		if r.AvgLeafDensity == nil || *r.AvgLeafDensity < fifteenSixteenths-4 || *r.AvgLeafDensity > fifteenSixteenths+3 {
+			t.Errorf("%s: leaf fill %v %%; want about 15/16 (%.1f %%)", name, optDensity(r), fifteenSixteenths)
+		}
+		// Appends split the last page once per new leaf page.
+		for _, tr := range rep.Trials[slices.IndexFunc(rep.Results, func(x compare.Result) bool { return x.Strategy == name })] {
+			if *tr.PageSplits != *tr.LeafPages-1 {
+				t.Errorf("%s round %d: %d page splits, %d leaf pages; want leaf pages - 1", name, tr.Round, *tr.PageSplits, *tr.LeafPages)
+			}
+		}
+	}
+	v4, sf := rep.Find("uuidv4"), rep.Find("snowflake")
+	if v4.AvgLeafDensity == nil || *v4.AvgLeafDensity > 78 {
+		t.Errorf("uuidv4: leaf fill %v %%; want clearly below 15/16 (≤ 78 %%)", optDensity(v4))
+	}
+	if *v4.PageSplits < *sf.PageSplits*13/10 {
+		t.Errorf("page splits: uuidv4 %d, snowflake %d; want uuidv4's at least 1.3×", *v4.PageSplits, *sf.PageSplits)
+	}
+	cs, ref := rep.Find(compare.ClientSeries), rep.Find(compare.Reference)
+	if *cs.LeafPages != *ref.LeafPages || rep.Harness == nil {
+		t.Errorf("harness rows: leaf pages %d vs %d, check %+v; want equal indexes and a verdict", *cs.LeafPages, *ref.LeafPages, rep.Harness)
+	}
+	if after := throwawayDirs(t); len(after) > len(before) {
+		t.Errorf("throwaway directories %v after the run (before: %v); want them removed", after, before)
+	}
+}
+
+func optDensity(r *compare.Result) any {
+	if r == nil || r.AvgLeafDensity == nil {
+		return nil
+	}
+	return *r.AvgLeafDensity
+}
+
+// TestMariaDBWithDSN runs on the shared MariaDB in a database of its own,
+// which the run drops.
+func TestMariaDBWithDSN(t *testing.T) {
+	dsn := testenv.MySQLDSN(t)
+	db := "idgen_cmp_test_" + strings.TrimPrefix(uniqueSchema(t), "idgen_cmp_test_")
+	rep, err := compare.Run(context.Background(), compare.Config{
+		DSN: dsn, Schema: db, Rows: 3000, Writers: 2, Batch: 500, Runs: 1, Strategies: []string{"snowflake", "uuidv4"},
+	})
+	if err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	if rep.Engine != compare.EngineMariaDB || rep.Throwaway || rep.Schema != db {
+		t.Errorf("report engine %q, throwaway %v, database %q; want mariadb, false, %q", rep.Engine, rep.Throwaway, rep.Schema, db)
+	}
+	sf := rep.Find("snowflake")
+	if sf == nil || sf.Engine != compare.EngineMariaDB || sf.WorkerKey != "worker" || sf.Column != "BIGINT" || rep.Find("uuidv4").Column != "BINARY(16)" {
+		t.Errorf("snowflake result = %+v; want engine mariadb, worker key, BIGINT (uuidv4 BINARY(16))", sf)
+	}
+	cfg, err := segment.MySQLConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sdb := sql.OpenDB(conn)
+	defer sdb.Close()
+	var n int
+	if err := sdb.QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", db).Scan(&n); err != nil || n != 0 {
+		t.Errorf("database %s: %d left after the run, %v; want it dropped", db, n, err)
+	}
+}
