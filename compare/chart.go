@@ -132,7 +132,7 @@ func (r *Report) throughputChart() (*plot.Plot, *plot.Legend, error) {
 		l.Color, l.Width = seriesColour(i), vg.Points(1.5)
 		s.Color, s.Shape, s.Radius = seriesColour(i), plotutil.Shape(i), vg.Points(3.5)
 		p.Add(l, s)
-		leg.Add(x.Strategy, l, s)
+		leg.Add(r.rowName(&x), l, s)
 	}
 	p.Y.Max = maxY * 1.08
 	return p, &leg, nil
@@ -163,7 +163,7 @@ func (r *Report) barChart(what, unit, format string, value func(*Result) (float6
 		p.Add(b)
 		labels.XYs = append(labels.XYs, plotter.XY{X: v, Y: float64(len(names))})
 		labels.Labels = append(labels.Labels, fmt.Sprintf(format, v))
-		names = append(names, x.Strategy)
+		names = append(names, r.rowName(x))
 		maxV = max(maxV, v)
 	}
 	if len(names) == 0 {

@@ -727,10 +727,13 @@ func mysqlInsertError(p *plan, err error) error {
 }
 
 // cacheSetting names the server's page cache and its size:
-// "shared_buffers 128MB" or "innodb_buffer_pool_size 128MB".
+// "shared_buffers 128MB", "innodb_buffer_pool_size 128MB", or both.
 func (r *Report) cacheSetting() string {
-	if r.Engine == EngineMariaDB {
+	switch r.Engine {
+	case EngineMariaDB:
 		return "innodb_buffer_pool_size " + r.BufferPool
+	case EngineAll:
+		return "shared_buffers " + r.SharedBuffers + ", innodb_buffer_pool_size " + r.BufferPool
 	}
 	return "shared_buffers " + r.SharedBuffers
 }
@@ -741,4 +744,37 @@ func (r *Report) serverSeries() string {
 		return "INSERT ... SELECT seq FROM seq_<lo>_to_<hi> (the sequence engine)"
 	}
 	return "INSERT ... SELECT generate_series"
+}
+
+// writeInnoDB writes the InnoDB figures of the MariaDB rows that the main
+// table has no column for: page merges, buffer-pool reads and read
+// requests, the secondary indexes' size, and where the leaf fill comes
+// from. Nothing without MariaDB rows.
+func (r *Report) writeInnoDB(b *strings.Builder) {
+	rows := [][]string{{"strategy", "leaf pages", "leaf fill %", "splits", "merges", "redo MB", "pool reads", "pool requests", "secondary MB"}}
+	source := ""
+	for i := range r.Results {
+		x := &r.Results[i]
+		if x.Engine != EngineMariaDB {
+			continue
+		}
+		sec := "n/a"
+		if x.SecondaryIndexBytes != nil {
+			sec = fmt.Sprintf("%.1f", float64(*x.SecondaryIndexBytes)/(1<<20))
+		}
+		rows = append(rows, []string{r.rowName(x), optI(x.LeafPages), optF(x.AvgLeafDensity, 1), optI(x.PageSplits), optI(x.PageMerges),
+			fmt.Sprintf("%.1f", float64(x.WALBytes)/(1<<20)), optI(x.BufferPoolReads), optI(x.BufferPoolReadRequests), sec})
+		if x.LeafFillSource != "" {
+			source = x.LeafFillSource
+		}
+	}
+	if len(rows) == 1 {
+		return
+	}
+	b.WriteString("\nInnoDB (MariaDB rows): splits and merges from INNODB_METRICS, redo from the LSN, pool reads from Innodb_buffer_pool_reads")
+	if source != "" {
+		b.WriteString("; leaf fill: " + source)
+	}
+	b.WriteString("\n")
+	writeAligned(b, rows)
 }

@@ -182,3 +182,44 @@ func TestMariaDBWithDSN(t *testing.T) {
 		t.Errorf("database %s: %d left after the run, %v; want it dropped", db, n, err)
 	}
 }
+
+// TestRunAllEngines runs both throwaway servers: one report, PostgreSQL's
+// rows then MariaDB's, each row's ratios to its own engine's baseline.
+func TestRunAllEngines(t *testing.T) {
+	needMariaDB(t)
+	needBinaries(t)
+	rep, err := compare.Run(context.Background(), compare.Config{
+		Engine: compare.EngineAll, Rows: 3000, Writers: 1, Batch: 500, Runs: 1, Seed: 9, Strategies: []string{"uuidv4"},
+	})
+	if err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	var engines, names []string
+	for _, r := range rep.Results {
+		engines, names = append(engines, r.Engine), append(names, r.Strategy)
+	}
+	wantEngines := []string{"postgres", "postgres", "postgres", "postgres", "mariadb", "mariadb", "mariadb", "mariadb"}
+	wantNames := []string{compare.Baseline, compare.ClientSeries, compare.Reference, "uuidv4", compare.Baseline, compare.ClientSeries, compare.Reference, "uuidv4"}
+	if !slices.Equal(engines, wantEngines) || !slices.Equal(names, wantNames) {
+		t.Fatalf("results %v %v; want %v %v", engines, names, wantEngines, wantNames)
+	}
+	for _, k := range []int{3, 7} {
+		v4, bs := rep.Results[k], rep.Results[k-3]
+		want := float64(v4.IndexBytes) / float64(bs.IndexBytes)
+		if got := v4.RatioToBaseline["index_bytes"].Median; got != want {
+			t.Errorf("%s uuidv4 index ratio = %v; want %v (to its own engine's baseline)", v4.Engine, got, want)
+		}
+	}
+	var table strings.Builder
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"postgres uuidv4", "mariadb uuidv4", "innodb_buffer_pool_size 128MB", "shared_buffers 128MB"} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, table.String())
+		}
+	}
+	if !strings.Contains(rep.Verdict(&rep.Results[7]), "mariadb uuidv4: ") {
+		t.Errorf("Verdict(mariadb uuidv4) = %q; want it named with its engine", rep.Verdict(&rep.Results[7]))
+	}
+}

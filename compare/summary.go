@@ -93,17 +93,17 @@ func (r *Report) Summarize() {
 	if len(r.Trials) == 0 {
 		return
 	}
-	var base []Result
+	base := map[string][]Result{} // by engine
 	for _, ts := range r.Trials {
 		if len(ts) > 0 && ts[0].Strategy == Baseline {
-			base = ts
+			base[ts[0].Engine] = ts
 		}
 	}
 	for _, ts := range r.Trials {
 		if len(ts) == 0 {
 			continue
 		}
-		s := summarizeTrials(ts, base, r.Seed)
+		s := summarizeTrials(ts, base[ts[0].Engine], r.Seed)
 		r.Results = append(r.Results, s)
 	}
 	r.warn()

@@ -11,7 +11,6 @@ import (
 // ratios to the Baseline ("×bs"), rows/s per tenth of the run, the harness
 // check (Baseline against Reference) and the notes.
 func (r *Report) WriteTable(w io.Writer) error {
-	bs := r.Find(Baseline)
 	var b strings.Builder
 	fmt.Fprintf(&b, "idgen compare: %d rows (+%d preloaded), %d writers, batch %d, %s\n",
 		r.Rows, r.Preload, r.Writers, r.Batch, r.cacheSetting())
@@ -27,19 +26,21 @@ func (r *Report) WriteTable(w io.Writer) error {
 	rows := [][]string{head}
 	for _, x := range r.Results {
 		row := []string{
-			x.Strategy, fmt.Sprint(x.KeyBytes),
-			fmt.Sprintf("%.0f", x.RowsPerSec), ciText(x.RowsPerSecCI, "%.0f"), x.ratio(figRowsPerSec.name, bs),
+			r.rowName(&x), fmt.Sprint(x.KeyBytes),
+			fmt.Sprintf("%.0f", x.RowsPerSec), ciText(x.RowsPerSecCI, "%.0f"), x.ratio(figRowsPerSec.name, r.baselineOf(&x)),
 			optF(x.P50Ms, 2), optF(x.P99Ms, 2),
-			fmt.Sprintf("%.1f", float64(x.IndexBytes)/(1<<20)), x.ratio(figIndex.name, bs),
+			fmt.Sprintf("%.1f", float64(x.IndexBytes)/(1<<20)), x.ratio(figIndex.name, r.baselineOf(&x)),
 			fmt.Sprintf("%.1f", x.IndexBytesPerRow),
 			optI(x.LeafPages), optF(x.AvgLeafDensity, 1), optF(x.LeafFragmentation, 1),
 			optI(x.PageSplits), optI(x.WALPageSplits),
-			fmt.Sprintf("%.1f", float64(x.WALBytes)/(1<<20)), x.ratio(figWAL.name, bs),
+			fmt.Sprintf("%.1f", float64(x.WALBytes)/(1<<20)), x.ratio(figWAL.name, r.baselineOf(&x)),
 			optI(x.WALFPI), optI(x.IdxBlksRead), optI(x.IdxBlksHit),
 		}
 		rows = append(rows, row)
 	}
 	writeAligned(&b, rows)
+
+	r.writeInnoDB(&b)
 
 	b.WriteString("\nrows/s by tenth of the measured rows\n")
 	tenths := [][]string{{"strategy", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10"}}
@@ -47,7 +48,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		if len(x.RowsPerSecTenths) == 0 {
 			continue
 		}
-		row := []string{x.Strategy}
+		row := []string{r.rowName(&x)}
 		for _, v := range x.RowsPerSecTenths {
 			row = append(row, fmt.Sprintf("%.0f", v))
 		}
@@ -62,7 +63,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 			if x.RatioToBaseline == nil {
 				continue
 			}
-			row := []string{x.Strategy}
+			row := []string{r.rowName(&x)}
 			for _, f := range []figure{figRowsPerSec, figP50, figP99, figIndex, figWAL} {
 				row = append(row, x.RatioToBaseline[f.name].text())
 			}
