@@ -223,3 +223,37 @@ func TestRunAllEngines(t *testing.T) {
 		t.Errorf("Verdict(mariadb uuidv4) = %q; want it named with its engine", rep.Verdict(&rep.Results[7]))
 	}
 }
+
+// TestInsertPenaltyOutOfCache is opt-in (IDGEN_COMPARE_PENALTY=1; about
+// 4 minutes on 2 cores): with the caches at 6MB, both tables outgrow them,
+// and UUIDv4's insert rate against the sequential baseline falls further
+// on InnoDB, whose random inserts move whole rows in the clustered index,
+// than on PostgreSQL, whose index holds only the keys.
+func TestInsertPenaltyOutOfCache(t *testing.T) {
+	if os.Getenv("IDGEN_COMPARE_PENALTY") == "" {
+		t.Skip("opt-in: set IDGEN_COMPARE_PENALTY=1")
+	}
+	needMariaDB(t)
+	needBinaries(t)
+	rep, err := compare.Run(context.Background(), compare.Config{
+		Engine: compare.EngineAll, Rows: 200_000, Writers: 1, Runs: 1, Seed: 5,
+		SharedBuffers: "6MB", BufferPool: "6MB", Strategies: []string{"uuidv4"},
+	})
+	if err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	var table strings.Builder
+	rep.WriteTable(&table)
+	t.Logf("\n%s", table.String())
+	ratio := map[string]float64{}
+	for _, r := range rep.Results {
+		if r.Strategy == "uuidv4" {
+			ratio[r.Engine] = r.RatioToBaseline["rows_per_sec"].Median
+		}
+	}
+	t.Logf("uuidv4 rows/s over the baseline's: postgres %.2f, mariadb %.2f", ratio["postgres"], ratio["mariadb"])
+	if ratio["mariadb"] <= 0 || ratio["mariadb"] >= ratio["postgres"] {
+		t.Errorf("uuidv4's insert rate over the baseline's: mariadb %.2f, postgres %.2f; want InnoDB's penalty larger (a lower ratio)",
+			ratio["mariadb"], ratio["postgres"])
+	}
+}
