@@ -13,6 +13,7 @@ import (
 // Ratios are to the Baseline of the same engine. The Report's Harness is
 // PostgreSQL's; MariaDB's verdict is in the Notes.
 func runAll(ctx context.Context, cfg Config) (*Report, error) {
+	record := cfg.record()
 	cfg.Seed = runSeed(cfg.Seed)
 	pcfg, mcfg := cfg, cfg
 	pcfg.Engine, mcfg.Engine = EnginePostgres, EngineMariaDB
@@ -26,7 +27,7 @@ func runAll(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	rep := *pg
 	rep.Engine = EngineAll
-	rep.Config = cfg.record()
+	rep.Config = record
 	rep.Server = pg.Server + "; " + my.Server
 	rep.ServerVersion = pg.ServerVersion + "; " + my.ServerVersion
 	rep.BufferPool = my.BufferPool
