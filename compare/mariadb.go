@@ -9,11 +9,8 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -608,33 +605,9 @@ func unavailableMariaDB(r *Result) []string {
 // load inserts n rows into table with every writer and returns the
 // timings, as harness.load does for PostgreSQL.
 func (h *mharness) load(ctx context.Context, p *plan, table string, first int64, n int, onRows func(int)) (phaseResult, error) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	var claimed atomic.Int64
-	rec := newRecorder(n, onRows)
-	lats := make([][]float64, len(h.writers))
-	var wg sync.WaitGroup
-	for w, conn := range h.writers {
-		var gen idgen.Generator
-		if p.gens != nil {
-			gen = p.gens[w]
-		}
-		wg.Go(func() {
-			l, err := h.writer(ctx, conn, p, gen, table, batches{first: first, n: n, claimed: &claimed}, rec)
-			lats[w] = l
-			if err != nil {
-				cancel(err)
-			}
-		})
-	}
-	wg.Wait()
-	elapsed := time.Since(rec.start)
-	if err := context.Cause(ctx); err != nil {
-		return phaseResult{}, err
-	}
-	all := slices.Concat(lats...)
-	slices.Sort(all)
-	return phaseResult{elapsed: elapsed, tenths: rec.tenths(), latencies: all}, nil
+	return fanOut(ctx, p, len(h.writers), first, n, onRows, func(ctx context.Context, w int, gen idgen.Generator, bs batches, rec *recorder) ([]float64, error) {
+		return h.writer(ctx, h.writers[w], p, gen, table, bs, rec)
+	})
 }
 
 // writer claims batches until n rows are claimed, sends each as one

@@ -3,7 +3,6 @@ package compare
 import (
 	"context"
 	"crypto/rand"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -66,12 +65,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	defer closePlans(plans)
 
-	seed := cfg.Seed
-	if seed == 0 {
-		var b [8]byte
-		rand.Read(b[:])
-		seed = binary.LittleEndian.Uint64(b[:])&MaxSeed | 1
-	}
+	seed := runSeed(cfg.Seed)
 	started := time.Now()
 	rep := &Report{Engine: EnginePostgres, Rows: cfg.Rows, Writers: cfg.Writers, Batch: cfg.Batch, Preload: cfg.Preload,
 		Runs: cfg.Runs, Seed: seed, StatsMethod: StatsMethod, Started: started, Config: cfg.record(), Machine: ThisMachine()}
