@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	mrand "math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -101,11 +100,8 @@ func runMariaDB(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	defer closePlans(plans)
-	seed := runSeed(cfg.Seed)
-	started := time.Now()
-	rep := &Report{Engine: EngineMariaDB, Rows: cfg.Rows, Writers: cfg.Writers, Batch: cfg.Batch, Preload: cfg.Preload,
-		Runs: cfg.Runs, Seed: seed, StatsMethod: StatsMethod, Started: started, Config: cfg.record(), Machine: ThisMachine()}
-	prog.Status(fmt.Sprintf("%d rounds, seed %d (--seed %d repeats the order)", cfg.Runs, seed, seed))
+	rep := newReport(cfg, EngineMariaDB, prog)
+	seed, started := rep.Seed, rep.Started
 	if cfg.DSN == "" {
 		prog.Status(fmt.Sprintf("starting a throwaway MariaDB server (innodb_buffer_pool_size=%s)", cfg.BufferPool))
 		srv, err := StartMariaDB(ctx, MariaDBConfig{BufferPool: cfg.BufferPool, Keep: cfg.Keep})
@@ -137,31 +133,13 @@ func runMariaDB(ctx context.Context, cfg Config) (*Report, error) {
 		h.note("tables kept in database %s; drop them with: DROP DATABASE %s", h.database, h.database)
 	}
 
-	rows := []*plan{plans[0],
-		{spec: ClientSeries, label: ClientSeries, name: ClientSeries, column: idgen.ColumnBigint, keyBytes: 8, series: true},
-		{spec: Reference, label: Reference, name: Reference, column: idgen.ColumnBigint, keyBytes: 8, series: true, server: true}}
-	rows = append(rows, plans[1:]...)
+	rows := reportRows(plans)
 	if err := h.warmUp(ctx, rows); err != nil {
 		return nil, err
 	}
-	index := func(k int) int { return max(0, k-2) }
-	trials := make([][]Result, len(rows))
-	rng := mrand.New(mrand.NewPCG(seed, 0))
-	for round := 1; round <= cfg.Runs; round++ {
-		order := rng.Perm(len(rows))
-		names := make([]string, len(order))
-		for i, k := range order {
-			names[i] = rows[k].label
-		}
-		prog.Status(fmt.Sprintf("round %d of %d: %s", round, cfg.Runs, strings.Join(names, ", ")))
-		for _, k := range order {
-			res, err := h.runOne(ctx, round, index(k), rows[k])
-			if err != nil {
-				return nil, err
-			}
-			res.Round = round
-			trials[k] = append(trials[k], res)
-		}
+	trials, err := runRounds(ctx, prog, cfg.Runs, seed, rows, h.runOne)
+	if err != nil {
+		return nil, err
 	}
 	rep.Trials = trials
 	rep.Summarize()
