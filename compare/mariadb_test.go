@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/idgenkit/idgen/compare"
+	"github.com/idgenkit/idgen/internal/redact"
 	"github.com/idgenkit/idgen/internal/testenv"
 	"github.com/idgenkit/idgen/segment"
 
@@ -44,8 +45,8 @@ func TestRunEngineBadInput(t *testing.T) {
 // TestRunEngineFromDSN: a mysql:// DSN selects MariaDB; nothing listens on
 // port 1, so the run fails to connect to MariaDB, not to PostgreSQL.
 func TestRunEngineFromDSN(t *testing.T) {
-	if got := compare.RedactDSN("mysql://root:s3cret@127.0.0.1:3306/x"); strings.Contains(got, "s3cret") {
-		t.Errorf("RedactDSN(mysql://root:s3cret@...) = %q; want the password masked", got)
+	if got := redact.Spec("mysql://root:s3cret@127.0.0.1:3306/x"); strings.Contains(got, "s3cret") {
+		t.Errorf("redact.Spec(mysql://root:s3cret@...) = %q; want the password masked", got)
 	}
 	_, err := compare.Run(context.Background(), compare.Config{DSN: "mysql://root@127.0.0.1:1/x?timeout=2s", Rows: 10, Runs: 1, Strategies: []string{"uuidv4"}})
 	if !errors.Is(err, compare.ErrConnectMariaDB) || strings.Contains(err.Error(), "PostgreSQL") {
