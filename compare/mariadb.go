@@ -55,8 +55,15 @@ func (cfg *Config) resolveEngine() error {
 	default:
 		return badInput("engine %q: want %s, %s or %s", cutInput(cfg.Engine), EnginePostgres, EngineMariaDB, EngineAll)
 	}
+	if n, ok := mysqlSize(cfg.BufferPool); cfg.BufferPool != "" && (!ok || n < MinBufferPool) {
+		return badInput("buffer pool %q: want at least 6MB (InnoDB's minimum with 16 kB pages)", cfg.BufferPool)
+	}
 	return nil
 }
+
+// MinBufferPool is the smallest innodb_buffer_pool_size InnoDB starts with
+// 16 kB pages: 6 MiB.
+const MinBufferPool = 6 << 20
 
 // cutInput cuts an echoed input to 64 bytes.
 func cutInput(s string) string {

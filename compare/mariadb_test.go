@@ -30,6 +30,7 @@ func TestRunEngineBadInput(t *testing.T) {
 		{"mariadb with a postgres DSN", compare.Config{Engine: compare.EngineMariaDB, DSN: unreachable}, `engine "mariadb" with a DSN of another engine`},
 		{"postgres with a mysql DSN", compare.Config{Engine: compare.EnginePostgres, DSN: "mysql://root@127.0.0.1:1/x"}, `engine "postgres" with a DSN of another engine`},
 		{"bad buffer pool", compare.Config{Engine: compare.EngineMariaDB, BufferPool: "lots"}, `buffer pool "lots": want a size`},
+		{"tiny buffer pool", compare.Config{Engine: compare.EngineMariaDB, BufferPool: "5MB"}, `buffer pool "5MB": want at least 6MB`},
 		{"buffer pool with a DSN", compare.Config{DSN: "mysql://root@127.0.0.1:1/x", BufferPool: "5MB"}, `buffer pool "5MB": only the throwaway server's`},
 	}
 	for _, tt := range tests {
