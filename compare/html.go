@@ -194,6 +194,9 @@ func (r *Report) engineName() string {
 		return "PostgreSQL " + pg + " and MariaDB " + my
 	}
 	v, _, _ := strings.Cut(r.ServerVersion, " ")
+	if r.Engine == EngineMariaDB {
+		v, _, _ = strings.Cut(v, "-") // 10.11.19-MariaDB-0+deb12u1
+	}
 	if v == "" {
 		return name
 	}
@@ -234,7 +237,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		}
 	}
 	eng := r.engineName()
-	sub := fmt.Sprintf("%s, %d rows, %d writers, batch %d, %d trials", eng, r.Rows, r.Writers, r.Batch, r.Runs)
+	sub := fmt.Sprintf("%s, %d rows, %d writers, batch %d, %s, %d trials", eng, r.Rows, r.Writers, r.Batch, r.cacheSetting(), r.Runs)
 	var verdicts []string
 	var rows []htmlRow
 	for i := range r.Results {

@@ -1,6 +1,7 @@
 package compare_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -260,5 +261,32 @@ func TestInsertPenaltyOutOfCache(t *testing.T) {
 	if ratio["mariadb"] <= 0 || ratio["mariadb"] >= ratio["postgres"] {
 		t.Errorf("uuidv4's insert rate over the baseline's: mariadb %.2f, postgres %.2f; want InnoDB's penalty larger (a lower ratio)",
 			ratio["mariadb"], ratio["postgres"])
+	}
+}
+
+// TestWriteHTMLMariaDB: a MariaDB report names its engine, version and
+// buffer pool, and its verdicts count InnoDB's page splits.
+func TestWriteHTMLMariaDB(t *testing.T) {
+	rep := sampleReport()
+	rep.Engine, rep.Server, rep.ServerVersion, rep.SharedBuffers, rep.BufferPool =
+		compare.EngineMariaDB, "MariaDB 10.11.19-MariaDB-0+deb12u1 (Debian 12)", "10.11.19-MariaDB-0+deb12u1", "", "6MB"
+	for _, ts := range rep.Trials {
+		for k := range ts {
+			ts[k].Engine = compare.EngineMariaDB
+		}
+	}
+	rep.Summarize()
+	var b bytes.Buffer
+	if err := rep.WriteHTML(&b); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, s := range []string{"MariaDB 10.11.19, 1000 rows", "innodb_buffer_pool_size 6MB", "uuidv4: 2.0× the index", "249 vs 99 page splits"} {
+		if !strings.Contains(page, s) {
+			t.Errorf("report.html lacks %q", s)
+		}
+	}
+	if strings.Contains(page, "PostgreSQL") || strings.Contains(page, "shared_buffers") {
+		t.Errorf("report.html of a MariaDB run names PostgreSQL or shared_buffers")
 	}
 }
