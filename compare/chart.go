@@ -90,8 +90,8 @@ func saveChart(p *plot.Plot, leg *plot.Legend, path, format string) error {
 
 // title names the chart, the engine and server version, and the run.
 func (r *Report) title(what string) string {
-	return fmt.Sprintf("%s\n%s · %d rows, %d writers, batch %d, shared_buffers %s, %d trials",
-		what, r.engineName(), r.Rows, r.Writers, r.Batch, r.SharedBuffers, max(r.Runs, 1))
+	return fmt.Sprintf("%s\n%s · %d rows, %d writers, batch %d, %s, %d trials",
+		what, r.engineName(), r.Rows, r.Writers, r.Batch, r.cacheSetting(), max(r.Runs, 1))
 }
 
 // seriesColour is the colour of row i, as in report.html.
@@ -132,7 +132,7 @@ func (r *Report) throughputChart() (*plot.Plot, *plot.Legend, error) {
 		l.Color, l.Width = seriesColour(i), vg.Points(1.5)
 		s.Color, s.Shape, s.Radius = seriesColour(i), plotutil.Shape(i), vg.Points(3.5)
 		p.Add(l, s)
-		leg.Add(x.Strategy, l, s)
+		leg.Add(r.rowName(&x), l, s)
 	}
 	p.Y.Max = maxY * 1.08
 	return p, &leg, nil
@@ -163,7 +163,7 @@ func (r *Report) barChart(what, unit, format string, value func(*Result) (float6
 		p.Add(b)
 		labels.XYs = append(labels.XYs, plotter.XY{X: v, Y: float64(len(names))})
 		labels.Labels = append(labels.Labels, fmt.Sprintf(format, v))
-		names = append(names, x.Strategy)
+		names = append(names, r.rowName(x))
 		maxV = max(maxV, v)
 	}
 	if len(names) == 0 {

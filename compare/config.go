@@ -98,6 +98,15 @@ type Config struct {
 	// trials, the same intervals. Zero means a random seed, reported in
 	// the Report. At most MaxSeed.
 	Seed uint64
+	// Engine is the database engine: EnginePostgres, EngineMariaDB or
+	// EngineAll (both, one after the other, side by side in the Report).
+	// Empty means the DSN's scheme (mysql:// is EngineMariaDB), else
+	// EnginePostgres.
+	Engine string
+	// BufferPool is the throwaway MariaDB server's innodb_buffer_pool_size,
+	// in the units of SharedBuffers ("128MB", "5MB"). Empty means
+	// DefaultBufferPool. It must be empty with a DSN.
+	BufferPool string
 	// Progress follows the run. Nil means silent.
 	Progress Progress
 }
@@ -152,11 +161,21 @@ func (cfg Config) resolve() (Config, error) {
 		return cfg, badInput("shared buffers %q: only the throwaway cluster's can be set; with a DSN the server's setting applies", cfg.SharedBuffers)
 	case cfg.SharedBuffers != "" && !sizeRE.MatchString(cfg.SharedBuffers):
 		return cfg, badInput("shared buffers %q: want a size such as 128MB or 1GB (units kB, MB, GB, TB)", cfg.SharedBuffers)
+	case cfg.DSN != "" && cfg.BufferPool != "":
+		return cfg, badInput("buffer pool %q: only the throwaway server's can be set; with a DSN the server's setting applies", cfg.BufferPool)
+	case cfg.BufferPool != "" && !sizeRE.MatchString(cfg.BufferPool):
+		return cfg, badInput("buffer pool %q: want a size such as 128MB or 1GB (units kB, MB, GB, TB)", cfg.BufferPool)
 	case cfg.Schema != "" && !schemaRE.MatchString(cfg.Schema):
 		return cfg, badInput("schema %q: want a lower-case identifier (a-z, 0-9, _; at most 63)", cfg.Schema)
 	}
+	if err := cfg.resolveEngine(); err != nil {
+		return cfg, err
+	}
 	if cfg.DSN == "" && cfg.SharedBuffers == "" {
 		cfg.SharedBuffers = DefaultSharedBuffers
+	}
+	if cfg.DSN == "" && cfg.BufferPool == "" {
+		cfg.BufferPool = DefaultBufferPool
 	}
 	if len(cfg.Strategies) == 0 {
 		cfg.Strategies = DefaultStrategies()

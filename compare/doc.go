@@ -1,4 +1,5 @@
-// Package compare measures what each ID scheme costs a PostgreSQL B-tree:
+// Package compare measures what each ID scheme costs a PostgreSQL B-tree
+// (and, with Engine "mariadb", an InnoDB clustered index):
 // it inserts every chosen strategy's keys into its own table on the same
 // server, with the same workload, and reports the index's physics side by
 // side with a bigserial baseline.
@@ -92,6 +93,70 @@
 // installable, no privilege for CHECKPOINT) is null in results.json, "n/a"
 // in the table, and listed in the Result's Unavailable field; the Report's
 // Notes say why.
+//
+// # MariaDB / InnoDB (Engine "mariadb")
+//
+// The same rows run on InnoDB, where the primary key is the clustered
+// index: the leaf pages hold the whole rows, so a random key moves whole
+// rows, not just a key and a pointer. The table is
+//
+//	id          BIGINT (64-bit keys), BINARY(16) (128-bit keys), VARBINARY or ASCII VARCHAR (others) NOT NULL PRIMARY KEY
+//	created_at  DATETIME(6) NOT NULL
+//	payload     BINARY(100) NOT NULL
+//
+// with ENGINE=InnoDB ROW_FORMAT=DYNAMIC STATS_PERSISTENT=1
+// STATS_AUTO_RECALC=0; the Baseline's id is BIGINT AUTO_INCREMENT. Each
+// batch is one multi-row INSERT of Batch rows (keys as decimal or X'..'
+// literals), autocommitted; Batch 1 is single-row INSERTs. The Reference
+// row of the harness check is INSERT ... SELECT seq FROM seq_<lo>_to_<hi>
+// (MariaDB's sequence engine), one statement per batch. The throwaway
+// server runs with innodb_flush_log_at_trx_commit = 2 (commits write the
+// redo log but do not wait for the disk, like synchronous_commit = off).
+// There is no CHECKPOINT: InnoDB's checkpoints are fuzzy and continuous.
+//
+//	metric                 unit    source (InnoDB's own)
+//	rows_per_sec, p50_ms,  as above; a batch's latency is its INSERT statement's round trip
+//	p99_ms
+//	index_bytes            bytes   the clustered index (PRIMARY, which holds the rows): mysql.innodb_index_stats
+//	                               stat 'size' × innodb_page_size, after ANALYZE TABLE ... PERSISTENT FOR ALL
+//	secondary_index_bytes  bytes   the same for every other index of the table (0: the table has none)
+//	table_bytes            bytes   index_bytes + secondary_index_bytes: an InnoDB table is its indexes
+//	leaf_pages             pages   mysql.innodb_index_stats 'n_leaf_pages' of PRIMARY, after the same ANALYZE
+//	avg_leaf_density       %       leaf fill: data bytes / (leaf_pages × innodb_page_size). The data bytes come from
+//	                               an exact source, a full scan computing row sizes (leaf_fill_source): SELECT
+//	                               COUNT(*) (and SUM(LENGTH(id)) for a variable-length key) times the DYNAMIC
+//	                               record size, 5-byte header + key (+1 length byte if variable) + DB_TRX_ID 6 +
+//	                               DB_ROLL_PTR 7 + DATETIME(6) 8 + payload 100, i.e. 134 bytes with a BIGINT key
+//	                               (the same as information_schema.INNODB_BUFFER_PAGE's DATA_SIZE / NUMBER_RECORDS
+//	                               of a leaf page). The scan works whether or not the index fits the buffer pool;
+//	                               INNODB_BUFFER_PAGE only sees the cached pages and does not tell leaf from
+//	                               internal pages. Sequential keys give about 15/16 (the MySQL manual)
+//	page_splits            splits  information_schema.INNODB_METRICS 'index_page_splits' count delta: every page
+//	                               split of every index, server-wide (at 20,000 rows, leaf_pages - 1 for appends;
+//	                               a larger index adds its internal pages' splits)
+//	page_merges            merges  INNODB_METRICS 'index_page_merge_successful' delta
+//	wal_bytes              bytes   redo bytes: SHOW GLOBAL STATUS Innodb_lsn_current after minus before (MySQL:
+//	                               "Log sequence number" of SHOW ENGINE INNODB STATUS)
+//	buffer_pool_reads      pages   SHOW GLOBAL STATUS Innodb_buffer_pool_reads delta: reads InnoDB could not
+//	                               satisfy from the buffer pool (server-wide)
+//	buffer_pool_read_requests      Innodb_buffer_pool_read_requests delta: logical page reads
+//
+// The monitors index_page_splits, index_page_merge_attempts and
+// index_page_merge_successful are enabled with SET GLOBAL
+// innodb_monitor_enable for the run and disabled again at the end if they
+// were off. leaf_fragmentation, wal_page_splits, wal_fpi, wal_fpi_bytes
+// and idx_blks_* are PostgreSQL's and stay null. Without a DSN the run
+// provisions a throwaway server (see StartMariaDB): mariadb-install-db
+// --auth-root-authentication-method=normal, then mariadbd --no-defaults
+// --skip-networking on a Unix socket in a temporary directory with
+// innodb_buffer_pool_size = BufferPool (InnoDB needs at least 6MB with 16 kB
+// pages), as the mysql user when the process is root; the directory is
+// removed afterwards. With a mysql:// DSN the tables go in a database the
+// run creates (idgen_compare_<random>, or Schema) and drops.
+//
+// Engine "all" runs PostgreSQL, then MariaDB, with the same seed, and
+// merges both into one Report: each row carries its engine, and its
+// ratios are to the Baseline of its own engine.
 //
 // # Database
 //

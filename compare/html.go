@@ -141,7 +141,7 @@ func thousands(n int64) string {
 // 2,781 vs 5 full-page images, half the leaf chain out of order". It is
 // empty for the Baseline and the harness check's rows.
 func (r *Report) Verdict(x *Result) string {
-	bs := r.Find(Baseline)
+	bs := r.baselineOf(x)
 	if bs == nil || x.Strategy == Baseline || x.Strategy == ClientSeries || x.Strategy == Reference {
 		return ""
 	}
@@ -174,17 +174,33 @@ func (r *Report) Verdict(x *Result) string {
 			parts = append(parts, fmt.Sprintf("%.0f %% of the leaf chain out of order", *f))
 		}
 	}
-	return x.Strategy + ": " + strings.Join(parts, ", ")
+	if x.PageSplits != nil && bs.PageSplits != nil && x.Engine == EngineMariaDB {
+		parts = append(parts, fmt.Sprintf("%s vs %s page splits", thousands(*x.PageSplits), thousands(*bs.PageSplits)))
+	}
+	return r.rowName(x) + ": " + strings.Join(parts, ", ")
 }
 
 // engineName is the chart's and page's name for the server: "PostgreSQL
 // 15.20".
 func (r *Report) engineName() string {
-	v, _, _ := strings.Cut(r.ServerVersion, " ")
-	if v == "" {
-		return "PostgreSQL"
+	name := "PostgreSQL"
+	switch r.Engine {
+	case EngineMariaDB:
+		name = "MariaDB"
+	case EngineAll:
+		pg, my, _ := strings.Cut(r.ServerVersion, "; ")
+		pg, _, _ = strings.Cut(pg, " ")
+		my, _, _ = strings.Cut(my, "-")
+		return "PostgreSQL " + pg + " and MariaDB " + my
 	}
-	return "PostgreSQL " + v
+	v, _, _ := strings.Cut(r.ServerVersion, " ")
+	if r.Engine == EngineMariaDB {
+		v, _, _ = strings.Cut(v, "-") // 10.11.19-MariaDB-0+deb12u1
+	}
+	if v == "" {
+		return name
+	}
+	return name + " " + v
 }
 
 type htmlRow struct {
@@ -203,25 +219,25 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	for i := range r.Results {
 		x := &r.Results[i]
 		c := colour(i)
-		b := bar{label: x.Strategy, value: x.RowsPerSec, colour: c, valueLabel: fmt.Sprintf("%.0f", x.RowsPerSec)}
+		b := bar{label: r.rowName(x), value: x.RowsPerSec, colour: c, valueLabel: fmt.Sprintf("%.0f", x.RowsPerSec)}
 		if ci := x.RowsPerSecCI; ci != nil {
 			b.lo, b.hi, b.hasCI = ci[0], ci[1], true
 			b.valueLabel += " " + ciText(ci, "%.0f")
 		}
 		rps = append(rps, b)
 		if e, ok := x.RatioToBaseline[figRowsPerSec.name]; ok {
-			ratios = append(ratios, bar{label: x.Strategy, value: e.Median, lo: e.CI[0], hi: e.CI[1], hasCI: true, colour: c,
+			ratios = append(ratios, bar{label: r.rowName(x), value: e.Median, lo: e.CI[0], hi: e.CI[1], hasCI: true, colour: c,
 				valueLabel: strings.TrimSpace(e.text())})
 		}
-		index = append(index, bar{label: x.Strategy, value: float64(x.IndexBytes) / (1 << 20), colour: c,
+		index = append(index, bar{label: r.rowName(x), value: float64(x.IndexBytes) / (1 << 20), colour: c,
 			valueLabel: fmt.Sprintf("%.1f MB", float64(x.IndexBytes)/(1<<20))})
 		if x.AvgLeafDensity != nil {
-			density = append(density, bar{label: x.Strategy, value: *x.AvgLeafDensity, colour: c,
+			density = append(density, bar{label: r.rowName(x), value: *x.AvgLeafDensity, colour: c,
 				valueLabel: fmt.Sprintf("%.1f %%", *x.AvgLeafDensity)})
 		}
 	}
 	eng := r.engineName()
-	sub := fmt.Sprintf("%s, %d rows, %d writers, batch %d, %d trials", eng, r.Rows, r.Writers, r.Batch, r.Runs)
+	sub := fmt.Sprintf("%s, %d rows, %d writers, batch %d, %s, %d trials", eng, r.Rows, r.Writers, r.Batch, r.cacheSetting(), r.Runs)
 	var verdicts []string
 	var rows []htmlRow
 	for i := range r.Results {
@@ -233,7 +249,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		if e, ok := x.RatioToBaseline[figRowsPerSec.name]; ok {
 			ratio = e.text()
 		}
-		rows = append(rows, htmlRow{Colour: template.CSS(colour(i)), Strategy: x.Strategy, Rows: fmt.Sprintf("%.0f", x.RowsPerSec),
+		rows = append(rows, htmlRow{Colour: template.CSS(colour(i)), Strategy: r.rowName(x), Rows: fmt.Sprintf("%.0f", x.RowsPerSec),
 			CI: ciText(x.RowsPerSecCI, "%.0f"), Ratio: ratio, P50: optF(x.P50Ms, 2), P99: optF(x.P99Ms, 2),
 			Index: fmt.Sprintf("%.1f", float64(x.IndexBytes)/(1<<20)), Density: optF(x.AvgLeafDensity, 1),
 			Frag: optF(x.LeafFragmentation, 1), Splits: optI(x.PageSplits), WAL: fmt.Sprintf("%.1f", float64(x.WALBytes)/(1<<20)),

@@ -25,12 +25,14 @@ type ConfigRecord struct {
 	Schema        string   `json:"schema,omitempty"`
 	Keep          bool     `json:"keep"`
 	SharedBuffers string   `json:"shared_buffers,omitempty"`
+	Engine        string   `json:"engine"`
+	BufferPool    string   `json:"buffer_pool,omitempty"`
 }
 
 func (cfg Config) record() ConfigRecord {
 	return ConfigRecord{Strategies: redact.Specs(cfg.Strategies), Rows: cfg.Rows, Writers: cfg.Writers, Batch: cfg.Batch,
 		Preload: cfg.Preload, Runs: cfg.Runs, Seed: cfg.Seed, DSN: redact.Spec(cfg.DSN), Schema: cfg.Schema,
-		Keep: cfg.Keep, SharedBuffers: cfg.SharedBuffers}
+		Keep: cfg.Keep, SharedBuffers: cfg.SharedBuffers, Engine: cfg.Engine, BufferPool: cfg.BufferPool}
 }
 
 // A Machine describes where the run ran.
@@ -100,9 +102,10 @@ type Meta struct {
 	Tool          string        `json:"tool"` // "idgen compare"
 	Build         Build         `json:"idgen"`
 	Engine        string        `json:"engine"`
-	Server        string        `json:"server"`         // version()
-	ServerVersion string        `json:"server_version"` // server_version
-	SharedBuffers string        `json:"shared_buffers"` // the server's setting
+	Server        string        `json:"server"`                // version()
+	ServerVersion string        `json:"server_version"`        // server_version
+	SharedBuffers string        `json:"shared_buffers"`        // the server's setting
+	BufferPool    string        `json:"buffer_pool,omitempty"` // innodb_buffer_pool_size (engine "mariadb" or "all")
 	Throwaway     bool          `json:"throwaway"`
 	Schema        string        `json:"schema"`
 	Config        ConfigRecord  `json:"config"`
@@ -121,7 +124,7 @@ type Meta struct {
 // Meta returns the report's Meta.
 func (r *Report) Meta() Meta {
 	return Meta{Tool: "idgen compare", Build: ThisBuild(), Engine: r.Engine, Server: r.Server, ServerVersion: r.ServerVersion,
-		SharedBuffers: r.SharedBuffers, Throwaway: r.Throwaway, Schema: r.Schema, Config: r.Config, Machine: r.Machine,
+		SharedBuffers: r.SharedBuffers, BufferPool: r.BufferPool, Throwaway: r.Throwaway, Schema: r.Schema, Config: r.Config, Machine: r.Machine,
 		Started: r.Started.UTC(), DurationSec: r.Elapsed.Seconds(), Seed: r.Seed, StatsMethod: r.StatsMethod,
 		Resamples: Resamples, Confidence: Confidence, Harness: r.Harness, Warnings: nonNil(r.Warnings), Notes: nonNil(r.Notes)}
 }

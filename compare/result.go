@@ -14,7 +14,7 @@ import (
 // median over its Trials (each one a Result of Report.Trials); the
 // intervals and ratios come from the seeded bootstrap of StatsMethod.
 type Result struct {
-	Engine   string `json:"engine"`   // "postgres"
+	Engine   string `json:"engine"`   // "postgres" or "mariadb"
 	Strategy string `json:"strategy"` // the spec as given, passwords masked (redact.Spec); Baseline, ClientSeries or Reference
 	Scheme   string `json:"scheme"`   // the scheme's name; "bigserial" for both server-filled rows
 	Column   string `json:"column"`   // the key's column type
@@ -72,6 +72,15 @@ type Result struct {
 	IdxBlksRead *int64 `json:"idx_blks_read"`
 	IdxBlksHit  *int64 `json:"idx_blks_hit"`
 
+	// InnoDB's own figures (engine "mariadb"); nil for PostgreSQL.
+	SecondaryIndexBytes    *int64 `json:"secondary_index_bytes,omitempty"`
+	PageMerges             *int64 `json:"page_merges,omitempty"`
+	BufferPoolReads        *int64 `json:"buffer_pool_reads,omitempty"`
+	BufferPoolReadRequests *int64 `json:"buffer_pool_read_requests,omitempty"`
+	// LeafFillSource says where avg_leaf_density's data bytes come from
+	// (engine "mariadb").
+	LeafFillSource string `json:"leaf_fill_source,omitempty"`
+
 	// Unavailable lists the JSON names of the metrics left nil.
 	Unavailable []string `json:"unavailable,omitempty"`
 }
@@ -81,12 +90,13 @@ type Result struct {
 // the strategies in the order given), each the summary of its trials, and
 // notes on what could not be measured.
 type Report struct {
-	Engine        string        `json:"engine"`         // EnginePostgres
-	Server        string        `json:"server"`         // version()
-	ServerVersion string        `json:"server_version"` // server_version, e.g. "17.2 (Debian 17.2-1.pgdg120+1)"
-	SharedBuffers string        `json:"shared_buffers"` // the server's setting
-	Throwaway     bool          `json:"throwaway"`      // a cluster provisioned by the run
-	Schema        string        `json:"schema"`         // where the tables were
+	Engine        string        `json:"engine"`                // EnginePostgres or EngineMariaDB
+	Server        string        `json:"server"`                // version()
+	ServerVersion string        `json:"server_version"`        // server_version, e.g. "17.2 (Debian 17.2-1.pgdg120+1)"
+	SharedBuffers string        `json:"shared_buffers"`        // the server's setting
+	BufferPool    string        `json:"buffer_pool,omitempty"` // innodb_buffer_pool_size (engine "mariadb")
+	Throwaway     bool          `json:"throwaway"`             // a cluster provisioned by the run
+	Schema        string        `json:"schema"`                // where the tables were
 	Rows          int           `json:"rows"`
 	Writers       int           `json:"writers"`
 	Batch         int           `json:"batch"`

@@ -3,15 +3,12 @@ package compare
 import (
 	"context"
 	"crypto/rand"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	mrand "math/rand/v2"
 	"strings"
 	"time"
 
-	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/internal/redact"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -44,6 +41,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	switch cfg.Engine {
+	case EngineMariaDB:
+		return runMariaDB(ctx, cfg)
+	case EngineAll:
+		return runAll(ctx, cfg)
+	}
 	prog := cfg.Progress
 	if prog == nil {
 		prog = nopProgress{}
@@ -60,16 +63,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	defer closePlans(plans)
 
-	seed := cfg.Seed
-	if seed == 0 {
-		var b [8]byte
-		rand.Read(b[:])
-		seed = binary.LittleEndian.Uint64(b[:])&MaxSeed | 1
-	}
-	started := time.Now()
-	rep := &Report{Engine: EnginePostgres, Rows: cfg.Rows, Writers: cfg.Writers, Batch: cfg.Batch, Preload: cfg.Preload,
-		Runs: cfg.Runs, Seed: seed, StatsMethod: StatsMethod, Started: started, Config: cfg.record(), Machine: ThisMachine()}
-	prog.Status(fmt.Sprintf("%d rounds, seed %d (--seed %d repeats the order)", cfg.Runs, seed, seed))
+	rep := newReport(cfg, EnginePostgres, prog)
+	seed, started := rep.Seed, rep.Started
 	if cfg.DSN == "" {
 		prog.Status(fmt.Sprintf("starting a throwaway PostgreSQL cluster (shared_buffers=%s)", cfg.SharedBuffers))
 		cl, err := StartCluster(ctx, ClusterConfig{SharedBuffers: cfg.SharedBuffers, Keep: cfg.Keep})
@@ -109,30 +104,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := h.warmUp(ctx, plans[0]); err != nil {
 		return nil, err
 	}
-	// The rows in report order: the Baseline, the harness check's two rows,
-	// then the strategies. Table index 0 for the first three.
-	rows := []*plan{plans[0],
-		{spec: ClientSeries, label: ClientSeries, name: ClientSeries, column: idgen.ColumnBigint, keyBytes: 8, series: true},
-		{spec: Reference, label: Reference, name: Reference, column: idgen.ColumnBigint, keyBytes: 8, series: true, server: true}}
-	rows = append(rows, plans[1:]...)
-	index := func(k int) int { return max(0, k-2) }
-	trials := make([][]Result, len(rows))
-	rng := mrand.New(mrand.NewPCG(seed, 0))
-	for round := 1; round <= cfg.Runs; round++ {
-		order := rng.Perm(len(rows))
-		names := make([]string, len(order))
-		for i, k := range order {
-			names[i] = rows[k].label
-		}
-		prog.Status(fmt.Sprintf("round %d of %d: %s", round, cfg.Runs, strings.Join(names, ", ")))
-		for _, k := range order {
-			res, err := h.runOne(ctx, round, index(k), rows[k])
-			if err != nil {
-				return nil, err
-			}
-			res.Round = round
-			trials[k] = append(trials[k], res)
-		}
+	trials, err := runRounds(ctx, prog, cfg.Runs, seed, reportRows(plans), h.runOne)
+	if err != nil {
+		return nil, err
 	}
 	rep.Trials = trials
 	rep.Summarize()
@@ -425,6 +399,9 @@ func (h *harness) readCountersInto(ctx context.Context, id ident, c counters) (c
 
 // unavailable names the nil metrics of r.
 func unavailable(r *Result) []string {
+	if r.Engine == EngineMariaDB {
+		return unavailableMariaDB(r)
+	}
 	var out []string
 	for _, m := range []struct {
 		name string

@@ -93,17 +93,17 @@ func (r *Report) Summarize() {
 	if len(r.Trials) == 0 {
 		return
 	}
-	var base []Result
+	base := map[string][]Result{} // by engine
 	for _, ts := range r.Trials {
 		if len(ts) > 0 && ts[0].Strategy == Baseline {
-			base = ts
+			base[ts[0].Engine] = ts
 		}
 	}
 	for _, ts := range r.Trials {
 		if len(ts) == 0 {
 			continue
 		}
-		s := summarizeTrials(ts, base, r.Seed)
+		s := summarizeTrials(ts, base[ts[0].Engine], r.Seed)
 		r.Results = append(r.Results, s)
 	}
 	r.warn()
@@ -246,6 +246,10 @@ func summarizeTrials(trials, base []Result, seed uint64) Result {
 		{&s.WALFPIBytes, func(r *Result) *int64 { return r.WALFPIBytes }},
 		{&s.IdxBlksRead, func(r *Result) *int64 { return r.IdxBlksRead }},
 		{&s.IdxBlksHit, func(r *Result) *int64 { return r.IdxBlksHit }},
+		{&s.SecondaryIndexBytes, func(r *Result) *int64 { return r.SecondaryIndexBytes }},
+		{&s.PageMerges, func(r *Result) *int64 { return r.PageMerges }},
+		{&s.BufferPoolReads, func(r *Result) *int64 { return r.BufferPoolReads }},
+		{&s.BufferPoolReadRequests, func(r *Result) *int64 { return r.BufferPoolReadRequests }},
 	} {
 		*f.dst = medI(figure{get: optional(f.get)})
 	}

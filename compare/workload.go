@@ -85,19 +85,29 @@ func (r *recorder) tenths() []float64 {
 // load inserts n rows into table with every writer and returns the timings.
 // gens is nil for the baseline. A series plan's keys start at first.
 func (h *harness) load(ctx context.Context, p *plan, table pgx.Identifier, first int64, n int, onRows func(int)) (phaseResult, error) {
+	return fanOut(ctx, p, len(h.writers), first, n, onRows, func(ctx context.Context, w int, gen idgen.Generator, bs batches, rec *recorder) ([]float64, error) {
+		return h.writer(ctx, h.writers[w], p, gen, table, bs, rec)
+	})
+}
+
+// fanOut runs write on each of writers writers, writer w with p's
+// generator w (nil for the baseline), sharing n rows from first, and
+// returns the phase's timings: the first error cancels the others.
+func fanOut(ctx context.Context, p *plan, writers int, first int64, n int, onRows func(int),
+	write func(ctx context.Context, w int, gen idgen.Generator, bs batches, rec *recorder) ([]float64, error)) (phaseResult, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var claimed atomic.Int64
 	rec := newRecorder(n, onRows)
-	lats := make([][]float64, len(h.writers))
+	lats := make([][]float64, writers)
 	var wg sync.WaitGroup
-	for w, conn := range h.writers {
+	for w := range writers {
 		var gen idgen.Generator
 		if p.gens != nil {
 			gen = p.gens[w]
 		}
 		wg.Go(func() {
-			l, err := h.writer(ctx, conn, p, gen, table, batches{first: first, n: n, claimed: &claimed}, rec)
+			l, err := write(ctx, w, gen, batches{first: first, n: n, claimed: &claimed}, rec)
 			lats[w] = l
 			if err != nil {
 				cancel(err)

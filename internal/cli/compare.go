@@ -18,7 +18,7 @@ func newCompareCmd() *cobra.Command {
 		out   string
 	)
 	cmd := &cobra.Command{
-		Use:   "compare [--strategies a,b,c] [--rows N] [--writers W] [--batch B] [--preload M] [--runs N] [--seed S] [--dsn URL | --shared-buffers SIZE] [--keep] [--out DIR]",
+		Use:   "compare [--strategies a,b,c] [--rows N] [--writers W] [--batch B] [--preload M] [--runs N] [--seed S] [--engine postgres|mariadb|all] [--dsn URL | --shared-buffers SIZE --buffer-pool SIZE] [--keep] [--out DIR]",
 		Short: "Measure what each ID scheme costs a PostgreSQL B-tree, side by side",
 		Long: `compare inserts the same workload with every strategy into its own table on
 the same PostgreSQL server (id PRIMARY KEY in the scheme's native column type,
@@ -46,6 +46,15 @@ postgres user when root, Unix socket in a temporary directory removed
 afterwards) with --shared-buffers. With --dsn, the tables live in a new schema
 that is dropped afterwards unless --keep.
 
+--engine mariadb runs the same rows on MariaDB/InnoDB (the key is the
+clustered index; BIGINT or BINARY(16); multi-row INSERTs of --batch rows):
+without --dsn on a throwaway server (mariadb-install-db and mariadbd on a Unix
+socket in a temporary directory, as the mysql user when root) with
+--buffer-pool as innodb_buffer_pool_size; with --dsn mysql://... in a new
+database dropped afterwards. It reports leaf pages (ANALYZE TABLE and
+mysql.innodb_index_stats), leaf fill, page splits and merges
+(INNODB_METRICS), redo bytes and buffer-pool reads. --engine all runs both.
+
 The default strategies are every registered strategy that needs no external
 store. --out DIR writes results.json ({"meta", "results"}), results.csv,
 report.html (one self-contained page) and charts (PNG, SVG); a DIR that
@@ -69,8 +78,11 @@ are masked (xxxxx) in everything compare prints and writes.
 			if cfg.DSN != "" && f.Changed("shared-buffers") {
 				return badInput(errors.New("compare: --shared-buffers sets the throwaway cluster's; with --dsn the server's own setting applies"))
 			}
+			if cfg.DSN != "" && f.Changed("buffer-pool") {
+				return badInput(errors.New("compare: --buffer-pool sets the throwaway MariaDB server's; with --dsn the server's own setting applies"))
+			}
 			if cfg.DSN != "" {
-				cfg.SharedBuffers = ""
+				cfg.SharedBuffers, cfg.BufferPool = "", ""
 			}
 			if f.Changed("strategies") {
 				cfg.Strategies = compare.SplitSpecs(specs)
@@ -110,9 +122,11 @@ are masked (xxxxx) in everything compare prints and writes.
 	f.IntVar(&cfg.Preload, "preload", 0, "rows inserted before CHECKPOINT and the measured phase")
 	f.IntVar(&cfg.Runs, "runs", compare.DefaultRuns, "rounds: each runs every row on a fresh table, in a shuffled order")
 	f.Uint64Var(&cfg.Seed, "seed", 0, "seed of the rounds' order and of the bootstrap (default: random, printed)")
-	f.StringVar(&cfg.DSN, "dsn", "", "PostgreSQL server to use (default: a throwaway cluster)")
+	f.StringVar(&cfg.DSN, "dsn", "", "server to use, postgres://... or mysql://... (default: a throwaway server)")
 	f.BoolVar(&cfg.Keep, "keep", false, "keep the tables (and the throwaway cluster's directory)")
 	f.StringVar(&cfg.SharedBuffers, "shared-buffers", compare.DefaultSharedBuffers, "shared_buffers of the throwaway cluster")
+	f.StringVar(&cfg.Engine, "engine", "", "database engine: postgres, mariadb or all (default: mariadb for a mysql:// --dsn, else postgres)")
+	f.StringVar(&cfg.BufferPool, "buffer-pool", compare.DefaultBufferPool, "innodb_buffer_pool_size of the throwaway MariaDB server")
 	f.StringVar(&out, "out", "", "directory for results.json, results.csv and charts")
 	return cmd
 }

@@ -35,6 +35,9 @@ func TestCompareBadInput(t *testing.T) {
 		{"unknown strategy", []string{"--strategies", "uuidv4,nope", "--dsn", down}, `unknown strategy "nope"`},
 		{"shared buffers with dsn", []string{"--dsn", down, "--shared-buffers", "1GB"}, "--shared-buffers"},
 		{"bad shared buffers", []string{"--shared-buffers", "much"}, `shared buffers "much"`},
+		{"unknown engine", []string{"--engine", "oracle", "--dsn", down}, `engine "oracle": want postgres, mariadb or all`},
+		{"buffer pool with dsn", []string{"--dsn", "mysql://root@127.0.0.1:1/x", "--buffer-pool", "1GB"}, "--buffer-pool"},
+		{"bad buffer pool", []string{"--engine", "mariadb", "--buffer-pool", "much"}, `buffer pool "much"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,738 @@
+package compare
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/segment"
+)
+
+// Engines of Config.Engine.
+const (
+	// EngineMariaDB is MariaDB (or MySQL) with InnoDB.
+	EngineMariaDB = "mariadb"
+	// EngineAll runs EnginePostgres, then EngineMariaDB.
+	EngineAll = "all"
+)
+
+// innodbRecordFixed is the bytes of an InnoDB leaf record of the run's
+// table besides its key (ROW_FORMAT=DYNAMIC, every column NOT NULL): the
+// 5-byte record header, DB_TRX_ID (6), DB_ROLL_PTR (7), created_at
+// DATETIME(6) (8) and the payload BINARY(100).
+const innodbRecordFixed = 5 + 6 + 7 + 8 + PayloadSize
+
+// InnoDB monitor counters (information_schema.INNODB_METRICS) the run
+// enables and reads.
+var innodbMonitors = []string{"index_page_splits", "index_page_merge_attempts", "index_page_merge_successful"}
+
+// resolveEngine fills Engine from the DSN's scheme and checks it.
+func (cfg *Config) resolveEngine() error {
+	mysqlDSN := strings.HasPrefix(strings.ToLower(cfg.DSN), "mysql://")
+	switch cfg.Engine {
+	case "":
+		cfg.Engine = EnginePostgres
+		if mysqlDSN {
+			cfg.Engine = EngineMariaDB
+		}
+	case EnginePostgres, EngineMariaDB:
+		if cfg.DSN != "" && mysqlDSN != (cfg.Engine == EngineMariaDB) {
+			return badInput("engine %q with a DSN of another engine: give a mysql:// DSN for mariadb, a PostgreSQL one for postgres", cfg.Engine)
+		}
+	case EngineAll:
+		if cfg.DSN != "" {
+			return badInput("engine %q runs two throwaway servers; a DSN names one server: give --engine postgres or mariadb with it", cfg.Engine)
+		}
+	default:
+		return badInput("engine %q: want %s, %s or %s", cutInput(cfg.Engine), EnginePostgres, EngineMariaDB, EngineAll)
+	}
+	if n, ok := mysqlSize(cfg.BufferPool); cfg.BufferPool != "" && (!ok || n < MinBufferPool) {
+		return badInput("buffer pool %q: want at least 6MB (InnoDB's minimum with 16 kB pages)", cfg.BufferPool)
+	}
+	return nil
+}
+
+// MinBufferPool is the smallest innodb_buffer_pool_size InnoDB starts with
+// 16 kB pages: 6 MiB.
+const MinBufferPool = 6 << 20
+
+// cutInput cuts an echoed input to 64 bytes.
+func cutInput(s string) string {
+	if len(s) <= 64 {
+		return s
+	}
+	return s[:64] + "…"
+}
+
+// mharness holds a MariaDB run's connections; the embedded harness gives
+// the Config, Progress, payload and notes.
+type mharness struct {
+	*harness
+	db        *sql.DB
+	meta      *sql.Conn
+	writers   []*sql.Conn
+	database  string
+	pageSize  int64
+	payload   string // X'...': the payload as a hex literal
+	monitors  bool   // INNODB_METRICS counters enabled
+	enabled   []string
+	noStats   bool // mysql.innodb_index_stats unreadable
+	lsnStatus bool // Innodb_lsn_current exists
+}
+
+// runMariaDB is Run for EngineMariaDB.
+func runMariaDB(ctx context.Context, cfg Config) (*Report, error) {
+	prog := cfg.Progress
+	if prog == nil {
+		prog = nopProgress{}
+	}
+	var mcfg *mysql.Config
+	if cfg.DSN != "" {
+		var err error
+		if mcfg, err = segment.MySQLConfig(cfg.DSN); err != nil {
+			return nil, fmt.Errorf("%w: dsn: %w", ErrBadInput, err)
+		}
+	}
+	plans, notes, err := buildPlans(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer closePlans(plans)
+	rep := newReport(cfg, EngineMariaDB, prog)
+	seed, started := rep.Seed, rep.Started
+	if cfg.DSN == "" {
+		prog.Status(fmt.Sprintf("starting a throwaway MariaDB server (innodb_buffer_pool_size=%s)", cfg.BufferPool))
+		srv, err := StartMariaDB(ctx, MariaDBConfig{BufferPool: cfg.BufferPool, Keep: cfg.Keep})
+		if err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err := srv.Stop(); err != nil {
+				prog.Note(err.Error())
+			}
+		}()
+		if cfg.Keep {
+			notes = append(notes, fmt.Sprintf("MariaDB data directory kept in %s (stopped)", srv.Dir()))
+		}
+		rep.Throwaway = true
+		mcfg = srv.Config()
+	}
+	h := &mharness{harness: &harness{cfg: cfg, prog: prog, payload: newPayload(), noted: map[string]bool{}}}
+	h.payload = "X'" + hex.EncodeToString(h.harness.payload) + "'"
+	for _, n := range notes {
+		h.note("%s", n)
+	}
+	if err := h.connect(ctx, mcfg, rep); err != nil {
+		return nil, err
+	}
+	defer h.close()
+	defer h.dropDatabase()
+	if cfg.Keep && cfg.DSN != "" {
+		h.note("tables kept in database %s; drop them with: DROP DATABASE %s", h.database, h.database)
+	}
+
+	rows := reportRows(plans)
+	if err := h.warmUp(ctx, rows); err != nil {
+		return nil, err
+	}
+	trials, err := runRounds(ctx, prog, cfg.Runs, seed, rows, h.runOne)
+	if err != nil {
+		return nil, err
+	}
+	rep.Trials = trials
+	rep.Summarize()
+	rep.Elapsed = time.Since(started)
+	rep.Notes = h.notes
+	return rep, nil
+}
+
+// runSeed returns seed, or a random seed when it is 0.
+func runSeed(seed uint64) uint64 {
+	if seed != 0 {
+		return seed
+	}
+	var b [8]byte
+	rand.Read(b[:])
+	return binary.LittleEndian.Uint64(b[:])&MaxSeed | 1
+}
+
+// connect opens the meta and writer connections, reads the server's
+// settings, enables the InnoDB monitors and creates the run's database.
+func (h *mharness) connect(ctx context.Context, mcfg *mysql.Config, rep *Report) error {
+	mcfg = mcfg.Clone()
+	if mcfg.Timeout == 0 {
+		mcfg.Timeout = 10 * time.Second
+	}
+	where := mcfg.Addr
+	conn, err := mysql.NewConnector(mcfg)
+	if err != nil {
+		return fmt.Errorf("%w: dsn: %w", ErrBadInput, err)
+	}
+	h.db = sql.OpenDB(conn)
+	h.db.SetMaxOpenConns(h.cfg.Writers + 1)
+	h.db.SetMaxIdleConns(h.cfg.Writers + 1)
+	if h.meta, err = h.db.Conn(ctx); err != nil {
+		return fmt.Errorf("%w at %s: %w", ErrConnectMariaDB, where, err)
+	}
+	var version, comment, pool string
+	if err := h.meta.QueryRowContext(ctx, "SELECT @@version, @@version_comment, @@innodb_buffer_pool_size, @@innodb_page_size").
+		Scan(&version, &comment, &pool, &h.pageSize); err != nil {
+		return fmt.Errorf("%w at %s: %w", ErrConnectMariaDB, where, err)
+	}
+	rep.ServerVersion = version
+	rep.Server = "MariaDB " + version + " (" + comment + "), InnoDB, page size " + strconv.FormatInt(h.pageSize, 10)
+	if !strings.Contains(strings.ToLower(version), "mariadb") {
+		rep.Server = "MySQL " + version + " (" + comment + "), InnoDB, page size " + strconv.FormatInt(h.pageSize, 10)
+	}
+	if n, err := strconv.ParseInt(pool, 10, 64); err == nil {
+		rep.BufferPool = strconv.FormatInt(n>>20, 10) + "MB"
+	}
+	var ignored string
+	h.lsnStatus = h.meta.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb_lsn_current'").Scan(&ignored, &ignored) == nil
+	h.enableMonitors(ctx)
+
+	name := h.cfg.Schema
+	for try := 0; ; try++ {
+		if h.cfg.Schema == "" {
+			var b [4]byte
+			rand.Read(b[:])
+			name = "idgen_compare_" + hex.EncodeToString(b[:])
+		}
+		_, err := h.meta.ExecContext(ctx, "CREATE DATABASE "+quoteIdent(name))
+		var me *mysql.MySQLError
+		if errors.As(err, &me) && me.Number == 1007 { // ER_DB_CREATE_EXISTS
+			if h.cfg.Schema != "" {
+				return badInput("database %q already exists; the run only uses a database it creates", name)
+			}
+			if try < 3 {
+				continue
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("compare: creating database %s: %w", name, err)
+		}
+		break
+	}
+	h.database, rep.Schema = name, name
+	if _, err := h.meta.ExecContext(ctx, "USE "+quoteIdent(name)); err != nil {
+		return err
+	}
+	for range h.cfg.Writers {
+		c, err := h.db.Conn(ctx)
+		if err != nil {
+			return fmt.Errorf("%w at %s: %w", ErrConnectMariaDB, where, err)
+		}
+		h.writers = append(h.writers, c)
+		if _, err := c.ExecContext(ctx, "USE "+quoteIdent(name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ErrConnectMariaDB reports a MariaDB or MySQL server that cannot be
+// reached.
+var ErrConnectMariaDB = errors.New("compare: cannot connect to MariaDB")
+
+// enableMonitors enables the InnoDB monitor counters that are off, and
+// remembers them to disable them again at the end.
+func (h *mharness) enableMonitors(ctx context.Context) {
+	for _, m := range innodbMonitors {
+		var on int
+		if err := h.meta.QueryRowContext(ctx, "SELECT enabled FROM information_schema.INNODB_METRICS WHERE name = ?", m).Scan(&on); err != nil {
+			h.note("information_schema.INNODB_METRICS unreadable (%v): page splits and merges not measured", err)
+			return
+		}
+		if on == 1 {
+			continue
+		}
+		if _, err := h.meta.ExecContext(ctx, "SET GLOBAL innodb_monitor_enable = '"+m+"'"); err != nil {
+			h.note("cannot enable the InnoDB monitor %s (%v; it needs SUPER or SYSTEM_VARIABLES_ADMIN): page splits and merges not measured", m, err)
+			return
+		}
+		h.enabled = append(h.enabled, m)
+	}
+	h.monitors = true
+}
+
+func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
+
+func (h *mharness) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, m := range h.enabled {
+		h.meta.ExecContext(ctx, "SET GLOBAL innodb_monitor_disable = '"+m+"'")
+	}
+	for _, c := range append(h.writers, h.meta) {
+		if c != nil {
+			c.Close()
+		}
+	}
+	if h.db != nil {
+		h.db.Close()
+	}
+}
+
+// dropDatabase drops the run's database, unless Keep.
+func (h *mharness) dropDatabase() {
+	if h.cfg.Keep || h.database == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := h.meta.ExecContext(ctx, "DROP DATABASE "+quoteIdent(h.database)); err != nil {
+		h.prog.Note(fmt.Sprintf("dropping database %s: %v", h.database, err))
+	}
+}
+
+// mysqlColumn is the key column of a plan on InnoDB: BIGINT, BINARY(16)
+// for 128-bit keys, VARBINARY or an ASCII VARCHAR for the others.
+func mysqlColumn(p *plan) string {
+	switch p.column {
+	case idgen.ColumnBigint:
+		return "BIGINT"
+	case idgen.ColumnUUID:
+		return "BINARY(16)"
+	case idgen.ColumnBytea:
+		return fmt.Sprintf("VARBINARY(%d)", max(1, p.keyBytes-1))
+	default:
+		return fmt.Sprintf("VARCHAR(%d) CHARACTER SET ascii COLLATE ascii_bin", max(1, p.keyBytes-1))
+	}
+}
+
+// createTable creates a table of the run's shape and returns its quoted
+// name.
+func (h *mharness) createTable(ctx context.Context, name string, p *plan) (string, error) {
+	table := quoteIdent(h.database) + "." + quoteIdent(name)
+	key := "id " + mysqlColumn(p) + " NOT NULL PRIMARY KEY"
+	if p.scheme == nil && !p.series {
+		key = "id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY"
+	}
+	_, err := h.meta.ExecContext(ctx, "CREATE TABLE "+table+" ("+key+
+		", created_at DATETIME(6) NOT NULL, payload BINARY(100) NOT NULL) ENGINE=InnoDB ROW_FORMAT=DYNAMIC STATS_PERSISTENT=1 STATS_AUTO_RECALC=0")
+	return table, err
+}
+
+// warmUp sends one batch per writer of each kind of row into a scratch
+// table, so that the first row measured does not pay for the connections'
+// first statements.
+func (h *mharness) warmUp(ctx context.Context, rows []*plan) error {
+	n := min(h.cfg.Rows, h.cfg.Writers*h.cfg.Batch)
+	for i, p := range rows[:3] {
+		table, err := h.createTable(ctx, fmt.Sprintf("warmup%d", i), p)
+		if err != nil {
+			return fmt.Errorf("compare: warm-up: %w", err)
+		}
+		if _, err := h.load(ctx, p, table, 1, n, nil); err != nil {
+			return fmt.Errorf("compare: warm-up: %w", err)
+		}
+		if _, err := h.meta.ExecContext(ctx, "DROP TABLE "+table); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// innodbCounters are the server-wide counters read before and after the
+// measured phase.
+type innodbCounters struct {
+	lsn                  int64
+	lsnOK                bool
+	poolReads, poolReqs  int64
+	poolOK               bool
+	splits, merges       int64
+	monitorsOK           bool
+	leafPages, sizePages int64
+}
+
+func (h *mharness) readCounters(ctx context.Context) innodbCounters {
+	var c innodbCounters
+	if h.lsnStatus {
+		var name string
+		c.lsnOK = h.meta.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb_lsn_current'").Scan(&name, &c.lsn) == nil
+	} else {
+		var typ, name, status string
+		if err := h.meta.QueryRowContext(ctx, "SHOW ENGINE INNODB STATUS").Scan(&typ, &name, &status); err == nil {
+			c.lsn, c.lsnOK = parseInnoDBLSN(status)
+		}
+	}
+	if !c.lsnOK {
+		h.noteOnce("lsn", "neither Innodb_lsn_current nor SHOW ENGINE INNODB STATUS gave the LSN: redo bytes not measured")
+	}
+	rows, err := h.meta.QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_buffer_pool_reads', 'Innodb_buffer_pool_read_requests')")
+	if err == nil {
+		n := 0
+		for rows.Next() {
+			var name string
+			var v int64
+			if rows.Scan(&name, &v) == nil {
+				n++
+				if name == "Innodb_buffer_pool_reads" {
+					c.poolReads = v
+				} else {
+					c.poolReqs = v
+				}
+			}
+		}
+		rows.Close()
+		c.poolOK = n == 2
+	}
+	if !c.poolOK {
+		h.noteOnce("poolreads", "Innodb_buffer_pool_reads unreadable (%v): buffer-pool reads not measured", err)
+	}
+	if h.monitors {
+		err := h.meta.QueryRowContext(ctx, `SELECT
+			SUM(IF(name = 'index_page_splits', count, 0)), SUM(IF(name = 'index_page_merge_successful', count, 0))
+			FROM information_schema.INNODB_METRICS WHERE name IN ('index_page_splits', 'index_page_merge_successful')`).Scan(&c.splits, &c.merges)
+		c.monitorsOK = err == nil
+		if err != nil {
+			h.noteOnce("monitors", "information_schema.INNODB_METRICS unreadable (%v): page splits and merges not measured", err)
+		}
+	}
+	return c
+}
+
+// parseInnoDBLSN finds "Log sequence number N" in SHOW ENGINE INNODB
+// STATUS.
+func parseInnoDBLSN(status string) (int64, bool) {
+	const label = "Log sequence number"
+	_, rest, ok := strings.Cut(status, label)
+	if !ok {
+		return 0, false
+	}
+	f := strings.Fields(rest)
+	if len(f) == 0 {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(f[0], 10, 64)
+	return v, err == nil
+}
+
+// indexStats runs ANALYZE TABLE and reads the persistent statistics of
+// the table's indexes: the clustered index's leaf pages and pages, and the
+// pages of the secondary indexes.
+func (h *mharness) indexStats(ctx context.Context, name string) (leaf, primary, secondary int64, ok bool) {
+	if h.noStats {
+		return 0, 0, 0, false
+	}
+	table := quoteIdent(h.database) + "." + quoteIdent(name)
+	rows, err := h.meta.QueryContext(ctx, "ANALYZE TABLE "+table+" PERSISTENT FOR ALL")
+	if err == nil {
+		rows.Close()
+		rows, err = h.meta.QueryContext(ctx, `SELECT index_name, stat_name, stat_value FROM mysql.innodb_index_stats
+			WHERE database_name = ? AND table_name = ? AND stat_name IN ('n_leaf_pages', 'size')`, h.database, name)
+	}
+	if err != nil {
+		h.noStats = true
+		h.note("ANALYZE TABLE or mysql.innodb_index_stats failed (%v): leaf pages, leaf fill and index sizes not measured", err)
+		return 0, 0, 0, false
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var index, stat string
+		var v int64
+		if err := rows.Scan(&index, &stat, &v); err != nil {
+			return 0, 0, 0, false
+		}
+		switch {
+		case index == "PRIMARY" && stat == "n_leaf_pages":
+			leaf, ok = v, true
+		case index == "PRIMARY" && stat == "size":
+			primary = v
+		case stat == "size":
+			secondary += v
+		}
+	}
+	return leaf, primary, secondary, ok && rows.Err() == nil
+}
+
+// dataBytes scans the table and sums the sizes of its leaf records: the
+// fixed part (innodbRecordFixed) and the key, plus one length byte per
+// record for a variable-length key (VARBINARY, VARCHAR).
+func (h *mharness) dataBytes(ctx context.Context, table string, p *plan) (int64, error) {
+	var rows, keys int64
+	switch p.column {
+	case idgen.ColumnBytea, idgen.ColumnText:
+		if err := h.meta.QueryRowContext(ctx, "SELECT COUNT(*), COALESCE(SUM(LENGTH(id)), 0) FROM "+table).Scan(&rows, &keys); err != nil {
+			return 0, err
+		}
+		return rows*(innodbRecordFixed+1) + keys, nil
+	}
+	if err := h.meta.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+table).Scan(&rows); err != nil {
+		return 0, err
+	}
+	key := int64(8) // BIGINT
+	if p.column == idgen.ColumnUUID {
+		key = 16 // BINARY(16)
+	}
+	return rows * (innodbRecordFixed + key), nil
+}
+
+func (h *mharness) runOne(ctx context.Context, round, i int, p *plan) (Result, error) {
+	cfg := h.cfg
+	name := tableName(i, round, p.name)
+	res := Result{
+		Engine: EngineMariaDB, Strategy: p.label, Scheme: p.name, Column: mysqlColumn(p), Method: "multi-row insert", WorkerKey: p.workerKey,
+		Rows: cfg.Rows, Writers: cfg.Writers, Batch: cfg.Batch, Preload: cfg.Preload, KeyBytes: p.keyBytes,
+	}
+	switch {
+	case p.series:
+		res.Scheme = "bigint"
+	case p.scheme == nil:
+		res.Scheme, res.Column = Baseline, "BIGINT AUTO_INCREMENT"
+	default:
+		res.Scheme = p.scheme.Name
+	}
+	switch {
+	case p.server:
+		res.Method = "insert-select"
+	case cfg.Batch == 1:
+		res.Method = "insert"
+	}
+	table, err := h.createTable(ctx, name, p)
+	if err != nil {
+		return res, fmt.Errorf("%s: creating table: %w", p.label, err)
+	}
+	if !cfg.Keep {
+		defer func() {
+			c, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			defer cancel()
+			if _, err := h.meta.ExecContext(c, "DROP TABLE "+table); err != nil {
+				h.prog.Note(fmt.Sprintf("dropping %s: %v", table, err))
+			}
+		}()
+	}
+	if cfg.Preload > 0 {
+		h.prog.Phase(p.label, "preload", cfg.Preload)
+		ph, err := h.load(ctx, p, table, 1, cfg.Preload, h.prog.Rows)
+		if err != nil {
+			return res, err
+		}
+		h.prog.PhaseDone(ph.elapsed)
+	}
+	before := h.readCounters(ctx)
+	h.prog.Phase(p.label, "measure", cfg.Rows)
+	ph, err := h.load(ctx, p, table, int64(cfg.Preload)+1, cfg.Rows, h.prog.Rows)
+	if err != nil {
+		return res, err
+	}
+	h.prog.PhaseDone(ph.elapsed)
+	after := h.readCounters(ctx)
+
+	res.Seconds = ph.elapsed.Seconds()
+	res.RowsPerSec = float64(cfg.Rows) / ph.elapsed.Seconds()
+	res.RowsPerSecTenths = ph.tenths
+	if len(ph.latencies) > 0 {
+		res.P50Ms = ptr(percentile(ph.latencies, 0.50))
+		res.P99Ms = ptr(percentile(ph.latencies, 0.99))
+	}
+	if before.lsnOK && after.lsnOK {
+		res.WALBytes = after.lsn - before.lsn
+	}
+	if before.poolOK && after.poolOK {
+		res.BufferPoolReads = ptr(after.poolReads - before.poolReads)
+		res.BufferPoolReadRequests = ptr(after.poolReqs - before.poolReqs)
+	}
+	if before.monitorsOK && after.monitorsOK {
+		res.PageSplits = ptr(after.splits - before.splits)
+		res.PageMerges = ptr(after.merges - before.merges)
+	}
+	if leaf, primary, secondary, ok := h.indexStats(ctx, name); ok {
+		res.IndexBytes = primary * h.pageSize
+		res.SecondaryIndexBytes = ptr(secondary * h.pageSize)
+		res.TableBytes = (primary + secondary) * h.pageSize
+		res.LeafPages = ptr(leaf)
+		data, err := h.dataBytes(ctx, table, p)
+		if err != nil {
+			return res, fmt.Errorf("%s: scanning the table: %w", p.label, err)
+		}
+		if leaf > 0 {
+			res.AvgLeafDensity = ptr(100 * float64(data) / float64(leaf*h.pageSize))
+			res.LeafFillSource = "full scan: record sizes over n_leaf_pages"
+		}
+	}
+	res.IndexBytesPerRow = float64(res.IndexBytes) / float64(cfg.Preload+cfg.Rows)
+	res.Unavailable = unavailableMariaDB(&res)
+	return res, nil
+}
+
+// unavailableMariaDB names the nil metrics of a MariaDB Result; the
+// PostgreSQL-only ones (fragmentation, WAL records, FPI, idx_blks_*) are
+// not InnoDB's and are not listed.
+func unavailableMariaDB(r *Result) []string {
+	var out []string
+	for _, m := range []struct {
+		name string
+		nil  bool
+	}{
+		{"leaf_pages", r.LeafPages == nil},
+		{"avg_leaf_density", r.AvgLeafDensity == nil},
+		{"page_splits", r.PageSplits == nil},
+		{"page_merges", r.PageMerges == nil},
+		{"buffer_pool_reads", r.BufferPoolReads == nil},
+	} {
+		if m.nil {
+			out = append(out, m.name)
+		}
+	}
+	return out
+}
+
+// load inserts n rows into table with every writer and returns the
+// timings, as harness.load does for PostgreSQL.
+func (h *mharness) load(ctx context.Context, p *plan, table string, first int64, n int, onRows func(int)) (phaseResult, error) {
+	return fanOut(ctx, p, len(h.writers), first, n, onRows, func(ctx context.Context, w int, gen idgen.Generator, bs batches, rec *recorder) ([]float64, error) {
+		return h.writer(ctx, h.writers[w], p, gen, table, bs, rec)
+	})
+}
+
+// writer claims batches until n rows are claimed, sends each as one
+// statement (a multi-row INSERT, or for the Reference an INSERT ... SELECT
+// from the sequence engine's seq_<lo>_to_<hi>), autocommitted, and returns
+// its statement latencies in ms.
+func (h *mharness) writer(ctx context.Context, conn *sql.Conn, p *plan, gen idgen.Generator, table string, bs batches, rec *recorder) ([]float64, error) {
+	var lats []float64
+	ids := make([]idgen.ID, h.cfg.Batch)
+	var buf, key []byte
+	for ctx.Err() == nil {
+		first, cnt := bs.claim(h.cfg.Batch)
+		if cnt == 0 {
+			break
+		}
+		ts := "'" + time.Now().UTC().Format("2006-01-02 15:04:05.000000") + "'"
+		buf = buf[:0]
+		switch {
+		case p.server:
+			buf = fmt.Appendf(buf, "INSERT INTO %s (id, created_at, payload) SELECT seq, %s, %s FROM seq_%d_to_%d",
+				table, ts, h.payload, first, first+int64(cnt)-1)
+		case gen == nil && !p.series:
+			buf = append(buf, "INSERT INTO "+table+" (created_at, payload) VALUES "...)
+			for i := range cnt {
+				if i > 0 {
+					buf = append(buf, ',')
+				}
+				buf = append(buf, "("+ts+","+h.payload+")"...)
+			}
+		default:
+			if gen != nil {
+				if _, err := idgen.NextN(ctx, gen, ids[:cnt]); err != nil {
+					return lats, fmt.Errorf("%s: generating IDs: %w", p.label, err)
+				}
+			}
+			buf = append(buf, "INSERT INTO "+table+" (id, created_at, payload) VALUES "...)
+			for i := range cnt {
+				if i > 0 {
+					buf = append(buf, ',')
+				}
+				buf = append(buf, '(')
+				switch {
+				case p.series:
+					buf = strconv.AppendInt(buf, first+int64(i), 10)
+				case p.column == idgen.ColumnBigint:
+					var err error
+					if key, err = keyBytes(key[:0], ids[i], p.column); err != nil {
+						return lats, fmt.Errorf("%s: %w", p.label, err)
+					}
+					buf = strconv.AppendInt(buf, int64(binary.BigEndian.Uint64(key)), 10)
+				default:
+					var err error
+					if key, err = keyBytes(key[:0], ids[i], p.column); err != nil {
+						return lats, fmt.Errorf("%s: %w", p.label, err)
+					}
+					buf = append(buf, "X'"...)
+					buf = hex.AppendEncode(buf, key)
+					buf = append(buf, '\'')
+				}
+				buf = append(buf, ","+ts+","+h.payload+")"...)
+			}
+		}
+		t0 := time.Now()
+		_, err := conn.ExecContext(ctx, string(buf))
+		lat := time.Since(t0)
+		if err != nil {
+			if ctx.Err() != nil {
+				return lats, context.Cause(ctx)
+			}
+			return lats, mysqlInsertError(p, err)
+		}
+		lats = append(lats, float64(lat)/float64(time.Millisecond))
+		rec.done(cnt)
+	}
+	return lats, context.Cause(ctx)
+}
+
+// mysqlInsertError explains a failed insert; a duplicate key means the
+// strategy issued the same ID twice.
+func mysqlInsertError(p *plan, err error) error {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && me.Number == 1062 { // ER_DUP_ENTRY
+		hint := ""
+		if p.workerKey == "" && len(p.gens) > 1 {
+			hint = " (its writers have no worker key to tell them apart)"
+		}
+		return fmt.Errorf("%s issued a duplicate ID%s: %w", p.label, hint, err)
+	}
+	return fmt.Errorf("%s: insert: %w", p.label, err)
+}
+
+// cacheSetting names the server's page cache and its size:
+// "shared_buffers 128MB", "innodb_buffer_pool_size 128MB", or both.
+func (r *Report) cacheSetting() string {
+	switch r.Engine {
+	case EngineMariaDB:
+		return "innodb_buffer_pool_size " + r.BufferPool
+	case EngineAll:
+		return "shared_buffers " + r.SharedBuffers + ", innodb_buffer_pool_size " + r.BufferPool
+	}
+	return "shared_buffers " + r.SharedBuffers
+}
+
+// serverSeries is how the Reference row's server generates its keys.
+func (r *Report) serverSeries() string {
+	if r.Engine == EngineMariaDB {
+		return "INSERT ... SELECT seq FROM seq_<lo>_to_<hi> (the sequence engine)"
+	}
+	return "INSERT ... SELECT generate_series"
+}
+
+// writeInnoDB writes the InnoDB figures of the MariaDB rows that the main
+// table has no column for: page merges, buffer-pool reads and read
+// requests, the secondary indexes' size, and where the leaf fill comes
+// from. Nothing without MariaDB rows.
+func (r *Report) writeInnoDB(b *strings.Builder) {
+	rows := [][]string{{"strategy", "leaf pages", "leaf fill %", "splits", "merges", "redo MB", "pool reads", "pool requests", "secondary MB"}}
+	source := ""
+	for i := range r.Results {
+		x := &r.Results[i]
+		if x.Engine != EngineMariaDB {
+			continue
+		}
+		sec := "n/a"
+		if x.SecondaryIndexBytes != nil {
+			sec = fmt.Sprintf("%.1f", float64(*x.SecondaryIndexBytes)/(1<<20))
+		}
+		rows = append(rows, []string{r.rowName(x), optI(x.LeafPages), optF(x.AvgLeafDensity, 1), optI(x.PageSplits), optI(x.PageMerges),
+			fmt.Sprintf("%.1f", float64(x.WALBytes)/(1<<20)), optI(x.BufferPoolReads), optI(x.BufferPoolReadRequests), sec})
+		if x.LeafFillSource != "" {
+			source = x.LeafFillSource
+		}
+	}
+	if len(rows) == 1 {
+		return
+	}
+	b.WriteString("\nInnoDB (MariaDB rows): splits and merges from INNODB_METRICS, redo from the LSN, pool reads from Innodb_buffer_pool_reads")
+	if source != "" {
+		b.WriteString("; leaf fill: " + source)
+	}
+	b.WriteString("\n")
+	writeAligned(b, rows)
+}

@@ -1,0 +1,292 @@
+package compare_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/idgenkit/idgen/compare"
+	"github.com/idgenkit/idgen/internal/redact"
+	"github.com/idgenkit/idgen/internal/testenv"
+	"github.com/idgenkit/idgen/segment"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+func TestRunEngineBadInput(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  compare.Config
+		want string // in the message
+	}{
+		{"unknown engine", compare.Config{Engine: "oracle"}, `engine "oracle": want postgres, mariadb or all`},
+		{"long engine cut", compare.Config{Engine: strings.Repeat("x", 100)}, strings.Repeat("x", 64) + "…"},
+		{"all with a DSN", compare.Config{Engine: compare.EngineAll, DSN: "mysql://root@127.0.0.1:1/x"}, `engine "all"`},
+		{"mariadb with a postgres DSN", compare.Config{Engine: compare.EngineMariaDB, DSN: unreachable}, `engine "mariadb" with a DSN of another engine`},
+		{"postgres with a mysql DSN", compare.Config{Engine: compare.EnginePostgres, DSN: "mysql://root@127.0.0.1:1/x"}, `engine "postgres" with a DSN of another engine`},
+		{"bad buffer pool", compare.Config{Engine: compare.EngineMariaDB, BufferPool: "lots"}, `buffer pool "lots": want a size`},
+		{"tiny buffer pool", compare.Config{Engine: compare.EngineMariaDB, BufferPool: "5MB"}, `buffer pool "5MB": want at least 6MB`},
+		{"buffer pool with a DSN", compare.Config{DSN: "mysql://root@127.0.0.1:1/x", BufferPool: "5MB"}, `buffer pool "5MB": only the throwaway server's`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep, err := compare.Run(context.Background(), tt.cfg)
+			if !errors.Is(err, compare.ErrBadInput) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Run(%+v) = %v, %v; want ErrBadInput mentioning %q", tt.cfg, rep, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestRunEngineFromDSN: a mysql:// DSN selects MariaDB; nothing listens on
+// port 1, so the run fails to connect to MariaDB, not to PostgreSQL.
+func TestRunEngineFromDSN(t *testing.T) {
+	if got := redact.Spec("mysql://root:s3cret@127.0.0.1:3306/x"); strings.Contains(got, "s3cret") {
+		t.Errorf("redact.Spec(mysql://root:s3cret@...) = %q; want the password masked", got)
+	}
+	_, err := compare.Run(context.Background(), compare.Config{DSN: "mysql://root@127.0.0.1:1/x?timeout=2s", Rows: 10, Runs: 1, Strategies: []string{"uuidv4"}})
+	if !errors.Is(err, compare.ErrConnectMariaDB) || strings.Contains(err.Error(), "PostgreSQL") {
+		t.Fatalf("Run(mysql:// DSN, nothing listening) = %v; want ErrConnectMariaDB", err)
+	}
+}
+
+func needMariaDB(t *testing.T) {
+	t.Helper()
+	for _, b := range []string{"mariadbd", "mariadb-install-db"} {
+		if _, err := os.Stat(filepath.Join("/usr/sbin", b)); err == nil {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join("/usr/bin", b)); err == nil {
+			continue
+		}
+		if testenv.CI() {
+			t.Fatalf("%s not installed; CI needs MariaDB's server binaries", b)
+		}
+		t.Skipf("%s not installed", b)
+	}
+}
+
+func throwawayDirs(t *testing.T) []string {
+	t.Helper()
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "idgen-compare-mariadb-*"))
+	return dirs
+}
+
+// TestMariaDBPhysics runs InnoDB on a throwaway server: keys in order
+// leave the clustered index's leaf pages about 15/16 full (the MySQL
+// manual: "If index records are inserted in a sequential order, the
+// resulting index pages are about 15/16 full"), one split per new leaf
+// page; random keys leave them clearly emptier, with more splits.
+func TestMariaDBPhysics(t *testing.T) {
+	needMariaDB(t)
+	before := throwawayDirs(t)
+	rep, err := compare.Run(context.Background(), compare.Config{
+		Engine: compare.EngineMariaDB, Rows: 20_000, Writers: 1, Batch: 1000, Runs: 2, Seed: 42,
+		Strategies: []string{"snowflake", "uuidv7", "uuidv4"},
+	})
+	if err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	var table strings.Builder
+	rep.WriteTable(&table)
+	t.Logf("\n%s", table.String())
+	if rep.Engine != compare.EngineMariaDB || !rep.Throwaway || !strings.HasPrefix(rep.Server, "MariaDB ") || rep.BufferPool != "128MB" {
+		t.Errorf("report engine %q, throwaway %v, server %q, buffer pool %q; want mariadb, true, MariaDB ..., 128MB",
+			rep.Engine, rep.Throwaway, rep.Server, rep.BufferPool)
+	}
+	wantRows := []string{compare.Baseline, compare.ClientSeries, compare.Reference, "snowflake", "uuidv7", "uuidv4"}
+	if len(rep.Results) != len(wantRows) {
+		t.Fatalf("Run gave %d results; want %d (%v)", len(rep.Results), len(wantRows), wantRows)
+	}
+	for i, w := range wantRows {
+		r := rep.Results[i]
+		if r.Strategy != w || r.Engine != compare.EngineMariaDB || r.Trials != 2 {
+			t.Errorf("Results[%d] = %q, engine %q, %d trials; want %q, mariadb, 2", i, r.Strategy, r.Engine, r.Trials, w)
+		}
+		if len(r.Unavailable) > 0 {
+			t.Errorf("%s: unavailable %v; want every InnoDB metric (notes: %v)", w, r.Unavailable, rep.Notes)
+			continue
+		}
+		if r.RowsPerSec <= 0 || r.IndexBytes <= 0 || r.TableBytes < r.IndexBytes || r.WALBytes <= 0 ||
+			*r.SecondaryIndexBytes != 0 || r.LeafFillSource == "" {
+			t.Errorf("%s: rows/s %v, index %d B, table %d B, redo %d B, secondary %d B, fill source %q; want positive figures, no secondary index",
+				w, r.RowsPerSec, r.IndexBytes, r.TableBytes, r.WALBytes, *r.SecondaryIndexBytes, r.LeafFillSource)
+		}
+	}
+	const fifteenSixteenths = 100 * 15.0 / 16
+	for _, name := range []string{compare.Baseline, compare.ClientSeries, "snowflake", "uuidv7"} {
+		r := rep.Find(name)
+		if r.AvgLeafDensity == nil || *r.AvgLeafDensity < fifteenSixteenths-4 || *r.AvgLeafDensity > fifteenSixteenths+3 {
+			t.Errorf("%s: leaf fill %v %%; want about 15/16 (%.1f %%)", name, optDensity(r), fifteenSixteenths)
+		}
+		// Appends split the last page once per new leaf page.
+		for _, tr := range rep.Trials[slices.IndexFunc(rep.Results, func(x compare.Result) bool { return x.Strategy == name })] {
+			if *tr.PageSplits != *tr.LeafPages-1 {
+				t.Errorf("%s round %d: %d page splits, %d leaf pages; want leaf pages - 1", name, tr.Round, *tr.PageSplits, *tr.LeafPages)
+			}
+		}
+	}
+	v4, sf := rep.Find("uuidv4"), rep.Find("snowflake")
+	if v4.AvgLeafDensity == nil || *v4.AvgLeafDensity > 78 {
+		t.Errorf("uuidv4: leaf fill %v %%; want clearly below 15/16 (≤ 78 %%)", optDensity(v4))
+	}
+	if *v4.PageSplits < *sf.PageSplits*13/10 {
+		t.Errorf("page splits: uuidv4 %d, snowflake %d; want uuidv4's at least 1.3×", *v4.PageSplits, *sf.PageSplits)
+	}
+	cs, ref := rep.Find(compare.ClientSeries), rep.Find(compare.Reference)
+	if *cs.LeafPages != *ref.LeafPages || rep.Harness == nil {
+		t.Errorf("harness rows: leaf pages %d vs %d, check %+v; want equal indexes and a verdict", *cs.LeafPages, *ref.LeafPages, rep.Harness)
+	}
+	if after := throwawayDirs(t); len(after) > len(before) {
+		t.Errorf("throwaway directories %v after the run (before: %v); want them removed", after, before)
+	}
+}
+
+func optDensity(r *compare.Result) any {
+	if r == nil || r.AvgLeafDensity == nil {
+		return nil
+	}
+	return *r.AvgLeafDensity
+}
+
+// TestMariaDBWithDSN runs on the shared MariaDB in a database of its own,
+// which the run drops.
+func TestMariaDBWithDSN(t *testing.T) {
+	dsn := testenv.MySQLDSN(t)
+	db := "idgen_cmp_test_" + strings.TrimPrefix(uniqueSchema(t), "idgen_cmp_test_")
+	rep, err := compare.Run(context.Background(), compare.Config{
+		DSN: dsn, Schema: db, Rows: 3000, Writers: 2, Batch: 500, Runs: 1, Strategies: []string{"snowflake", "uuidv4"},
+	})
+	if err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	if rep.Engine != compare.EngineMariaDB || rep.Throwaway || rep.Schema != db {
+		t.Errorf("report engine %q, throwaway %v, database %q; want mariadb, false, %q", rep.Engine, rep.Throwaway, rep.Schema, db)
+	}
+	sf := rep.Find("snowflake")
+	if sf == nil || sf.Engine != compare.EngineMariaDB || sf.WorkerKey != "worker" || sf.Column != "BIGINT" || rep.Find("uuidv4").Column != "BINARY(16)" {
+		t.Errorf("snowflake result = %+v; want engine mariadb, worker key, BIGINT (uuidv4 BINARY(16))", sf)
+	}
+	cfg, err := segment.MySQLConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sdb := sql.OpenDB(conn)
+	defer sdb.Close()
+	var n int
+	if err := sdb.QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", db).Scan(&n); err != nil || n != 0 {
+		t.Errorf("database %s: %d left after the run, %v; want it dropped", db, n, err)
+	}
+}
+
+// TestRunAllEngines runs both throwaway servers: one report, PostgreSQL's
+// rows then MariaDB's, each row's ratios to its own engine's baseline.
+func TestRunAllEngines(t *testing.T) {
+	needMariaDB(t)
+	needBinaries(t)
+	rep, err := compare.Run(context.Background(), compare.Config{
+		Engine: compare.EngineAll, Rows: 3000, Writers: 1, Batch: 500, Runs: 1, Seed: 9, Strategies: []string{"uuidv4"},
+	})
+	if err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	var engines, names []string
+	for _, r := range rep.Results {
+		engines, names = append(engines, r.Engine), append(names, r.Strategy)
+	}
+	wantEngines := []string{"postgres", "postgres", "postgres", "postgres", "mariadb", "mariadb", "mariadb", "mariadb"}
+	wantNames := []string{compare.Baseline, compare.ClientSeries, compare.Reference, "uuidv4", compare.Baseline, compare.ClientSeries, compare.Reference, "uuidv4"}
+	if !slices.Equal(engines, wantEngines) || !slices.Equal(names, wantNames) {
+		t.Fatalf("results %v %v; want %v %v", engines, names, wantEngines, wantNames)
+	}
+	for _, k := range []int{3, 7} {
+		v4, bs := rep.Results[k], rep.Results[k-3]
+		want := float64(v4.IndexBytes) / float64(bs.IndexBytes)
+		if got := v4.RatioToBaseline["index_bytes"].Median; got != want {
+			t.Errorf("%s uuidv4 index ratio = %v; want %v (to its own engine's baseline)", v4.Engine, got, want)
+		}
+	}
+	var table strings.Builder
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"postgres uuidv4", "mariadb uuidv4", "innodb_buffer_pool_size 128MB", "shared_buffers 128MB"} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, table.String())
+		}
+	}
+	if !strings.Contains(rep.Verdict(&rep.Results[7]), "mariadb uuidv4: ") {
+		t.Errorf("Verdict(mariadb uuidv4) = %q; want it named with its engine", rep.Verdict(&rep.Results[7]))
+	}
+}
+
+// TestInsertPenaltyOutOfCache is opt-in (IDGEN_COMPARE_PENALTY=1; about
+// 4 minutes on 2 cores): with the caches at 6MB, both tables outgrow them,
+// and UUIDv4's insert rate against the sequential baseline falls further
+// on InnoDB, whose random inserts move whole rows in the clustered index,
+// than on PostgreSQL, whose index holds only the keys.
+func TestInsertPenaltyOutOfCache(t *testing.T) {
+	if os.Getenv("IDGEN_COMPARE_PENALTY") == "" {
+		t.Skip("opt-in: set IDGEN_COMPARE_PENALTY=1")
+	}
+	needMariaDB(t)
+	needBinaries(t)
+	rep, err := compare.Run(context.Background(), compare.Config{
+		Engine: compare.EngineAll, Rows: 200_000, Writers: 1, Runs: 1, Seed: 5,
+		SharedBuffers: "6MB", BufferPool: "6MB", Strategies: []string{"uuidv4"},
+	})
+	if err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	var table strings.Builder
+	rep.WriteTable(&table)
+	t.Logf("\n%s", table.String())
+	ratio := map[string]float64{}
+	for _, r := range rep.Results {
+		if r.Strategy == "uuidv4" {
+			ratio[r.Engine] = r.RatioToBaseline["rows_per_sec"].Median
+		}
+	}
+	t.Logf("uuidv4 rows/s over the baseline's: postgres %.2f, mariadb %.2f", ratio["postgres"], ratio["mariadb"])
+	if ratio["mariadb"] <= 0 || ratio["mariadb"] >= ratio["postgres"] {
+		t.Errorf("uuidv4's insert rate over the baseline's: mariadb %.2f, postgres %.2f; want InnoDB's penalty larger (a lower ratio)",
+			ratio["mariadb"], ratio["postgres"])
+	}
+}
+
+// TestWriteHTMLMariaDB: a MariaDB report names its engine, version and
+// buffer pool, and its verdicts count InnoDB's page splits.
+func TestWriteHTMLMariaDB(t *testing.T) {
+	rep := sampleReport()
+	rep.Engine, rep.Server, rep.ServerVersion, rep.SharedBuffers, rep.BufferPool =
+		compare.EngineMariaDB, "MariaDB 10.11.19-MariaDB-0+deb12u1 (Debian 12)", "10.11.19-MariaDB-0+deb12u1", "", "6MB"
+	for _, ts := range rep.Trials {
+		for k := range ts {
+			ts[k].Engine = compare.EngineMariaDB
+		}
+	}
+	rep.Summarize()
+	var b bytes.Buffer
+	if err := rep.WriteHTML(&b); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, s := range []string{"MariaDB 10.11.19, 1000 rows", "innodb_buffer_pool_size 6MB", "uuidv4: 2.0× the index", "249 vs 99 page splits"} {
+		if !strings.Contains(page, s) {
+			t.Errorf("report.html lacks %q", s)
+		}
+	}
+	if strings.Contains(page, "PostgreSQL") || strings.Contains(page, "shared_buffers") {
+		t.Errorf("report.html of a MariaDB run names PostgreSQL or shared_buffers")
+	}
+}

@@ -1,0 +1,58 @@
+package compare
+
+import (
+	"context"
+	"fmt"
+	mrand "math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/idgenkit/idgen"
+)
+
+// reportRows returns the rows of a run in report order: the Baseline
+// (plans[0]), the harness check's two rows, then the strategies.
+func reportRows(plans []*plan) []*plan {
+	rows := []*plan{plans[0],
+		{spec: ClientSeries, label: ClientSeries, name: ClientSeries, column: idgen.ColumnBigint, keyBytes: 8, series: true},
+		{spec: Reference, label: Reference, name: Reference, column: idgen.ColumnBigint, keyBytes: 8, series: true, server: true}}
+	return append(rows, plans[1:]...)
+}
+
+// runRounds runs runs rounds of rows, each in an order shuffled by the
+// PCG generator seeded with seed, and returns the trials of each row in
+// round order. runOne measures one row on a fresh table; its table index
+// is 0 for the first three rows (Baseline and harness check).
+func runRounds(ctx context.Context, prog Progress, runs int, seed uint64, rows []*plan,
+	runOne func(ctx context.Context, round, i int, p *plan) (Result, error)) ([][]Result, error) {
+	index := func(k int) int { return max(0, k-2) }
+	trials := make([][]Result, len(rows))
+	rng := mrand.New(mrand.NewPCG(seed, 0))
+	for round := 1; round <= runs; round++ {
+		order := rng.Perm(len(rows))
+		names := make([]string, len(order))
+		for i, k := range order {
+			names[i] = rows[k].label
+		}
+		prog.Status(fmt.Sprintf("round %d of %d: %s", round, runs, strings.Join(names, ", ")))
+		for _, k := range order {
+			res, err := runOne(ctx, round, index(k), rows[k])
+			if err != nil {
+				return nil, err
+			}
+			res.Round = round
+			trials[k] = append(trials[k], res)
+		}
+	}
+	return trials, nil
+}
+
+// newReport starts the Report of a run on engine: its settings, the seed
+// (cfg.Seed, or a random one, printed) and the start time.
+func newReport(cfg Config, engine string, prog Progress) *Report {
+	seed := runSeed(cfg.Seed)
+	rep := &Report{Engine: engine, Rows: cfg.Rows, Writers: cfg.Writers, Batch: cfg.Batch, Preload: cfg.Preload,
+		Runs: cfg.Runs, Seed: seed, StatsMethod: StatsMethod, Started: time.Now(), Config: cfg.record(), Machine: ThisMachine()}
+	prog.Status(fmt.Sprintf("%d rounds, seed %d (--seed %d repeats the order)", cfg.Runs, seed, seed))
+	return rep
+}
