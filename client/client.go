@@ -101,8 +101,8 @@ type Generator struct {
 
 	mu       sync.Mutex
 	ready    []*block // fetched blocks after cur
-	buffered int64        // IDs in ready
-	lastErr  error        // the last attempt's error when every server failed
+	buffered int64    // IDs in ready
+	lastErr  error    // the last attempt's error when every server failed
 	attempt  chan struct{}
 	fetched  int64 // IDs fetched in all
 	usedAt   time.Time
