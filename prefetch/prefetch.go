@@ -27,6 +27,9 @@ import (
 const (
 	DefaultSafety  = 2.0
 	DefaultSamples = 64
+	// MinUseSpan is the shortest span ObserveUse takes a rate from: a
+	// burst of microseconds says little of the rate to come.
+	MinUseSpan = time.Millisecond
 	// rateWeight is the weight of the newest rate observation in the
 	// moving average.
 	rateWeight = 0.5
@@ -94,9 +97,9 @@ func (p *Planner) ObserveFetch(latency time.Duration) {
 }
 
 // ObserveUse records that n IDs were consumed over d. Observations with
-// d <= 0 or n <= 0 are ignored.
+// n <= 0 or d < MinUseSpan are ignored.
 func (p *Planner) ObserveUse(n int64, d time.Duration) {
-	if n <= 0 || d <= 0 {
+	if n <= 0 || d < MinUseSpan {
 		return
 	}
 	r := float64(n) / d.Seconds()

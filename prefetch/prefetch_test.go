@@ -63,3 +63,11 @@ func TestNewBadConfig(t *testing.T) {
 		}
 	}
 }
+
+func TestObserveUseShortSpan(t *testing.T) {
+	p, _ := prefetch.New(prefetch.Config{Min: 1, Max: 1 << 40})
+	p.ObserveUse(1000, 10*time.Microsecond) // a burst: ignored
+	if rate, _ := p.Figures(); rate != 0 {
+		t.Errorf("rate after 1000 IDs in 10µs = %v; want 0 (ignored, under %v)", rate, prefetch.MinUseSpan)
+	}
+}
