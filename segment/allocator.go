@@ -370,6 +370,7 @@ func (a *Allocator) prefetch() {
 // advance moves past the used-up segment old: to the prefetched segment when
 // there is one, else it waits for the fetch under way.
 func (a *Allocator) advance(ctx context.Context, old *span) error {
+	usedUp := a.cfg.Now() // before any wait: the rate is old's IDs over its life
 	a.mu.Lock()
 	for {
 		if a.closed.Load() {
@@ -381,11 +382,10 @@ func (a *Allocator) advance(ctx context.Context, old *span) error {
 			return nil
 		}
 		if a.next != nil {
-			now := a.cfg.Now()
 			if a.plan != nil {
-				a.plan.ObserveUse(old.step, now.Sub(old.started))
+				a.plan.ObserveUse(old.step, usedUp.Sub(old.started))
 			}
-			a.next.started = now
+			a.next.started = a.cfg.Now()
 			a.cur.Store(a.next)
 			a.next = nil
 			a.mu.Unlock()
