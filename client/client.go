@@ -31,6 +31,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/grpcapi"
 	"github.com/idgenkit/idgen/grpcapi/idgenv1"
 	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/prefetch"
@@ -74,7 +75,8 @@ type Config struct {
 	// doubling from RetryMin. Zero means 10 ms and 1 s.
 	RetryMin, RetryMax time.Duration
 	// DialOptions are passed to grpc.NewClient. Nil means plaintext
-	// (insecure credentials).
+	// (insecure credentials) with grpcapi.StreamWindow flow-control
+	// windows.
 	DialOptions []grpc.DialOption
 }
 
@@ -160,7 +162,8 @@ func New(ctx context.Context, cfg Config) (*Generator, error) {
 		return nil, fmt.Errorf("%w: MinBatch, MaxBatch, Safety: %w", ErrConfig, err)
 	}
 	if cfg.DialOptions == nil {
-		cfg.DialOptions = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+		cfg.DialOptions = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithInitialWindowSize(grpcapi.StreamWindow), grpc.WithInitialConnWindowSize(grpcapi.StreamWindow)}
 	}
 	g := &Generator{cfg: cfg, scheme: cfg.Scheme, planner: pl, attempt: make(chan struct{}),
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}

@@ -45,7 +45,8 @@ func serve(t testing.TB, gens map[string]idgen.Generator, opts grpcapi.Options) 
 	gs := s.NewGRPCServer()
 	go gs.Serve(ln)
 	t.Cleanup(func() { s.Shutdown(); gs.Stop() })
-	cc, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	cc, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithInitialWindowSize(grpcapi.StreamWindow), grpc.WithInitialConnWindowSize(grpcapi.StreamWindow))
 	if err != nil {
 		t.Fatal(err)
 	}
