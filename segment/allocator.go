@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/prefetch"
 )
 
 // Defaults of Config's zero values.
@@ -48,8 +49,20 @@ type Config struct {
 	MaxStep int64
 
 	// Prefetch is the share of the current segment, in (0, 1], used when
-	// the next is fetched in the background. Zero means 0.1.
+	// the next is fetched in the background. Zero means 0.1. The adaptive
+	// prefetcher starts the fetch earlier when the consumption rate × the
+	// recent p99 fetch latency × Safety asks for it.
 	Prefetch float64
+
+	// Safety is the adaptive prefetcher's factor (package prefetch): the
+	// next fetch starts once fewer than rate × p99 fetch latency × Safety
+	// IDs remain, and the next step is at least twice that, capped by
+	// what lasts ShrinkAbove at that rate and by MaxStep. Zero means 2.
+	Safety float64
+
+	// FixedPrefetch turns the adaptive prefetcher off: the fetch starts at
+	// the Prefetch share and the step follows Leaf's rule alone.
+	FixedPrefetch bool
 
 	// GrowBelow: a segment that lasted less than this doubles the next step.
 	// Zero means 15 min.
@@ -117,6 +130,7 @@ type span struct {
 	trigger int64 // the ID whose issue starts the prefetch
 	step    int64
 	fetched time.Time // by Config.Now
+	started time.Time // by Config.Now, when it became the current segment
 }
 
 // closedSpan replaces an Allocator's current segment at Close: every ID
@@ -133,6 +147,8 @@ type Allocator struct {
 
 	cur    atomic.Pointer[span]
 	closed atomic.Bool
+
+	plan *prefetch.Planner // nil with FixedPrefetch
 
 	mu       sync.Mutex
 	next     *span         // the prefetched segment, nil when none
@@ -176,6 +192,8 @@ func (c *Config) validate() error {
 		return bad("step %d above max step %d", c.Step, c.MaxStep)
 	case math.IsNaN(c.Prefetch) || c.Prefetch < 0 || c.Prefetch > 1:
 		return bad("prefetch %v: want a share in (0, 1]", c.Prefetch)
+	case math.IsNaN(c.Safety) || (c.Safety != 0 && c.Safety < 1):
+		return bad("safety %v: want at least 1 (0: %v)", c.Safety, prefetch.DefaultSafety)
 	case c.GrowBelow < 0 || c.ShrinkAbove < 0 || c.RetryMin < 0 || c.RetryMax < 0 || c.FetchTimeout < 0:
 		return bad("negative duration")
 	}
@@ -249,6 +267,13 @@ func New(ctx context.Context, cfg Config) (*Allocator, error) {
 	if a.cfg.MinStep > a.cfg.MaxStep {
 		return nil, fmt.Errorf("%w: the tag's step %d is above max step %d", ErrConfig, a.cfg.MinStep, a.cfg.MaxStep)
 	}
+	if !a.cfg.FixedPrefetch {
+		if a.plan, err = prefetch.New(prefetch.Config{Min: a.cfg.MinStep, Max: a.cfg.MaxStep, Safety: a.cfg.Safety}); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		a.plan.ObserveFetch(a.maxLat) // the first fetch's
+	}
+	first.started = a.cfg.Now()
 	a.cur.Store(first)
 	go a.run()
 	return a, nil
@@ -345,6 +370,7 @@ func (a *Allocator) prefetch() {
 // advance moves past the used-up segment old: to the prefetched segment when
 // there is one, else it waits for the fetch under way.
 func (a *Allocator) advance(ctx context.Context, old *span) error {
+	usedUp := a.cfg.Now() // before any wait: the rate is old's IDs over its life
 	a.mu.Lock()
 	for {
 		if a.closed.Load() {
@@ -356,6 +382,10 @@ func (a *Allocator) advance(ctx context.Context, old *span) error {
 			return nil
 		}
 		if a.next != nil {
+			if a.plan != nil {
+				a.plan.ObserveUse(old.step, usedUp.Sub(old.started))
+			}
+			a.next.started = a.cfg.Now()
 			a.cur.Store(a.next)
 			a.next = nil
 			a.mu.Unlock()
@@ -435,16 +465,28 @@ func (a *Allocator) run() {
 }
 
 // nextStep applies the dynamic step to the segment cur: double when it
-// lasted under GrowBelow, halve when over ShrinkAbove, within
+// lasted under GrowBelow, halve when over ShrinkAbove (Leaf's rule). The
+// adaptive prefetcher raises it to twice the IDs consumed during a p99
+// fetch × Safety, but not past what lasts ShrinkAbove at the rate
+// measured, so that Leaf's rule stays the outer bound. All within
 // [MinStep, MaxStep].
 func (a *Allocator) nextStep(cur *span) int64 {
-	lasted := a.cfg.Now().Sub(cur.fetched)
+	now := a.cfg.Now()
+	lasted := now.Sub(cur.fetched)
 	step := cur.step
 	switch {
 	case lasted < a.cfg.GrowBelow:
 		step *= 2
 	case lasted > a.cfg.ShrinkAbove:
 		step /= 2
+	}
+	if a.plan != nil {
+		if !cur.started.IsZero() {
+			a.plan.ObserveUse(min(cur.next.Load(), cur.end)-cur.start, now.Sub(cur.started))
+		}
+		rate, _ := a.plan.Figures()
+		need := min(2*a.plan.Need(), int64(rate*a.cfg.ShrinkAbove.Seconds()))
+		step = max(step, need)
 	}
 	return min(max(step, a.cfg.MinStep), a.cfg.MaxStep)
 }
@@ -473,6 +515,12 @@ func (a *Allocator) fetch(ctx context.Context, step int64, lasted time.Duration)
 	s := &span{start: hi - added + 1, end: hi + 1, step: added, fetched: a.cfg.Now()}
 	s.next.Store(s.start)
 	s.trigger = s.start + min(int64(float64(added)*a.cfg.Prefetch), added-1)
+	if a.plan != nil {
+		a.plan.ObserveFetch(lat)
+		if th := a.plan.Threshold(); th > 0 { // start when fewer than th IDs remain, if that comes first
+			s.trigger = max(s.start, min(s.trigger, s.end-1-th))
+		}
+	}
 	a.segments.Add(1)
 	a.mu.Lock()
 	a.fetchLat += lat

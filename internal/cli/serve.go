@@ -13,9 +13,12 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/grpcapi"
 	"github.com/idgenkit/idgen/httpapi"
 	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/internal/redact"
@@ -27,6 +30,7 @@ func init() { addCommand(newServeCmd) }
 
 type serveFlags struct {
 	config, spec, addr, logLevel, workerSource      string
+	grpcAddr                                        string
 	maxCount                                        int
 	timeout, readTimeout, writeTimeout, idleTimeout time.Duration
 	shutdownTimeout                                 time.Duration
@@ -54,6 +58,7 @@ connections and lets requests in flight finish (up to --shutdown-timeout).`,
 	fl.StringVarP(&f.config, "config", "c", "", "config file (YAML, TOML or JSON) naming the generators")
 	fl.StringVarP(&f.spec, "spec", "s", "", `one generator's spec, served as "default", e.g. 'snowflake?preset=twitter&worker=7'`)
 	fl.StringVar(&f.addr, "addr", ":8080", "listen address, host:port")
+	fl.StringVar(&f.grpcAddr, "grpc-addr", "", "also serve gRPC (idgen.v1.IDService, health, reflection) on host:port; empty: off")
 	fl.IntVar(&f.maxCount, "max-count", httpapi.DefaultMaxCount, "largest count a request may ask for")
 	fl.DurationVar(&f.timeout, "timeout", time.Second, "longest a request waits for its IDs (clock rollback, store) before 503; 0: no bound")
 	fl.DurationVar(&f.readTimeout, "read-timeout", 5*time.Second, "http.Server ReadTimeout (headers and body)")
@@ -88,6 +93,11 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	if err := checkAddr(f.addr); err != nil {
 		return badInput(fmt.Errorf("serve: %w", err))
 	}
+	if f.grpcAddr != "" {
+		if err := checkAddr(f.grpcAddr); err != nil {
+			return badInput(fmt.Errorf("serve: --grpc-addr: %w", err))
+		}
+	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
 
 	gens, def, err := loadGenerators(ctx, f)
@@ -101,10 +111,17 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 		}
 		return badInput(fmt.Errorf("serve: --config: generator %q: %w", name, err))
 	}
-	h, err := httpapi.New(gens, httpapi.Options{Default: def, MaxCount: f.maxCount, Timeout: f.timeout, Logger: log})
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	h, err := httpapi.New(gens, httpapi.Options{Default: def, MaxCount: f.maxCount, Timeout: f.timeout, Logger: log, Registry: reg})
 	if err != nil {
 		return badInput(fmt.Errorf("serve: %w", err))
 	}
+	grpcAddr, stopGRPC, err := serveGRPC(f, gens, def, log, reg)
+	if err != nil {
+		return err
+	}
+	defer stopGRPC()
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
 		return fmt.Errorf("serve: --addr %q: %w", f.addr, err)
@@ -119,8 +136,11 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	log.Info("serving", "addr", ln.Addr().String(), "default", h.Default(), "generators", h.Names(),
-		"max_count", f.maxCount)
+	attrs := []any{"addr", ln.Addr().String(), "default", h.Default(), "generators", h.Names(), "max_count", f.maxCount}
+	if grpcAddr != "" {
+		attrs = append(attrs, "grpc_addr", grpcAddr)
+	}
+	log.Info("serving", attrs...)
 
 	select {
 	case err := <-served: // the listener failed
@@ -138,6 +158,34 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// serveGRPC starts the gRPC service on --grpc-addr, when given, and returns
+// the address it listens on and the function that drains and stops it.
+func serveGRPC(f serveFlags, gens map[string]idgen.Generator, def string, log *slog.Logger, reg *prometheus.Registry) (string, func(), error) {
+	if f.grpcAddr == "" {
+		return "", func() {}, nil
+	}
+	s, err := grpcapi.New(gens, grpcapi.Options{Default: def, MaxCount: f.maxCount, Timeout: f.timeout, Logger: log, Registry: reg})
+	if err != nil {
+		return "", nil, badInput(fmt.Errorf("serve: %w", err))
+	}
+	ln, err := net.Listen("tcp", f.grpcAddr)
+	if err != nil {
+		return "", nil, fmt.Errorf("serve: --grpc-addr %q: %w", f.grpcAddr, err)
+	}
+	gs := s.NewGRPCServer()
+	go gs.Serve(ln) // returns when stopped
+	return ln.Addr().String(), func() {
+		s.Shutdown()
+		stopped := make(chan struct{})
+		go func() { gs.GracefulStop(); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-time.After(f.shutdownTimeout):
+			gs.Stop()
+		}
+	}, nil
 }
 
 // loadGenerators builds the generators of --config or -s, and names the

@@ -1,0 +1,171 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/client"
+	"github.com/idgenkit/idgen/grpcapi"
+	"github.com/idgenkit/idgen/snowflake"
+)
+
+// server is one in-process idgen gRPC server of a Snowflake generator.
+type server struct {
+	t      testing.TB
+	worker int64
+	addr   string
+	gs     *grpc.Server
+}
+
+// start serves on s.addr (a new loopback port the first time).
+func (s *server) start() {
+	s.t.Helper()
+	g, err := snowflake.New(context.Background(), snowflake.Config{Nodes: map[string]int64{"worker": s.worker}})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	api, err := grpcapi.New(map[string]idgen.Generator{"default": g}, grpcapi.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	addr := s.addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.addr, s.gs = ln.Addr().String(), api.NewGRPCServer()
+	go s.gs.Serve(ln)
+}
+
+func (s *server) stop() { s.gs.Stop() }
+
+func startServer(t testing.TB, worker int64) *server {
+	s := &server{t: t, worker: worker}
+	s.start()
+	t.Cleanup(func() { s.stop() })
+	return s
+}
+
+// TestFailover issues IDs from two servers while the first is stopped and
+// restarted: every ID is unique, no call fails, and the client fails over.
+func TestFailover(t *testing.T) {
+	a, b := startServer(t, 1), startServer(t, 2)
+	ctx := context.Background()
+	g, err := client.New(ctx, client.Config{Targets: []string{a.addr, b.addr}, MinBatch: 100, MaxBatch: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	l, _ := snowflake.Preset("default")
+	if want, _ := snowflake.SchemeOf(l); g.Scheme() != want {
+		t.Errorf("Scheme() = %v; want %v", g.Scheme(), want)
+	}
+	const workers, per = 4, 20_000
+	ids := make([][]idgen.ID, workers)
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range per {
+				id, err := g.Next(ctx)
+				if err != nil {
+					errs <- err
+					return
+				}
+				ids[w] = append(ids[w], id)
+				if len(ids[w])%1000 == 0 {
+					time.Sleep(time.Millisecond) // spread the issue over the stop and restart
+				}
+			}
+		}()
+	}
+	time.Sleep(10 * time.Millisecond)
+	a.stop()
+	time.Sleep(30 * time.Millisecond)
+	a.start()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("Next during stop and restart = %v; want no error", err)
+	}
+	seen := make(map[idgen.ID]bool, workers*per)
+	for _, s := range ids {
+		for _, id := range s {
+			if seen[id] {
+				t.Fatalf("ID %v issued twice", id)
+			}
+			seen[id] = true
+		}
+	}
+	if len(seen) != workers*per {
+		t.Errorf("%d unique IDs; want %d", len(seen), workers*per)
+	}
+	if st := g.Stats(); st.Failovers == 0 {
+		t.Errorf("Stats() = %+v; want at least one failover", st)
+	}
+}
+
+func TestUnavailable(t *testing.T) {
+	a := startServer(t, 3)
+	ctx := context.Background()
+	g, err := client.New(ctx, client.Config{Targets: []string{a.addr}, MinBatch: 10, MaxBatch: 10, RetryMin: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	a.stop()
+	var dst [100]idgen.ID
+	n, err := g.NextN(ctx, dst[:])
+	if !errors.Is(err, idgen.ErrUnavailable) || n >= len(dst) {
+		t.Errorf("NextN(100) with the only server stopped = %d, %v; want fewer and ErrUnavailable", n, err)
+	}
+}
+
+func TestNewBadConfig(t *testing.T) {
+	if _, err := client.New(context.Background(), client.Config{}); !errors.Is(err, client.ErrConfig) {
+		t.Errorf("New(no targets) = %v; want ErrConfig", err)
+	}
+}
+
+// BenchmarkNext measures Next from the buffer: one goroutine; the timer
+// stops while the buffer refills, so that the figure is the buffer's cost,
+// not the server's rate.
+func BenchmarkNext(b *testing.B) {
+	a := startServer(b, 4)
+	const block = 1 << 20
+	g, err := client.New(context.Background(), client.Config{Targets: []string{a.addr}, MinBatch: block, MaxBatch: block})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	ctx := context.Background()
+	left := block
+	b.ResetTimer()
+	for range b.N {
+		if left == 0 {
+			b.StopTimer()
+			for g.Stats().Buffered < block {
+				time.Sleep(time.Millisecond)
+			}
+			left = block
+			b.StartTimer()
+		}
+		if _, err := g.Next(ctx); err != nil {
+			b.Fatal(err)
+		}
+		left--
+	}
+}

@@ -1,0 +1,27 @@
+// Package grpcapi serves idgen generators over gRPC as idgen.v1.IDService
+// (proto/idgen/v1/idgen.proto; generated code in grpcapi/idgenv1), beside
+// the standard health service (grpc.health.v1, SERVING while the server
+// runs) and server reflection, so that stock tools (grpcurl,
+// grpc_health_probe) work. "idgen serve --grpc-addr" runs one.
+//
+// Methods:
+//
+//	Next            count IDs (1 to Options.MaxCount) with their breakdown
+//	NextStream      packed batches (id_size bytes per ID, big-endian) until count are sent
+//	Decode          an ID of a generator's scheme, taken apart
+//	ListGenerators  the generators, their schemes and the default
+//
+// Limits are HTTP's: Options.MaxCount and Options.Timeout mean what they
+// mean in httpapi.Options. Errors map to codes: InvalidArgument for a bad
+// count, batch size or ID (the message names the input, cut to about 64
+// bytes, and the allowed range); NotFound for an unknown generator;
+// Unavailable for a clock rollback, a lost worker lease, a store down or
+// the timeout, with an errdetails.RetryInfo saying when to retry;
+// FailedPrecondition for a clock outside the layout's lifetime, which
+// waiting does not mend; Internal otherwise. A failed Next issues nothing.
+//
+// Metrics, registered on Options.Registry: grpc_server_handled_total,
+// grpc_server_handling_seconds and the other go-grpc-middleware server
+// metrics per method and code, and idgen_grpc_ids_issued_total by
+// generator.
+package grpcapi

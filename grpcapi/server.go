@@ -1,0 +1,333 @@
+package grpcapi
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/grpcapi/idgenv1"
+	"github.com/idgenkit/idgen/httpapi"
+	"github.com/idgenkit/idgen/internal/echo"
+	"github.com/idgenkit/idgen/snowflake"
+)
+
+// Options configures a Server. Every field's zero value is usable; MaxCount
+// and Timeout mean what they mean in httpapi.Options.
+type Options struct {
+	// Default names the generator used when a request names none. Empty
+	// means the only generator when there is one, else httpapi.DefaultName.
+	Default string
+	// MaxCount is the largest count of a Next call and the largest batch
+	// of NextStream. Zero means httpapi.DefaultMaxCount (10,000).
+	MaxCount int
+	// Timeout bounds how long a call may wait for one batch of IDs; past
+	// it the call ends Unavailable. Zero means no bound but the call's own
+	// deadline.
+	Timeout time.Duration
+	// Logger receives issuing failures. Nil means slog.Default().
+	Logger *slog.Logger
+	// Registry is where the server registers its metrics. Nil means none
+	// are registered (they are still counted).
+	Registry prometheus.Registerer
+}
+
+// ErrConfig reports Options or a generator set that New refuses.
+var ErrConfig = errors.New("grpcapi: invalid configuration")
+
+// A Server implements idgen.v1.IDService over a set of named generators.
+// It is safe for concurrent use.
+type Server struct {
+	idgenv1.UnimplementedIDServiceServer
+
+	gens     map[string]*generator
+	names    []string // sorted
+	def      *generator
+	maxCount int
+	timeout  time.Duration
+	log      *slog.Logger
+	metrics  *grpcprom.ServerMetrics
+	issued   *prometheus.CounterVec
+	health   *health.Server
+}
+
+type generator struct {
+	name   string
+	gen    idgen.Generator
+	scheme *idgen.Scheme
+	layout string
+	issued prometheus.Counter
+}
+
+// New returns a Server of gens by name; the map must hold at least one
+// generator. Errors wrap ErrConfig.
+func New(gens map[string]idgen.Generator, opts Options) (*Server, error) {
+	if len(gens) == 0 {
+		return nil, fmt.Errorf("%w: no generators to serve", ErrConfig)
+	}
+	s := &Server{gens: make(map[string]*generator, len(gens)), maxCount: opts.MaxCount, timeout: opts.Timeout, log: opts.Logger}
+	if s.maxCount == 0 {
+		s.maxCount = httpapi.DefaultMaxCount
+	}
+	if s.maxCount < 1 || s.timeout < 0 {
+		return nil, fmt.Errorf("%w: MaxCount %d must be at least 1 and Timeout %v not negative", ErrConfig, opts.MaxCount, opts.Timeout)
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	s.issued = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "idgen_grpc_ids_issued_total", Help: "IDs sent to gRPC clients, by generator.",
+	}, []string{"generator"})
+	for name, g := range gens {
+		if name == "" || g == nil || g.Scheme() == nil {
+			return nil, fmt.Errorf("%w: generator %q: want a name and a generator with a scheme", ErrConfig, echo.Cut(name))
+		}
+		gr := &generator{name: name, gen: g, scheme: g.Scheme(), issued: s.issued.WithLabelValues(name)}
+		if l, ok := snowflake.LayoutOf(gr.scheme); ok {
+			gr.layout = l.String()
+		}
+		s.gens[name] = gr
+		s.names = append(s.names, name)
+	}
+	slices.Sort(s.names)
+	def := opts.Default
+	if def == "" {
+		def = httpapi.DefaultName
+		if len(gens) == 1 {
+			def = s.names[0]
+		}
+	}
+	if s.def = s.gens[def]; s.def == nil {
+		return nil, fmt.Errorf("%w: default generator %q is not among %s", ErrConfig, echo.Cut(def), strings.Join(s.names, ", "))
+	}
+	s.metrics = grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram())
+	if opts.Registry != nil {
+		for _, c := range []prometheus.Collector{s.metrics, s.issued} {
+			if err := opts.Registry.Register(c); err != nil {
+				return nil, fmt.Errorf("%w: registering metrics: %w", ErrConfig, err)
+			}
+		}
+	}
+	s.health = health.NewServer()
+	return s, nil
+}
+
+// StreamWindow is the HTTP/2 flow-control window, in bytes, of the
+// servers NewGRPCServer builds and of package client's connections: a
+// NextStream batch of 10,000 64-bit IDs is 80 KB, past the 64 KiB default.
+const StreamWindow = 1 << 20
+
+// NewGRPCServer returns a grpc.Server, built with StreamWindow, opts and
+// the metric interceptors, that serves s, the health service (SERVING) and
+// reflection. Call Shutdown before stopping it.
+func (s *Server) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
+	opts = append([]grpc.ServerOption{grpc.InitialWindowSize(StreamWindow), grpc.InitialConnWindowSize(StreamWindow)}, opts...)
+	opts = append(opts, grpc.ChainUnaryInterceptor(s.metrics.UnaryServerInterceptor()),
+		grpc.ChainStreamInterceptor(s.metrics.StreamServerInterceptor()))
+	gs := grpc.NewServer(opts...)
+	idgenv1.RegisterIDServiceServer(gs, s)
+	healthpb.RegisterHealthServer(gs, s.health)
+	reflection.Register(gs)
+	s.metrics.InitializeMetrics(gs)
+	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	s.health.SetServingStatus(idgenv1.IDService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
+	return gs
+}
+
+// Shutdown sets every health status to NOT_SERVING, so that load balancers
+// drain the server before it stops.
+func (s *Server) Shutdown() { s.health.Shutdown() }
+
+// lookup returns the generator named name, the default when name is empty.
+func (s *Server) lookup(name string) (*generator, error) {
+	if name == "" {
+		return s.def, nil
+	}
+	if g := s.gens[name]; g != nil {
+		return g, nil
+	}
+	return nil, status.Errorf(codes.NotFound, "idgen: unknown generator %q; served: %s", echo.Cut(name), strings.Join(s.names, ", "))
+}
+
+// checkCount returns n, or 1 when n is 0, if it lies in [1, MaxCount].
+func (s *Server) checkCount(what string, n uint64) (int, error) {
+	if n == 0 {
+		return 1, nil
+	}
+	if n > uint64(s.maxCount) {
+		return 0, status.Errorf(codes.InvalidArgument, "idgen: %s %d outside [1, %d]", what, n, s.maxCount)
+	}
+	return int(n), nil
+}
+
+// withTimeout bounds ctx by Options.Timeout.
+func (s *Server) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.timeout > 0 {
+		return context.WithTimeout(ctx, s.timeout)
+	}
+	return ctx, func() {}
+}
+
+// Next issues req.Count IDs with their breakdown.
+func (s *Server) Next(ctx context.Context, req *idgenv1.NextRequest) (*idgenv1.NextResponse, error) {
+	start := time.Now()
+	g, err := s.lookup(req.GetGenerator())
+	if err != nil {
+		return nil, err
+	}
+	n, err := s.checkCount("count", uint64(req.GetCount()))
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]idgen.ID, n)
+	ctx, cancel := s.withTimeout(ctx)
+	defer cancel()
+	if _, err := idgen.NextN(ctx, g.gen, ids); err != nil {
+		return nil, s.issueError(g, err)
+	}
+	g.issued.Add(float64(n))
+	resp := &idgenv1.NextResponse{Ids: make([]*idgenv1.ID, n), GeneratedAtMs: start.UnixMilli()}
+	for i, id := range ids {
+		resp.Ids[i] = toProto(id)
+	}
+	return resp, nil
+}
+
+// NextStream sends req.Count IDs (until the client cancels when 0) in
+// packed batches of req.BatchSize.
+func (s *Server) NextStream(req *idgenv1.NextStreamRequest, stream grpc.ServerStreamingServer[idgenv1.IDBatch]) error {
+	g, err := s.lookup(req.GetGenerator())
+	if err != nil {
+		return err
+	}
+	batch := s.maxCount
+	if req.GetBatchSize() != 0 {
+		if batch, err = s.checkCount("batch_size", uint64(req.GetBatchSize())); err != nil {
+			return err
+		}
+	}
+	left, forever := req.GetCount(), req.GetCount() == 0
+	size := g.scheme.Size
+	ids := make([]idgen.ID, batch)
+	msg := &idgenv1.IDBatch{IdSize: uint32(size)}
+	ctx := stream.Context()
+	for forever || left > 0 {
+		n := batch
+		if !forever && left < uint64(n) {
+			n = int(left)
+		}
+		bctx, cancel := s.withTimeout(ctx)
+		_, err := idgen.NextN(bctx, g.gen, ids[:n])
+		cancel()
+		if err != nil {
+			return s.issueError(g, err)
+		}
+		msg.Packed = pack(msg.Packed[:0], ids[:n], size)
+		if err := stream.Send(msg); err != nil {
+			return err
+		}
+		g.issued.Add(float64(n))
+		left -= uint64(n)
+	}
+	return nil
+}
+
+// pack appends ids to b, size bytes each, big-endian.
+func pack(b []byte, ids []idgen.ID, size int) []byte {
+	if size == 8 {
+		b = slices.Grow(b, 8*len(ids))
+		for _, id := range ids {
+			v, _ := id.Uint64()
+			b = binary.BigEndian.AppendUint64(b, v)
+		}
+		return b
+	}
+	for _, id := range ids {
+		b = append(b, id.Bytes()...)
+	}
+	return b
+}
+
+// Decode takes req.Id apart by the generator's scheme.
+func (s *Server) Decode(_ context.Context, req *idgenv1.DecodeRequest) (*idgenv1.ID, error) {
+	g, err := s.lookup(req.GetGenerator())
+	if err != nil {
+		return nil, err
+	}
+	id, err := g.scheme.Parse(req.GetId())
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "idgen: %q is not a %s ID of generator %q",
+			echo.Cut(req.GetId()), g.scheme.Name, g.name)
+	}
+	return toProto(id), nil
+}
+
+// ListGenerators lists the generators in name order.
+func (s *Server) ListGenerators(context.Context, *idgenv1.ListGeneratorsRequest) (*idgenv1.ListGeneratorsResponse, error) {
+	resp := &idgenv1.ListGeneratorsResponse{Default: s.def.name}
+	for _, name := range s.names {
+		g := s.gens[name]
+		resp.Generators = append(resp.Generators, &idgenv1.Generator{Name: name, Scheme: g.scheme.Name,
+			Size: uint32(g.scheme.Size), TimeOrdered: g.scheme.TimeOrdered, Layout: g.layout})
+	}
+	return resp, nil
+}
+
+// toProto returns id with its breakdown.
+func toProto(id idgen.ID) *idgenv1.ID {
+	fields := id.Scheme().Decompose(id)
+	p := &idgenv1.ID{Value: id.Bytes(), Text: id.String(), Fields: make([]*idgenv1.Field, len(fields))}
+	if t := id.Time(); !t.IsZero() {
+		p.TimestampMs = t.UnixMilli()
+	}
+	for i, f := range fields {
+		p.Fields[i] = &idgenv1.Field{Name: f.Name, Value: f.Value, Bits: uint32(f.Bits)}
+	}
+	return p
+}
+
+// issueError maps an issuing error to its status: Unavailable with
+// RetryInfo for what passes, FailedPrecondition for a clock outside the
+// layout's lifetime, Internal otherwise.
+func (s *Server) issueError(g *generator, err error) error {
+	code, retry := codes.Unavailable, time.Second
+	var rb *idgen.ClockRollbackError
+	msg := fmt.Sprintf("idgen: generator %q: %s", g.name, strings.TrimPrefix(err.Error(), "idgen: "))
+	switch {
+	case errors.As(err, &rb):
+		retry = max(retry, rb.Drift)
+	case errors.Is(err, idgen.ErrLeaseLost), errors.Is(err, idgen.ErrNoWorkerIDs),
+		errors.Is(err, idgen.ErrUnavailable), errors.Is(err, idgen.ErrClosed),
+		errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, context.Canceled):
+		return status.FromContextError(err).Err()
+	case errors.Is(err, idgen.ErrLayoutExhausted), errors.Is(err, idgen.ErrBeforeEpoch):
+		code = codes.FailedPrecondition
+	default:
+		code, msg = codes.Internal, fmt.Sprintf("idgen: generator %q: internal error issuing IDs; see the server log", g.name)
+	}
+	s.log.Error("grpcapi: issuing IDs failed", "generator", g.name, "code", code.String(), "err", err)
+	st := status.New(code, msg)
+	if code == codes.Unavailable {
+		if d, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(retry)}); err == nil {
+			st = d
+		}
+	}
+	return st.Err()
+}

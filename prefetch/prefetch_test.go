@@ -1,0 +1,73 @@
+package prefetch_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/idgenkit/idgen/prefetch"
+)
+
+func TestPlanner(t *testing.T) {
+	p, err := prefetch.New(prefetch.Config{Min: 1000, Max: 10_000_000, Samples: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Size(); got != 1000 {
+		t.Errorf("Size() before figures = %d; want Min 1000", got)
+	}
+	if got := p.Threshold(); got != 0 {
+		t.Errorf("Threshold() before figures = %d; want 0", got)
+	}
+	for i := range 100 { // 1..100 ms: p99 is 99 ms
+		p.ObserveFetch(time.Duration(i+1) * time.Millisecond)
+	}
+	p.ObserveUse(1_000_000, time.Second) // 1 M IDs/s
+	if rate, p99 := p.Figures(); rate != 1e6 || p99 != 99*time.Millisecond {
+		t.Errorf("Figures() = %v, %v; want 1e6, 99ms", rate, p99)
+	}
+	tests := []struct {
+		name string
+		got  int64
+		want int64
+	}{
+		{"Need", p.Need(), 198_000},
+		{"Threshold", p.Threshold(), 198_000},
+		{"Size", p.Size(), 396_000},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%s() = %d; want %d", tt.name, tt.got, tt.want)
+		}
+	}
+	p.ObserveUse(300_000_000, time.Second) // the average goes to 150.5 M IDs/s
+	if got, want := p.Size(), int64(10_000_000); got != want || !p.Limited() {
+		t.Errorf("Size() = %d, Limited() = %t at 150 M IDs/s; want Max %d, true", got, p.Limited(), want)
+	}
+}
+
+func TestPlannerWindow(t *testing.T) {
+	p, _ := prefetch.New(prefetch.Config{Min: 1, Max: 1 << 40, Samples: 4})
+	for _, ms := range []int{500, 1, 1, 1, 1} { // the 500 ms outlier leaves the window
+		p.ObserveFetch(time.Duration(ms) * time.Millisecond)
+	}
+	if _, p99 := p.Figures(); p99 != time.Millisecond {
+		t.Errorf("p99 over the last 4 of 500,1,1,1,1 ms = %v; want 1ms", p99)
+	}
+}
+
+func TestNewBadConfig(t *testing.T) {
+	for _, c := range []prefetch.Config{{Min: 0, Max: 1}, {Min: 2, Max: 1}, {Min: 1, Max: 1, Safety: 0.5}, {Min: 1, Max: 1, Samples: 5000}} {
+		if _, err := prefetch.New(c); !errors.Is(err, prefetch.ErrConfig) {
+			t.Errorf("New(%+v) = %v; want ErrConfig", c, err)
+		}
+	}
+}
+
+func TestObserveUseShortSpan(t *testing.T) {
+	p, _ := prefetch.New(prefetch.Config{Min: 1, Max: 1 << 40})
+	p.ObserveUse(1000, 10*time.Microsecond) // a burst: ignored
+	if rate, _ := p.Figures(); rate != 0 {
+		t.Errorf("rate after 1000 IDs in 10µs = %v; want 0 (ignored, under %v)", rate, prefetch.MinUseSpan)
+	}
+}
