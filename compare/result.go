@@ -72,6 +72,15 @@ type Result struct {
 	IdxBlksRead *int64 `json:"idx_blks_read"`
 	IdxBlksHit  *int64 `json:"idx_blks_hit"`
 
+	// Reads are the reads after the inserts, by kind (ReadPoint,
+	// ReadRecent, ReadRange); nil when they are off, and for the harness
+	// check's rows.
+	Reads map[string]*Reads `json:"reads,omitempty"`
+	// IndexFitsCache reports whether the index (index_bytes) fits in
+	// shared_buffers: whether the reads ran with the index in memory. Nil
+	// when shared_buffers is unknown.
+	IndexFitsCache *bool `json:"index_fits_cache,omitempty"`
+
 	// Unavailable lists the JSON names of the metrics left nil.
 	Unavailable []string `json:"unavailable,omitempty"`
 }

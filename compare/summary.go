@@ -250,6 +250,7 @@ func summarizeTrials(trials, base []Result, seed uint64) Result {
 		*f.dst = medI(figure{get: optional(f.get)})
 	}
 	s.Unavailable = unavailable(&s)
+	summarizeReads(&s, trials, base, seed)
 
 	s.Spread = map[string]float64{}
 	for _, f := range []figure{figDensity, figFrag} {
