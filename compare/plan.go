@@ -60,7 +60,9 @@ func buildPlans(ctx context.Context, cfg Config) ([]*plan, []string, error) {
 	for _, spec := range cfg.Strategies {
 		build := buildPlan
 		if spec == SwappedV1 {
-			build = func(ctx context.Context, _ string, writers int) (*plan, string, error) { return buildSwapped(ctx, writers) }
+			build = func(ctx context.Context, _ string, writers int) (*plan, string, error) {
+				return buildSwapped(ctx, writers)
+			}
 		}
 		p, note, err := build(ctx, spec, cfg.Writers)
 		if err != nil {

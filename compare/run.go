@@ -31,9 +31,9 @@ type harness struct {
 	noSlot                bool
 	notes                 []string
 	seed                  uint64
-	clock                 clock    // Config.Span's simulated clock
-	sample                *sample  // the keys kept for the reads; nil when off
-	sharedBuffers         int64    // bytes; 0 when unknown
+	clock                 clock   // Config.Span's simulated clock
+	sample                *sample // the keys kept for the reads; nil when off
+	sharedBuffers         int64   // bytes; 0 when unknown
 	noted                 map[string]bool
 }
 
