@@ -25,12 +25,20 @@ type ConfigRecord struct {
 	Schema        string   `json:"schema,omitempty"`
 	Keep          bool     `json:"keep"`
 	SharedBuffers string   `json:"shared_buffers,omitempty"`
+	Span          string   `json:"span,omitempty"` // Config.Span; empty in real time
+	Reads         bool     `json:"reads"`
+	ReadOps       int      `json:"read_ops"`
+	ReadTimeSec   float64  `json:"read_time_sec"`
 }
 
 func (cfg Config) record() ConfigRecord {
-	return ConfigRecord{Strategies: cfg.Strategies, Rows: cfg.Rows, Writers: cfg.Writers, Batch: cfg.Batch,
+	rec := ConfigRecord{Strategies: cfg.Strategies, Rows: cfg.Rows, Writers: cfg.Writers, Batch: cfg.Batch,
 		Preload: cfg.Preload, Runs: cfg.Runs, Seed: cfg.Seed, DSN: RedactDSN(cfg.DSN), Schema: cfg.Schema,
-		Keep: cfg.Keep, SharedBuffers: cfg.SharedBuffers}
+		Keep: cfg.Keep, SharedBuffers: cfg.SharedBuffers, Reads: !cfg.NoReads, ReadOps: cfg.ReadOps, ReadTimeSec: cfg.ReadTime.Seconds()}
+	if cfg.Span > 0 {
+		rec.Span = cfg.Span.String()
+	}
+	return rec
 }
 
 var kvPassword = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)`)

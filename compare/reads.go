@@ -7,6 +7,7 @@ import (
 	"math"
 	mrand "math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -345,4 +346,88 @@ func summarizeReads(s *Result, trials, base []Result, seed uint64) {
 		}
 		s.Reads[kind] = r
 	}
+}
+
+// writeReads writes the reads' table: per kind, ops/s with its interval,
+// the ratio to the Baseline ("≈" within the noise) and the blocks read
+// from outside shared_buffers per read.
+func (r *Report) writeReads(b *strings.Builder) {
+	head := []string{"strategy", "index cached"}
+	for _, k := range ReadKinds {
+		head = append(head, k+" ops/s", "95% CI", "×bs", "miss/op")
+	}
+	head = append(head, "range rows")
+	rows := [][]string{head}
+	for _, x := range r.Results {
+		if x.Reads == nil {
+			continue
+		}
+		cached := "n/a"
+		if x.IndexFitsCache != nil {
+			cached = map[bool]string{true: "yes", false: "no"}[*x.IndexFitsCache]
+		}
+		row := []string{x.Strategy, cached}
+		for _, k := range ReadKinds {
+			rd := x.Reads[k]
+			if rd == nil {
+				row = append(row, "", "", "", "")
+				continue
+			}
+			ratio := ""
+			if rd.RatioToBaseline != nil {
+				ratio = rd.RatioToBaseline.FormatRatio()
+			}
+			row = append(row, fmt.Sprintf("%.0f", rd.OpsPerSec), ciText(rd.OpsPerSecCI, "%.0f"), ratio, optF(rd.MissesPerOp, 2))
+		}
+		if rd := x.Reads[ReadRange]; rd != nil {
+			row = append(row, fmt.Sprintf("%.0f", rd.RowsPerOp))
+		}
+		rows = append(rows, row)
+	}
+	if len(rows) == 1 {
+		return
+	}
+	fmt.Fprintf(b, "\nreads after the inserts, one connection, shared_buffers %s: ops/s median [95%% CI], ×bs of ops/s, blocks read from outside shared_buffers per read (index + heap); %s: the newest 1 %% of the rows; %s: one second's rows by primary key\n",
+		r.SharedBuffers, ReadRecent, ReadRange)
+	writeAligned(b, rows)
+}
+
+// readVerdict says in plain words what x's random lookups cost against
+// the Baseline's: "point lookups 0.62× [0.55–0.70] (3.1 vs 0.2 blocks
+// read per lookup)"; empty without reads.
+func readVerdict(x, bs *Result) string {
+	rd, bd := x.Reads[ReadPoint], bs.Reads[ReadPoint]
+	if rd == nil || bd == nil {
+		return ""
+	}
+	s := fmt.Sprintf("point lookups %.2f× the rate", rd.OpsPerSec/bd.OpsPerSec)
+	if e := rd.RatioToBaseline; e != nil {
+		s = fmt.Sprintf("point lookups %.2f× the rate [%.2f–%.2f]", e.Median, e.CI[0], e.CI[1])
+		if !e.Significant() {
+			s = fmt.Sprintf("point lookups at the same rate within the noise (%.2f× [%.2f–%.2f])", e.Median, e.CI[0], e.CI[1])
+		}
+	}
+	if rd.MissesPerOp != nil && bd.MissesPerOp != nil {
+		s += fmt.Sprintf(" (%.1f vs %.1f blocks read per lookup)", *rd.MissesPerOp, *bd.MissesPerOp)
+	}
+	return s
+}
+
+// readBars returns the chart bars of one kind's ops/s, with intervals.
+func (r *Report) readBars(kind string) []bar {
+	var out []bar
+	for i := range r.Results {
+		x := &r.Results[i]
+		rd := x.Reads[kind]
+		if rd == nil {
+			continue
+		}
+		b := bar{label: x.Strategy, value: rd.OpsPerSec, colour: colour(i), valueLabel: fmt.Sprintf("%.0f", rd.OpsPerSec)}
+		if ci := rd.OpsPerSecCI; ci != nil {
+			b.lo, b.hi, b.hasCI = ci[0], ci[1], true
+			b.valueLabel += " " + ciText(ci, "%.0f")
+		}
+		out = append(out, b)
+	}
+	return out
 }

@@ -65,6 +65,12 @@ func TestReads(t *testing.T) {
 	var table strings.Builder
 	rep.WriteTable(&table)
 	t.Logf("\n%s", table.String())
+	if !strings.Contains(table.String(), "\nreads after the inserts, one connection, shared_buffers ") {
+		t.Errorf("WriteTable has no reads table:\n%s", table.String())
+	}
+	if v := rep.Verdict(rep.Find("uuidv4")); !strings.Contains(v, ", point lookups ") || !strings.Contains(v, " blocks read per lookup)") {
+		t.Errorf("Verdict(uuidv4) = %q; want the point lookups' rate and blocks read", v)
+	}
 	for _, r := range rep.Results {
 		if r.Strategy == compare.ClientSeries || r.Strategy == compare.Reference {
 			if r.Reads != nil {

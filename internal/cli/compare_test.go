@@ -35,6 +35,9 @@ func TestCompareBadInput(t *testing.T) {
 		{"unknown strategy", []string{"--strategies", "uuidv4,nope", "--dsn", down}, `unknown strategy "nope"`},
 		{"shared buffers with dsn", []string{"--dsn", down, "--shared-buffers", "1GB"}, "--shared-buffers"},
 		{"bad shared buffers", []string{"--shared-buffers", "much"}, `shared buffers "much"`},
+		{"zero read ops", []string{"--read-ops", "0", "--dsn", down}, "--read-ops 0: want 1 to 1000000 reads of each kind"},
+		{"negative span", []string{"--span", "-1h", "--dsn", down}, "--span -1h0m0s: want 0 (real time) to 87600h0m0s"},
+		{"bad span", []string{"--span", "3 hours", "--dsn", down}, `"3 hours"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
