@@ -307,7 +307,7 @@ func summarizeReads(s *Result, trials, base []Result, seed uint64) {
 	s.Reads = nil
 	for _, kind := range ReadKinds {
 		get := func(f func(*Reads) *float64) figure {
-			return figure{"reads_" + kind, func(r *Result) (float64, bool) {
+			return figure{kind + "_reads", func(r *Result) (float64, bool) {
 				if x := r.Reads[kind]; x != nil {
 					if v := f(x); v != nil {
 						return *v, true
@@ -316,7 +316,7 @@ func summarizeReads(s *Result, trials, base []Result, seed uint64) {
 				return 0, false
 			}}
 		}
-		ops := get(func(x *Reads) *float64 { return &x.OpsPerSec })
+		ops := readOps(kind)
 		xs, ok := ops.values(trials)
 		if !ok {
 			continue
@@ -428,6 +428,25 @@ func (r *Report) readBars(kind string) []bar {
 			b.valueLabel += " " + ciText(ci, "%.0f")
 		}
 		out = append(out, b)
+	}
+	return out
+}
+
+// readOps is the figure of one kind's ops/s ("point_reads_per_sec").
+func readOps(kind string) figure {
+	return figure{kind + "_reads_per_sec", func(r *Result) (float64, bool) {
+		if x := r.Reads[kind]; x != nil {
+			return x.OpsPerSec, true
+		}
+		return 0, false
+	}}
+}
+
+// readOpsFigures are the ops/s of every kind, for the noise warnings.
+func readOpsFigures() []figure {
+	var out []figure
+	for _, k := range ReadKinds {
+		out = append(out, readOps(k))
 	}
 	return out
 }

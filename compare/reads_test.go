@@ -138,3 +138,37 @@ func TestReadsSingleRowSpan(t *testing.T) {
 		t.Errorf("%s range over 1 h: %v rows per read; want 1 (2,000 rows in 3,600 s)", compare.SwappedV1, got)
 	}
 }
+
+// TestSummarizeReads checks the reads' summary on made-up trials: the
+// median ops/s, its interval (with 3 trials, their range), the per-round
+// ratio to bigserial, the median misses, and the noise warning naming the
+// figure.
+func TestSummarizeReads(t *testing.T) {
+	trial := func(name string, round int, ops, misses float64) compare.Result {
+		return compare.Result{Strategy: name, Round: round, Rows: 100, RowsPerSec: 1000,
+			Reads: map[string]*compare.Reads{compare.ReadPoint: {Ops: 10, OpsPerSec: ops, RowsPerOp: 1, MissesPerOp: &misses}}}
+	}
+	rep := &compare.Report{Runs: 3, Seed: 1, Trials: [][]compare.Result{
+		{trial(compare.Baseline, 1, 100, 0), trial(compare.Baseline, 2, 100, 0), trial(compare.Baseline, 3, 100, 0)},
+		{trial("uuidv4", 1, 50, 2), trial("uuidv4", 2, 80, 3), trial("uuidv4", 3, 20, 1)},
+	}}
+	rep.Summarize()
+	x := rep.Find("uuidv4").Reads[compare.ReadPoint]
+	if x == nil || x.OpsPerSec != 50 || *x.OpsPerSecCI != (compare.Interval{20, 80}) || *x.MissesPerOp != 2 || x.Ops != 10 {
+		t.Fatalf("uuidv4 point reads = %+v; want 50 ops/s in [20, 80], 2 misses per read, 10 ops", x)
+	}
+	if e := x.RatioToBaseline; e == nil || e.Median != 0.5 || e.CI != (compare.Interval{0.2, 0.8}) {
+		t.Errorf("uuidv4 point reads ratio = %+v; want 0.5 in [0.2, 0.8]", e)
+	}
+	if bs := rep.Find(compare.Baseline).Reads[compare.ReadPoint]; bs.RatioToBaseline != nil {
+		t.Errorf("bigserial point reads ratio = %+v; want none", bs.RatioToBaseline)
+	}
+	want := "noisy machine: point_reads_per_sec varied across the trials by more than 10 % (coefficient of variation): uuidv4 60 %"
+	found := false
+	for _, w := range rep.Warnings {
+		found = found || w == want
+	}
+	if !found {
+		t.Errorf("Warnings = %q; want %q", rep.Warnings, want)
+	}
+}
