@@ -32,13 +32,9 @@ type ConfigRecord struct {
 }
 
 func (cfg Config) record() ConfigRecord {
-	rec := ConfigRecord{Strategies: cfg.Strategies, Rows: cfg.Rows, Writers: cfg.Writers, Batch: cfg.Batch,
+	return ConfigRecord{Strategies: cfg.Strategies, Rows: cfg.Rows, Writers: cfg.Writers, Batch: cfg.Batch,
 		Preload: cfg.Preload, Runs: cfg.Runs, Seed: cfg.Seed, DSN: RedactDSN(cfg.DSN), Schema: cfg.Schema,
-		Keep: cfg.Keep, SharedBuffers: cfg.SharedBuffers, Reads: !cfg.NoReads, ReadOps: cfg.ReadOps, ReadTimeSec: cfg.ReadTime.Seconds()}
-	if cfg.Span > 0 {
-		rec.Span = cfg.Span.String()
-	}
-	return rec
+		Keep: cfg.Keep, SharedBuffers: cfg.SharedBuffers}
 }
 
 var kvPassword = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)`)

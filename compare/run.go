@@ -73,6 +73,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	started := time.Now()
 	rep := &Report{Engine: EnginePostgres, Rows: cfg.Rows, Writers: cfg.Writers, Batch: cfg.Batch, Preload: cfg.Preload,
 		Runs: cfg.Runs, Seed: seed, StatsMethod: StatsMethod, Started: started, Config: cfg.record(), Machine: ThisMachine()}
+	cfg.recordReads(&rep.Config)
 	prog.Status(fmt.Sprintf("%d rounds, seed %d (--seed %d repeats the order)", cfg.Runs, seed, seed))
 	if cfg.DSN == "" {
 		prog.Status(fmt.Sprintf("starting a throwaway PostgreSQL cluster (shared_buffers=%s)", cfg.SharedBuffers))

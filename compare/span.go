@@ -97,3 +97,11 @@ func storeKey(dst []byte, id idgen.ID, p *plan) ([]byte, error) {
 	}
 	return dst, err
 }
+
+// recordReads records the settings of the reads and of Span in rec.
+func (cfg Config) recordReads(rec *ConfigRecord) {
+	rec.Reads, rec.ReadOps, rec.ReadTimeSec = !cfg.NoReads, cfg.ReadOps, cfg.ReadTime.Seconds()
+	if cfg.Span > 0 {
+		rec.Span = cfg.Span.String()
+	}
+}
