@@ -101,9 +101,11 @@ type Config struct {
 	Seed uint64
 	// Span spreads the keys' times over this much simulated time: row k of
 	// the preloaded and measured rows gets its key from NewAt(start + Span
-	// × k / rows), start being Span before the run, for strategies that can
-	// issue keys at a time (idgen.AtGenerator); the others issue in real
-	// time, with a note. Zero means real time. At most MaxSpan.
+	// × k / rows) in the first round, start being Runs × Span before the
+	// run, and each later round in the Span after (see clock), for
+	// strategies that can issue keys at a time (idgen.AtGenerator); the
+	// others issue in real time, with a note. Zero means real time. At
+	// most MaxSpan.
 	Span time.Duration
 	// NoReads turns off the reads after the inserts (see ReadConfig).
 	NoReads bool

@@ -96,7 +96,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	h := &harness{cfg: cfg, prog: prog, payload: newPayload(), noted: map[string]bool{}, seed: seed,
-		clock: clock{start: started.Add(-cfg.Span), span: cfg.Span, total: int64(cfg.Preload + cfg.Rows)}}
+		clock: clock{start: started.Add(-cfg.Span * time.Duration(cfg.Runs)), span: cfg.Span, total: int64(cfg.Preload + cfg.Rows)}}
 	if cfg.Span > 0 {
 		notes = append(notes, spanNote(plans)...)
 	}
@@ -133,6 +133,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		for i, k := range order {
 			names[i] = rows[k].label
 		}
+		h.clock.round = round
 		prog.Status(fmt.Sprintf("round %d of %d: %s", round, cfg.Runs, strings.Join(names, ", ")))
 		for _, k := range order {
 			res, err := h.runOne(ctx, round, index(k), rows[k])

@@ -36,19 +36,23 @@ func (p *plan) ordered() bool {
 	return p.scheme == nil || p.scheme.TimeOrdered || p.swap
 }
 
-// A clock gives each row's time under Config.Span: row k (0-based over
-// the preloaded and measured rows, in the order the writers claim them) of
-// total is issued at start + span × k / total, start being span before the
-// run began, as migrate's backfill issues keys at their rows' times.
+// A clock gives each row's time under Config.Span: in round r (1, 2,
+// ...), row k (0-based over the preloaded and measured rows, in the order
+// the writers claim them) of total is issued at start + span × (r - 1) +
+// span × k / total, start being span × rounds before the run began, as
+// migrate's backfill issues keys at their rows' times. Each round has its
+// own span of time, after the previous one's: a generator that keeps its
+// last time (a Snowflake sequence) never sees its clock go back.
 type clock struct {
 	start time.Time
 	span  time.Duration
 	total int64
+	round int
 }
 
 // at returns row k's time.
 func (c clock) at(k int64) time.Time {
-	return c.start.Add(time.Duration(float64(c.span) * float64(k) / float64(c.total)))
+	return c.start.Add(c.span*time.Duration(c.round-1) + time.Duration(float64(c.span)*float64(k)/float64(c.total)))
 }
 
 // issue fills ids with the keys of the rows first, first+1, ... (1-based,
