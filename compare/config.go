@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/idgenkit/idgen/strategies"
 )
@@ -107,17 +108,36 @@ type Config struct {
 	// in the units of SharedBuffers ("128MB", "5MB"). Empty means
 	// DefaultBufferPool. It must be empty with a DSN.
 	BufferPool string
+	// Span spreads the keys' times over this much simulated time: row k of
+	// the preloaded and measured rows gets its key from NewAt(start + Span
+	// × k / rows) in the first round, start being Runs × Span before the
+	// run, and each later round in the Span after (see clock), for
+	// strategies that can issue keys at a time (idgen.AtGenerator); the
+	// others issue in real time, with a note. Zero means real time. At
+	// most MaxSpan.
+	Span time.Duration
+	// NoReads turns off the reads after the inserts (see ReadConfig).
+	NoReads bool
+	// ReadOps is the most reads of each kind per trial; zero means
+	// DefaultReadOps. ReadTime bounds each kind's time per trial; zero
+	// means DefaultReadTime.
+	ReadOps  int
+	ReadTime time.Duration
 	// Progress follows the run. Nil means silent.
 	Progress Progress
 }
 
 // DefaultStrategies returns the specs of every registered strategy that
-// needs no external store, sorted by name: the default set of a run.
+// needs no external store, sorted by name, with SwappedV1 after uuidv1:
+// the default set of a run.
 func DefaultStrategies() []string {
 	var specs []string
 	for _, s := range strategies.List() {
 		if !s.External {
 			specs = append(specs, s.Name)
+			if s.Name == "uuidv1" {
+				specs = append(specs, SwappedV1)
+			}
 		}
 	}
 	return specs
@@ -144,6 +164,12 @@ func (cfg Config) resolve() (Config, error) {
 	if cfg.Runs == 0 {
 		cfg.Runs = DefaultRuns
 	}
+	if cfg.ReadOps == 0 {
+		cfg.ReadOps = DefaultReadOps
+	}
+	if cfg.ReadTime == 0 {
+		cfg.ReadTime = DefaultReadTime
+	}
 	switch {
 	case cfg.Rows < 0:
 		return cfg, badInput("rows %d: want a positive number of rows", cfg.Rows)
@@ -157,6 +183,12 @@ func (cfg Config) resolve() (Config, error) {
 		return cfg, badInput("seed %d: want 0 (random) to %d", cfg.Seed, uint64(MaxSeed))
 	case cfg.Preload < 0:
 		return cfg, badInput("preload %d: want 0 or more rows", cfg.Preload)
+	case cfg.Span < 0 || cfg.Span > MaxSpan:
+		return cfg, badInput("span %s: want 0 (real time) to %s", cfg.Span, MaxSpan)
+	case cfg.ReadOps < 0 || cfg.ReadOps > MaxReadOps:
+		return cfg, badInput("read ops %d: want 1 to %d reads of each kind", cfg.ReadOps, MaxReadOps)
+	case cfg.ReadTime < 0:
+		return cfg, badInput("read time %s: want a positive duration", cfg.ReadTime)
 	case cfg.DSN != "" && cfg.SharedBuffers != "":
 		return cfg, badInput("shared buffers %q: only the throwaway cluster's can be set; with a DSN the server's setting applies", cfg.SharedBuffers)
 	case cfg.SharedBuffers != "" && !sizeRE.MatchString(cfg.SharedBuffers):
@@ -216,7 +248,7 @@ func SplitSpecs(list string) []string {
 
 func startsWithName(seg string) bool {
 	name, _, _ := strings.Cut(strings.TrimSpace(seg), "?")
-	if name == Baseline {
+	if name == Baseline || name == SwappedV1 {
 		return true
 	}
 	_, ok := strategies.Lookup(name)

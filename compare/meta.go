@@ -27,6 +27,10 @@ type ConfigRecord struct {
 	SharedBuffers string   `json:"shared_buffers,omitempty"`
 	Engine        string   `json:"engine"`
 	BufferPool    string   `json:"buffer_pool,omitempty"`
+	Span          string   `json:"span,omitempty"` // Config.Span; empty in real time
+	Reads         bool     `json:"reads"`
+	ReadOps       int      `json:"read_ops"`
+	ReadTimeSec   float64  `json:"read_time_sec"`
 }
 
 func (cfg Config) record() ConfigRecord {

@@ -33,6 +33,8 @@ type plan struct {
 	// series: the keys are first, first+1, ... (the harness check's rows);
 	// server: the server generates them (INSERT ... SELECT generate_series).
 	series, server bool
+	// swap: UUIDv1 keys stored as UUID_TO_BIN(u, 1) (SwappedV1).
+	swap bool
 }
 
 func (p *plan) close() {
@@ -56,7 +58,13 @@ func buildPlans(ctx context.Context, cfg Config) ([]*plan, []string, error) {
 	plans := []*plan{{spec: Baseline, label: Baseline, name: Baseline, column: idgen.ColumnBigint, keyBytes: 8}}
 	var notes []string
 	for _, spec := range cfg.Strategies {
-		p, note, err := buildPlan(ctx, spec, cfg.Writers)
+		build := buildPlan
+		if spec == SwappedV1 {
+			build = func(ctx context.Context, _ string, writers int) (*plan, string, error) {
+				return buildSwapped(ctx, writers)
+			}
+		}
+		p, note, err := build(ctx, spec, cfg.Writers)
 		if err != nil {
 			closePlans(plans)
 			return nil, nil, err

@@ -80,6 +80,14 @@ type Result struct {
 	// LeafFillSource says where avg_leaf_density's data bytes come from
 	// (engine "mariadb").
 	LeafFillSource string `json:"leaf_fill_source,omitempty"`
+	// Reads are the reads after the inserts, by kind (ReadPoint,
+	// ReadRecent, ReadRange); nil when they are off, and for the harness
+	// check's rows.
+	Reads map[string]*Reads `json:"reads,omitempty"`
+	// IndexFitsCache reports whether the index (index_bytes) fits in
+	// shared_buffers: whether the reads ran with the index in memory. Nil
+	// when shared_buffers is unknown.
+	IndexFitsCache *bool `json:"index_fits_cache,omitempty"`
 
 	// Unavailable lists the JSON names of the metrics left nil.
 	Unavailable []string `json:"unavailable,omitempty"`

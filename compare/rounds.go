@@ -53,6 +53,7 @@ func newReport(cfg Config, engine string, prog Progress) *Report {
 	seed := runSeed(cfg.Seed)
 	rep := &Report{Engine: engine, Rows: cfg.Rows, Writers: cfg.Writers, Batch: cfg.Batch, Preload: cfg.Preload,
 		Runs: cfg.Runs, Seed: seed, StatsMethod: StatsMethod, Started: time.Now(), Config: cfg.record(), Machine: ThisMachine()}
+	cfg.recordReads(&rep.Config)
 	prog.Status(fmt.Sprintf("%d rounds, seed %d (--seed %d repeats the order)", cfg.Runs, seed, seed))
 	return rep
 }

@@ -27,6 +27,10 @@ type harness struct {
 	noCheckpoint, noFlush bool
 	noSlot                bool
 	notes                 []string
+	seed                  uint64
+	clock                 clock   // Config.Span's simulated clock
+	sample                *sample // the keys kept for the reads; nil when off
+	sharedBuffers         int64   // bytes; 0 when unknown
 	noted                 map[string]bool
 }
 
@@ -85,7 +89,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, err
 		}
 	}
-	h := &harness{cfg: cfg, prog: prog, payload: newPayload(), noted: map[string]bool{}}
+	h := &harness{cfg: cfg, prog: prog, payload: newPayload(), noted: map[string]bool{}, seed: seed,
+		clock: clock{start: started.Add(-cfg.Span * time.Duration(cfg.Runs)), span: cfg.Span, total: int64(cfg.Preload + cfg.Rows)}}
+	if cfg.Span > 0 {
+		notes = append(notes, spanNote(plans)...)
+	}
 	for _, n := range notes {
 		h.note("%s", n)
 	}
@@ -177,6 +185,9 @@ func (h *harness) setup(ctx context.Context, rep *Report) error {
 	_, _ = h.meta.Exec(ctx, "SET stats_fetch_consistency = none")
 	if err := h.meta.QueryRow(ctx, "SELECT version(), current_setting('server_version'), current_setting('shared_buffers')").Scan(&rep.Server, &rep.ServerVersion, &rep.SharedBuffers); err != nil {
 		return err
+	}
+	if err := h.meta.QueryRow(ctx, "SELECT setting::bigint * 8192 FROM pg_settings WHERE name = 'shared_buffers'").Scan(&h.sharedBuffers); err != nil {
+		h.sharedBuffers = 0
 	}
 	var created bool
 	if h.stattuple, created = ensureExtension(ctx, h.meta, "pgstattuple"); !h.stattuple.ok() {
@@ -275,6 +286,7 @@ func tableName(i, round int, name string) string {
 
 func (h *harness) runOne(ctx context.Context, round, i int, p *plan) (Result, error) {
 	cfg := h.cfg
+	h.clock.round = round
 	table := pgx.Identifier{h.schema, tableName(i, round, p.name)}
 	res := Result{
 		Engine: EnginePostgres, Strategy: p.label, Scheme: p.name, Column: p.column, Method: "copy", WorkerKey: p.workerKey,
@@ -313,6 +325,8 @@ func (h *harness) runOne(ctx context.Context, round, i int, p *plan) (Result, er
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", p.label, err)
 	}
+	h.sample = h.startSample(p, round, i)
+	defer func() { h.sample = nil }()
 	if cfg.Preload > 0 {
 		h.prog.Phase(p.label, "preload", cfg.Preload)
 		ph, err := h.load(ctx, p, table, 1, cfg.Preload, h.prog.Rows)
@@ -382,6 +396,20 @@ func (h *harness) runOne(ctx context.Context, round, i int, p *plan) (Result, er
 			if res.PageSplits == nil {
 				res.PageSplits = ptr(splits)
 			}
+		}
+	}
+	if h.sharedBuffers > 0 {
+		res.IndexFitsCache = ptr(res.IndexBytes <= h.sharedBuffers)
+	}
+	if h.sample != nil {
+		t, err := h.pgTarget(ctx, table, id)
+		if err != nil {
+			return res, fmt.Errorf("%s: preparing the reads: %w", p.label, err)
+		}
+		res.Reads, err = h.measureReads(ctx, p, t, h.sample, res.Seconds, round, i)
+		t.close()
+		if err != nil {
+			return res, err
 		}
 	}
 	res.Unavailable = unavailable(&res)

@@ -9,8 +9,9 @@ import (
 
 // Thresholds of the Report's Warnings and of the harness check.
 const (
-	// MaxCV is the coefficient of variation of rows/s, p50 or p99 across
-	// the trials above which the run warns that the machine was noisy.
+	// MaxCV is the coefficient of variation of rows/s, p50, p99 or a kind
+	// of read's ops/s across the trials above which the run warns that the
+	// machine was noisy.
 	MaxCV = 0.10
 	// MaxSpread is the spread (points, see Result.Spread) above which a
 	// figure that should not vary is reported.
@@ -137,7 +138,7 @@ func (r *Report) trialsOf(strategy string) []Result {
 // warn adds the warnings over every row: per noisy figure, the rows whose
 // coefficient of variation exceeds MaxCV; then each spread above MaxSpread.
 func (r *Report) warn() {
-	for _, f := range []figure{figRowsPerSec, figP50, figP99} {
+	for _, f := range append([]figure{figRowsPerSec, figP50, figP99}, readOpsFigures()...) {
 		var rows []string
 		for _, ts := range r.Trials {
 			if xs, ok := f.values(ts); ok && len(xs) > 1 {
@@ -254,6 +255,7 @@ func summarizeTrials(trials, base []Result, seed uint64) Result {
 		*f.dst = medI(figure{get: optional(f.get)})
 	}
 	s.Unavailable = unavailable(&s)
+	summarizeReads(&s, trials, base, seed)
 
 	s.Spread = map[string]float64{}
 	for _, f := range []figure{figDensity, figFrag} {

@@ -230,13 +230,15 @@ func (h *harness) insertWriter(ctx context.Context, conn *pgx.Conn, p *plan, gen
 			key = binary.BigEndian.AppendUint64(key[:0], uint64(k))
 			params = append(params, key)
 		} else if gen != nil {
-			id, err := gen.Next(ctx)
-			if err != nil {
-				return lats, fmt.Errorf("%s: generating IDs: %w", p.label, err)
+			var id [1]idgen.ID
+			if err := h.issue(ctx, p, gen, id[:], k); err != nil {
+				return lats, err
 			}
-			if key, err = keyBytes(key[:0], id, p.column); err != nil {
+			var err error
+			if key, err = storeKey(key[:0], id[0], p); err != nil {
 				return lats, fmt.Errorf("%s: %w", p.label, err)
 			}
+			h.sample.keep(k-1, key)
 			params = append(params, key)
 		}
 		ts := timestamptz(time.Now())
@@ -330,8 +332,8 @@ func (h *harness) copyWriter(ctx context.Context, pc *pgconn.PgConn, p *plan, ge
 				return nil
 			}
 			if gen != nil {
-				if _, err := idgen.NextN(ctx, gen, ids[:cnt]); err != nil {
-					return fmt.Errorf("%s: generating IDs: %w", p.label, err)
+				if err := h.issue(ctx, p, gen, ids[:cnt], first); err != nil {
+					return err
 				}
 			}
 			ts := timestamptz(time.Now())
@@ -343,10 +345,11 @@ func (h *harness) copyWriter(ctx context.Context, pc *pgconn.PgConn, p *plan, ge
 					k = key
 				} else if gen != nil {
 					var err error
-					if key, err = keyBytes(key[:0], ids[i], p.column); err != nil {
+					if key, err = storeKey(key[:0], ids[i], p); err != nil {
 						return fmt.Errorf("%s: %w", p.label, err)
 					}
 					k = key
+					h.sample.keep(first-1+int64(i), key)
 				}
 				buf = appendRow(buf, k, ts, h.payload)
 			}

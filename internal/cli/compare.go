@@ -16,9 +16,10 @@ func newCompareCmd() *cobra.Command {
 		cfg   compare.Config
 		specs string
 		out   string
+		reads bool
 	)
 	cmd := &cobra.Command{
-		Use:   "compare [--strategies a,b,c] [--rows N] [--writers W] [--batch B] [--preload M] [--runs N] [--seed S] [--engine postgres|mariadb|all] [--dsn URL | --shared-buffers SIZE --buffer-pool SIZE] [--keep] [--out DIR]",
+		Use:   "compare [--strategies a,b,c] [--rows N] [--writers W] [--batch B] [--preload M] [--runs N] [--seed S] [--engine postgres|mariadb|all] [--dsn URL | --shared-buffers SIZE --buffer-pool SIZE] [--reads=false] [--read-ops N] [--span DURATION] [--keep] [--out DIR]",
 		Short: "Measure what each ID scheme costs a PostgreSQL B-tree, side by side",
 		Long: `compare inserts the same workload with every strategy into its own table on
 the same PostgreSQL server (id PRIMARY KEY in the scheme's native column type,
@@ -40,6 +41,21 @@ a 95 % confidence interval from a seeded bootstrap; a ratio to bigserial whose
 interval contains 1 prints as "≈". The harness check sends the keys 1..N
 through the harness and has the server generate the same keys, with the same
 writers and batches, and prints pass or fail.
+
+After each trial's inserts, compare reads the rows back on one connection
+(--reads, on by default; --reads=false turns it off): point lookups of keys
+drawn from a sample of all the rows, lookups among the newest 1 %, and, for
+keys in creation order (bigserial, time-ordered schemes, uuidv1-swapped), a
+range by primary key of the rows created in one second: at most --read-ops
+of each kind, and at most ` + compare.DefaultReadTime.String() + ` each. It prints ops/s with their interval
+and ratio to bigserial, and the blocks read from outside shared_buffers per
+read; a small --shared-buffers shows the reads with the index out of memory.
+
+--span DURATION issues each strategy's keys over that much simulated time
+(NewAt, spread evenly over the rows) instead of the run's few seconds of
+real time: uuidv1's first field wraps every 429.5 s, so --span 3h shows its
+fragmentation, while uuidv6 and uuidv1-swapped (uuidv1's bytes as MySQL's
+UUID_TO_BIN(u, 1) stores them) stay in order.
 
 Without --dsn, compare starts a throwaway cluster (initdb/pg_ctl, run as the
 postgres user when root, Unix socket in a temporary directory removed
@@ -75,6 +91,13 @@ are masked (xxxxx) in everything compare prints and writes.
 					return badInput(fmt.Errorf("compare: --%s %d: want a positive number", n.name, n.v))
 				}
 			}
+			if cfg.ReadOps <= 0 || cfg.ReadOps > compare.MaxReadOps {
+				return badInput(fmt.Errorf("compare: --read-ops %d: want 1 to %d reads of each kind", cfg.ReadOps, compare.MaxReadOps))
+			}
+			if cfg.Span < 0 || cfg.Span > compare.MaxSpan {
+				return badInput(fmt.Errorf("compare: --span %s: want 0 (real time) to %s", cfg.Span, compare.MaxSpan))
+			}
+			cfg.NoReads = !reads
 			if cfg.DSN != "" && f.Changed("shared-buffers") {
 				return badInput(errors.New("compare: --shared-buffers sets the throwaway cluster's; with --dsn the server's own setting applies"))
 			}
@@ -128,5 +151,8 @@ are masked (xxxxx) in everything compare prints and writes.
 	f.StringVar(&cfg.Engine, "engine", "", "database engine: postgres, mariadb or all (default: mariadb for a mysql:// --dsn, else postgres)")
 	f.StringVar(&cfg.BufferPool, "buffer-pool", compare.DefaultBufferPool, "innodb_buffer_pool_size of the throwaway MariaDB server")
 	f.StringVar(&out, "out", "", "directory for results.json, results.csv and charts")
+	f.BoolVar(&reads, "reads", true, "after each trial's inserts, time point lookups of random and of the newest 1 % of keys, and one second's range by primary key (--reads=false: off)")
+	f.IntVar(&cfg.ReadOps, "read-ops", compare.DefaultReadOps, "most reads of each kind per trial (each kind also stops after "+compare.DefaultReadTime.String()+")")
+	f.DurationVar(&cfg.Span, "span", 0, "issue the keys over this much simulated time with NewAt (e.g. 3h); 0: real time")
 	return cmd
 }

@@ -38,6 +38,9 @@ func TestCompareBadInput(t *testing.T) {
 		{"unknown engine", []string{"--engine", "oracle", "--dsn", down}, `engine "oracle": want postgres, mariadb or all`},
 		{"buffer pool with dsn", []string{"--dsn", "mysql://root@127.0.0.1:1/x", "--buffer-pool", "1GB"}, "--buffer-pool"},
 		{"bad buffer pool", []string{"--engine", "mariadb", "--buffer-pool", "much"}, `buffer pool "much"`},
+		{"zero read ops", []string{"--read-ops", "0", "--dsn", down}, "--read-ops 0: want 1 to 1000000 reads of each kind"},
+		{"negative span", []string{"--span", "-1h", "--dsn", down}, "--span -1h0m0s: want 0 (real time) to 87600h0m0s"},
+		{"bad span", []string{"--span", "3 hours", "--dsn", down}, `"3 hours"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
