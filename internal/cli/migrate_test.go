@@ -421,7 +421,7 @@ func countRows(t *testing.T, dsn, q string) int64 {
 }
 
 // TestMigrateInterrupt sends SIGINT to a run waiting while paused: it
-// exits 1 saying it resumes, and the same command resumes it.
+// exits 130 (the exit-code rule) saying it resumes, and the same command resumes it.
 func TestMigrateInterrupt(t *testing.T) {
 	dsn := testenv.PostgresDSN(t)
 	_, s := migrateSchema(t,
@@ -444,8 +444,8 @@ func TestMigrateInterrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := <-done
-	if r.code != 1 || !strings.Contains(r.errOut, "idgen: migrate: interrupted; what is done is kept: run the same command again to resume") {
-		t.Fatalf("migrate run interrupted = exit %d, %q; want exit 1 and to resume", r.code, r.errOut)
+	if r.code != 130 || !strings.Contains(r.errOut, "idgen: migrate: interrupted; what is done is kept: run the same command again to resume") {
+		t.Fatalf("migrate run interrupted = exit %d, %q; want exit 130 and to resume", r.code, r.errOut)
 	}
 	if strings.Contains(r.errOut, "100%") {
 		t.Errorf("migrate run interrupted at 10%% = %q; want no progress bar at 100%%", r.errOut)
