@@ -65,6 +65,17 @@ func TestStartCluster(t *testing.T) {
 func TestRunThrowaway(t *testing.T) {
 	needBinaries(t)
 	needStrategies(t, "uuidv4")
+	// A temporary directory of this test's own, so that another test's
+	// cluster (migrate's standby test runs one) is not taken for a leftover.
+	tmp, err := os.MkdirTemp("", "idgen-throwaway-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	if err := os.Chmod(tmp, 0o755); err != nil { // the postgres user enters it
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", tmp)
 	before, _ := os.ReadDir(os.TempDir())
 	rep, err := compare.Run(context.Background(), compare.Config{
 		Rows: 5000, Writers: 2, Batch: 500, Preload: 5000, SharedBuffers: "32MB", Runs: 1, Strategies: []string{"uuidv4"},
