@@ -17,7 +17,8 @@ const DefaultLeaseWorkers = 1024
 
 // Doc describes the worker source URLs Open takes, for key docs and flags.
 const Doc = "worker ID source: static:N, env (IDGEN_WORKER_ID), ordinal[:offset] (hostname name-N), " +
-	"postgres://...[?namespace=&table=&ttl=&workers=&state_file=], etcd://host:port[,host:port][/namespace][?ttl=&workers=&state_file=]"
+	"postgres://...[?namespace=&table=&ttl=&workers=&state_file=], etcd://host:port[,host:port][/namespace][?ttl=&workers=&state_file=], " +
+	"mysql://user@host:3306/db[?namespace=&table=&ttl=&workers=&state_file=]"
 
 // Open opens the worker ID source a URL names, for a worker space of
 // space.Workers IDs:
@@ -29,6 +30,8 @@ const Doc = "worker ID source: static:N, env (IDGEN_WORKER_ID), ordinal[:offset]
 //	                               (default idgen_workers), ttl (default 30s),
 //	                               workers, state_file
 //	etcd://host:port[,host:port][/namespace]?ttl=30s&workers=N&state_file=PATH
+//	mysql://user@host:3306/db?...  a MariaDB/MySQL lease row; the keys of
+//	                               postgres://, the rest the driver's
 //
 // A lease is acquired before it returns. Errors: a malformed URL wraps
 // ErrConfig; a worker ID outside the space, idgen.ErrOutOfRange; a hostname
@@ -77,6 +80,20 @@ func Open(ctx context.Context, rawURL string, space Space) (Source, error) {
 		q.Del("table")
 		u.RawQuery = q.Encode()
 		return OpenPostgres(ctx, u.String(), cfg)
+	case "mysql":
+		u, err := url.Parse(rawURL)
+		if err != nil {
+			return nil, bad(err.Error())
+		}
+		cfg := MySQLConfig{LeaseConfig: LeaseConfig{Space: space}}
+		q := u.Query()
+		if err := leaseKeys(q, &cfg.LeaseConfig); err != nil {
+			return nil, bad(err.Error())
+		}
+		cfg.Table = q.Get("table")
+		q.Del("table")
+		u.RawQuery = q.Encode()
+		return OpenMySQL(ctx, u.String(), cfg)
 	case "etcd":
 		hosts, q, err := hostList(rest)
 		if err != nil {
