@@ -72,7 +72,7 @@ func OpenMySQL(ctx context.Context, dsn string, cfg MySQLConfig) (*MySQL, error)
 	if err != nil {
 		return nil, fmt.Errorf("%w: MySQL DSN: %v", ErrConfig, err)
 	}
-	mc.Logger = quietLog{} // a library does not print; errors come back as values
+	mc.Logger = quietLog{}    // a library does not print; errors come back as values
 	mc.ClientFoundRows = true // a renewal or mark that changes nothing still matched its row
 	if mc.ReadTimeout == 0 {
 		mc.ReadTimeout = lc.RenewEvery // a cut connection must not outlive a renewal step
