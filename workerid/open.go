@@ -18,7 +18,8 @@ const DefaultLeaseWorkers = 1024
 // Doc describes the worker source URLs Open takes, for key docs and flags.
 const Doc = "worker ID source: static:N, env (IDGEN_WORKER_ID), ordinal[:offset] (hostname name-N), " +
 	"postgres://...[?namespace=&table=&ttl=&workers=&state_file=], etcd://host:port[,host:port][/namespace][?ttl=&workers=&state_file=], " +
-	"mysql://user@host:3306/db[?namespace=&table=&ttl=&workers=&state_file=]"
+	"mysql://user@host:3306/db[?namespace=&table=&ttl=&workers=&state_file=], " +
+	"redis://host:6379/db[?namespace=&ttl=&workers=&state_file=]"
 
 // Open opens the worker ID source a URL names, for a worker space of
 // space.Workers IDs:
@@ -32,6 +33,9 @@ const Doc = "worker ID source: static:N, env (IDGEN_WORKER_ID), ordinal[:offset]
 //	etcd://host:port[,host:port][/namespace]?ttl=30s&workers=N&state_file=PATH
 //	mysql://user@host:3306/db?...  a MariaDB/MySQL lease row; the keys of
 //	                               postgres://, the rest the driver's
+//	redis://host:6379/db?...       a Redis key (SET NX PX); keys namespace,
+//	                               ttl, workers, state_file (see Redis for
+//	                               its durability limits)
 //
 // A lease is acquired before it returns. Errors: a malformed URL wraps
 // ErrConfig; a worker ID outside the space, idgen.ErrOutOfRange; a hostname
@@ -94,6 +98,18 @@ func Open(ctx context.Context, rawURL string, space Space) (Source, error) {
 		q.Del("table")
 		u.RawQuery = q.Encode()
 		return OpenMySQL(ctx, u.String(), cfg)
+	case "redis", "rediss":
+		u, err := url.Parse(rawURL)
+		if err != nil {
+			return nil, bad(err.Error())
+		}
+		cfg := RedisConfig{LeaseConfig: LeaseConfig{Space: space}}
+		q := u.Query()
+		if err := leaseKeys(q, &cfg.LeaseConfig); err != nil {
+			return nil, bad(err.Error())
+		}
+		u.RawQuery = q.Encode()
+		return OpenRedis(ctx, u.String(), cfg)
 	case "etcd":
 		hosts, q, err := hostList(rest)
 		if err != nil {
