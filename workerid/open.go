@@ -19,7 +19,9 @@ const DefaultLeaseWorkers = 1024
 const Doc = "worker ID source: static:N, env (IDGEN_WORKER_ID), ordinal[:offset] (hostname name-N), " +
 	"postgres://...[?namespace=&table=&ttl=&workers=&state_file=], etcd://host:port[,host:port][/namespace][?ttl=&workers=&state_file=], " +
 	"mysql://user@host:3306/db[?namespace=&table=&ttl=&workers=&state_file=], " +
-	"redis://host:6379/db[?namespace=&ttl=&workers=&state_file=]"
+	"redis://host:6379/db[?namespace=&ttl=&workers=&state_file=], " +
+	"zk://host:port[,host:port][/path][?node=&namespace=&ttl=&workers=&state_file=], ip[:bits] (low bits of a private IPv4), " +
+	"hostname-hash?accept_collisions=true"
 
 // Open opens the worker ID source a URL names, for a worker space of
 // space.Workers IDs:
@@ -36,6 +38,14 @@ const Doc = "worker ID source: static:N, env (IDGEN_WORKER_ID), ordinal[:offset]
 //	redis://host:6379/db?...       a Redis key (SET NX PX); keys namespace,
 //	                               ttl, workers, state_file (see Redis for
 //	                               its durability limits)
+//	zk://host:port[,host:port][/path]?node=ip:port&ttl=30s&workers=N&state_file=PATH
+//	                               a ZooKeeper ephemeral node; path default
+//	                               /idgen/<namespace>, node (Leaf's ip:port
+//	                               key) default the hostname
+//	ip[:bits]                      the low bits (default 16, at most the
+//	                               field's) of the first private IPv4
+//	hostname-hash?accept_collisions=true
+//	                               a hash of the hostname, with a Warning
 //
 // A lease is acquired before it returns. Errors: a malformed URL wraps
 // ErrConfig; a worker ID outside the space, idgen.ErrOutOfRange; a hostname
@@ -48,6 +58,9 @@ func Open(ctx context.Context, rawURL string, space Space) (Source, error) {
 		return fmt.Errorf("%w: %s", ErrConfig, redact.Spec(fmt.Sprintf("worker_source %q: %s; want %s", rawURL, why, Doc)))
 	}
 	scheme, rest, _ := strings.Cut(rawURL, ":")
+	if tail, ok := strings.CutPrefix(rawURL, "hostname-hash"); ok {
+		scheme, rest = "hostname-hash", tail
+	}
 	switch scheme {
 	case "static":
 		n, err := strconv.ParseInt(rest, 10, 64)
@@ -110,6 +123,49 @@ func Open(ctx context.Context, rawURL string, space Space) (Source, error) {
 		}
 		u.RawQuery = q.Encode()
 		return OpenRedis(ctx, u.String(), cfg)
+	case "ip":
+		var n int
+		if rest != "" {
+			v, err := strconv.Atoi(rest)
+			if err != nil {
+				return nil, bad("ip:bits needs an integer number of bits")
+			}
+			if v == 0 {
+				return nil, bad("ip:0: want at least 8 bits")
+			}
+			n = v
+		}
+		return IP(n, nil, space)
+	case "hostname-hash":
+		v, err := url.ParseQuery(strings.TrimPrefix(rest, "?"))
+		if err != nil || (rest != "" && !strings.HasPrefix(rest, "?")) {
+			return nil, bad("want hostname-hash?accept_collisions=true")
+		}
+		opt := v.Get("accept_collisions")
+		v.Del("accept_collisions")
+		if len(v) > 0 || (opt != "" && opt != "true") {
+			return nil, bad("want hostname-hash?accept_collisions=true")
+		}
+		return HostnameHash("", opt == "true", space)
+	case "zk", "zookeeper":
+		hosts, q, err := hostList(rest)
+		if err != nil {
+			return nil, bad(err.Error())
+		}
+		hosts, p, _ := strings.Cut(hosts, "/")
+		cfg := ZKConfig{LeaseConfig: LeaseConfig{Space: space}, Servers: strings.Split(hosts, ",")}
+		if p != "" {
+			cfg.Path = "/" + strings.TrimSuffix(p, "/")
+		}
+		if err := leaseKeys(q, &cfg.LeaseConfig); err != nil {
+			return nil, bad(err.Error())
+		}
+		cfg.Node = q.Get("node")
+		q.Del("node")
+		if len(q) > 0 {
+			return nil, bad(fmt.Sprintf("unknown key %q", firstKey(q)))
+		}
+		return OpenZK(ctx, cfg)
 	case "etcd":
 		hosts, q, err := hostList(rest)
 		if err != nil {
