@@ -48,8 +48,11 @@ func IP(n int, addrs []net.Addr, space Space) (*Static, error) {
 	if n == 0 {
 		n = min(DefaultIPBits, field)
 	}
-	if field < MinIPBits || n < MinIPBits || n > field {
-		return nil, fmt.Errorf("%w: ip:%d: the worker field has %d bits; want %d to %d address bits within it", ErrConfig, n, field, MinIPBits, max(field, MinIPBits))
+	if field < MinIPBits {
+		return nil, fmt.Errorf("%w: ip: the worker field has %d bits, fewer than the %d the hosts of a /24 need; use a lease", ErrConfig, field, MinIPBits)
+	}
+	if n < MinIPBits || n > field {
+		return nil, fmt.Errorf("%w: ip:%d: want %d to %d address bits (the worker field has %d)", ErrConfig, n, MinIPBits, field, field)
 	}
 	if addrs == nil {
 		var err error
