@@ -153,6 +153,9 @@ func Open(ctx context.Context, rawURL string, space Space) (Source, error) {
 			return nil, bad(err.Error())
 		}
 		hosts, p, _ := strings.Cut(hosts, "/")
+		if strings.Contains(hosts, "@") {
+			return nil, bad("zk:// takes no user or password")
+		}
 		cfg := ZKConfig{LeaseConfig: LeaseConfig{Space: space}, Servers: strings.Split(hosts, ",")}
 		if p != "" {
 			cfg.Path = "/" + strings.TrimSuffix(p, "/")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/redact"
 )
 
 // DefaultZKPath is the ZooKeeper node under which a ZK lease keeps its
@@ -69,6 +71,11 @@ func OpenZK(ctx context.Context, cfg ZKConfig) (*ZK, error) {
 	}
 	if len(cfg.Servers) == 0 {
 		return nil, fmt.Errorf("%w: ZooKeeper: no servers", ErrConfig)
+	}
+	for _, srv := range cfg.Servers {
+		if _, _, err := net.SplitHostPort(srv); err != nil || strings.Contains(srv, "@") {
+			return nil, fmt.Errorf("%w: ZooKeeper server %q: want host:port", ErrConfig, cut(redact.Spec(srv)))
+		}
 	}
 	if cfg.Path == "" {
 		cfg.Path = DefaultZKPath + "/" + lc.Namespace
