@@ -224,6 +224,9 @@ func (b *zkBackend) putForever(id int64) error {
 	_, err := b.c.Set(b.foreverPath(), data, -1)
 	if errors.Is(err, zk.ErrNoNode) {
 		_, err = b.c.Create(b.foreverPath(), data, 0, zk.WorldACL(zk.PermAll))
+		if errors.Is(err, zk.ErrNodeExists) { // another process of this node created it meanwhile
+			_, err = b.c.Set(b.foreverPath(), data, -1)
+		}
 	}
 	return err
 }
