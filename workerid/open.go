@@ -83,46 +83,29 @@ func Open(ctx context.Context, rawURL string, space Space) (Source, error) {
 			off = n
 		}
 		return Ordinal("", off, space)
-	case "postgres", "postgresql":
+	case "postgres", "postgresql", "mysql", "redis", "rediss":
+		// The store's own URL, less the lease keys (and table).
 		u, err := url.Parse(rawURL)
 		if err != nil {
 			return nil, bad(err.Error())
 		}
-		cfg := PostgresConfig{LeaseConfig: LeaseConfig{Space: space}}
+		lc := LeaseConfig{Space: space}
 		q := u.Query()
-		if err := leaseKeys(q, &cfg.LeaseConfig); err != nil {
+		if err := leaseKeys(q, &lc); err != nil {
 			return nil, bad(err.Error())
 		}
-		cfg.Table = q.Get("table")
-		q.Del("table")
-		u.RawQuery = q.Encode()
-		return OpenPostgres(ctx, u.String(), cfg)
-	case "mysql":
-		u, err := url.Parse(rawURL)
-		if err != nil {
-			return nil, bad(err.Error())
-		}
-		cfg := MySQLConfig{LeaseConfig: LeaseConfig{Space: space}}
-		q := u.Query()
-		if err := leaseKeys(q, &cfg.LeaseConfig); err != nil {
-			return nil, bad(err.Error())
-		}
-		cfg.Table = q.Get("table")
-		q.Del("table")
-		u.RawQuery = q.Encode()
-		return OpenMySQL(ctx, u.String(), cfg)
-	case "redis", "rediss":
-		u, err := url.Parse(rawURL)
-		if err != nil {
-			return nil, bad(err.Error())
-		}
-		cfg := RedisConfig{LeaseConfig: LeaseConfig{Space: space}}
-		q := u.Query()
-		if err := leaseKeys(q, &cfg.LeaseConfig); err != nil {
-			return nil, bad(err.Error())
+		table := q.Get("table")
+		if scheme != "redis" && scheme != "rediss" {
+			q.Del("table")
 		}
 		u.RawQuery = q.Encode()
-		return OpenRedis(ctx, u.String(), cfg)
+		switch scheme {
+		case "mysql":
+			return OpenMySQL(ctx, u.String(), MySQLConfig{LeaseConfig: lc, Table: table})
+		case "redis", "rediss":
+			return OpenRedis(ctx, u.String(), RedisConfig{LeaseConfig: lc})
+		}
+		return OpenPostgres(ctx, u.String(), PostgresConfig{LeaseConfig: lc, Table: table})
 	case "ip":
 		var n int
 		if rest != "" {
