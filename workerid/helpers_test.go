@@ -14,11 +14,13 @@ import (
 
 	"github.com/idgenkit/idgen/internal/testenv"
 	"github.com/idgenkit/idgen/internal/testenv/etcdtest"
+	"github.com/idgenkit/idgen/internal/testenv/zktest"
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
 	etcdtest.Stop()
+	zktest.Stop()
 	os.Exit(code)
 }
 

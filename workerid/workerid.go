@@ -95,7 +95,8 @@ func (s Space) check(what string, id int64) error {
 
 // Static is a Source with a fixed identity: never lost, nothing to release.
 type Static struct {
-	ident *idgen.Identity
+	ident   *idgen.Identity
+	warning string // for the operator (HostnameHash)
 }
 
 var _ Source = (*Static)(nil)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/strategies"
+	"github.com/idgenkit/idgen/workerid"
 	"github.com/spf13/cobra"
 )
 
@@ -50,6 +51,7 @@ func newGenCmd() *cobra.Command {
 			if c, ok := g.(io.Closer); ok {
 				defer c.Close()
 			}
+			warnSource(cmd.ErrOrStderr(), g)
 			return gen(cmd, g, n, format == "json")
 		},
 	}
@@ -64,6 +66,16 @@ func newGenCmd() *cobra.Command {
 // is not given, the spec's strategy takes worker_source and the spec does
 // not set it.
 const envWorkerSource = "IDGEN_WORKER_SOURCE"
+
+// warnSource prints the warning of g's worker source, if it has one (a
+// hostname hash that can collide), on w.
+func warnSource(w io.Writer, g any) {
+	if s, ok := g.(interface{ Source() workerid.Source }); ok {
+		if wr, ok := s.Source().(workerid.Warner); ok && wr.Warning() != "" {
+			fmt.Fprintln(w, wr.Warning())
+		}
+	}
+}
 
 // withWorkerSource adds worker_source=URL (escaped) to spec; an empty URL
 // means $IDGEN_WORKER_SOURCE's, where it applies, else leaves spec alone.

@@ -104,7 +104,8 @@ func TestWorkerSourceBadInput(t *testing.T) {
 		want string
 	}{
 		{"out of range", []string{"gen", "-s", "snowflake?preset=twitter", "--worker-source", "static:32"}, 2, "worker ID 32, outside [0, 31]"},
-		{"unknown source", []string{"gen", "--worker-source", "zk://x"}, 2, `unknown source`},
+		{"unknown source", []string{"gen", "--worker-source", "consul://x"}, 2, `unknown source`},
+		{"zk without a port", []string{"gen", "--worker-source", "zk://x"}, 2, `ZooKeeper server "x": want host:port`},
 		{"env unset", []string{"gen", "--worker-source", "env"}, 2, "IDGEN_WORKER_ID is not set"},
 		{"twice", []string{"gen", "-s", "snowflake?worker_source=static:1", "--worker-source", "static:2"}, 2, "already sets worker_source"},
 		{"not leasable", []string{"gen", "-s", "uuidv7", "--worker-source", "static:2"}, 2, `unknown key "worker_source"`},

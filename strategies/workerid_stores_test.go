@@ -1,0 +1,53 @@
+package strategies_test
+
+import (
+	"database/sql"
+	"fmt"
+	"io"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/idgenkit/idgen/internal/testenv"
+	"github.com/idgenkit/idgen/segment"
+	"github.com/idgenkit/idgen/strategies"
+)
+
+// TestWorkerSourceMySQLRedis leases through the worker_source spec key:
+// two live generators on one store hold different worker IDs.
+func TestWorkerSourceMySQLRedis(t *testing.T) {
+	t.Setenv(strategies.EnvWorkerID, "")
+	ns := fmt.Sprintf("test_wid_strategies_%d", time.Now().UnixNano())
+	t.Cleanup(func() {
+		cfg, err := segment.MySQLConfig(testenv.MySQLDSN(t))
+		if err != nil {
+			return
+		}
+		conn, _ := mysql.NewConnector(cfg)
+		db := sql.OpenDB(conn)
+		defer db.Close()
+		db.Exec(`DROP TABLE IF EXISTS ` + ns)
+	})
+	for _, source := range []string{
+		testenv.MySQLDSN(t) + "?table=" + ns,
+		testenv.RedisURL(t) + "?namespace=" + ns,
+	} {
+		spec := "snowflake?preset=twitter&datacenter=1&worker_source=" + url.QueryEscape(source)
+		a, err := strategies.New(spec)
+		if err != nil {
+			t.Fatalf("New(%q) = %v", spec, err)
+		}
+		b, err := strategies.New(spec)
+		if err != nil {
+			t.Fatalf("New(%q) second = %v", spec, err)
+		}
+		wa, wb := workerOf(t, a), workerOf(t, b)
+		a.(io.Closer).Close()
+		b.(io.Closer).Close()
+		if wa == wb {
+			t.Fatalf("%s: two live generators hold worker %d", source, wa)
+		}
+	}
+}

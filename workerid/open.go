@@ -1,0 +1,222 @@
+package workerid
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/idgenkit/idgen/internal/redact"
+)
+
+// DefaultLeaseWorkers bounds the worker IDs a lease hands out when the URL
+// has no workers key: the space's size or 1024, whichever is smaller.
+const DefaultLeaseWorkers = 1024
+
+// Doc describes the worker source URLs Open takes, for key docs and flags.
+const Doc = "worker ID source: static:N, env (IDGEN_WORKER_ID), ordinal[:offset] (hostname name-N), " +
+	"postgres://...[?namespace=&table=&ttl=&workers=&state_file=], etcd://host:port[,host:port][/namespace][?ttl=&workers=&state_file=], " +
+	"mysql://user@host:3306/db[?namespace=&table=&ttl=&workers=&state_file=], " +
+	"redis://host:6379/db[?namespace=&ttl=&workers=&state_file=], " +
+	"zk://host:port[,host:port][/path][?node=&namespace=&ttl=&workers=&state_file=], ip[:bits] (low bits of a private IPv4), " +
+	"hostname-hash?accept_collisions=true"
+
+// Open opens the worker ID source a URL names, for a worker space of
+// space.Workers IDs:
+//
+//	static:N                       worker ID N
+//	env                            IDGEN_WORKER_ID
+//	ordinal[:offset]               the N of hostname name-N, plus offset
+//	postgres://user@host/db?...    a lease row; extra keys namespace, table
+//	                               (default idgen_workers), ttl (default 30s),
+//	                               workers, state_file
+//	etcd://host:port[,host:port][/namespace]?ttl=30s&workers=N&state_file=PATH
+//	mysql://user@host:3306/db?...  a MariaDB/MySQL lease row; the keys of
+//	                               postgres://, the rest the driver's
+//	redis://host:6379/db?...       a Redis key (SET NX PX); keys namespace,
+//	                               ttl, workers, state_file (see Redis for
+//	                               its durability limits)
+//	zk://host:port[,host:port][/path]?node=ip:port&ttl=30s&workers=N&state_file=PATH
+//	                               a ZooKeeper ephemeral node; path default
+//	                               /idgen/<namespace>, node (Leaf's ip:port
+//	                               key) default the hostname
+//	ip[:bits]                      the low bits (default 16, at most the
+//	                               field's) of the first private IPv4
+//	hostname-hash?accept_collisions=true
+//	                               a hash of the hostname, with a Warning
+//
+// A lease is acquired before it returns. Errors: a malformed URL wraps
+// ErrConfig; a worker ID outside the space, idgen.ErrOutOfRange; a hostname
+// without an ordinal, ErrNoOrdinal; a store that cannot be reached,
+// idgen.ErrUnavailable; a full space, idgen.ErrNoWorkerIDs. Passwords in the
+// URL are masked in every error.
+func Open(ctx context.Context, rawURL string, space Space) (Source, error) {
+	bad := func(why string) error {
+		// why may quote rawURL too (url.Parse's errors do).
+		return fmt.Errorf("%w: %s", ErrConfig, redact.Spec(fmt.Sprintf("worker_source %q: %s; want %s", rawURL, why, Doc)))
+	}
+	scheme, rest, _ := strings.Cut(rawURL, ":")
+	if tail, ok := strings.CutPrefix(rawURL, "hostname-hash"); ok {
+		scheme, rest = "hostname-hash", tail
+	}
+	switch scheme {
+	case "static":
+		n, err := strconv.ParseInt(rest, 10, 64)
+		if err != nil {
+			return nil, bad("static:N needs an integer N")
+		}
+		return NewStatic(n, space)
+	case "env":
+		if rest != "" {
+			return nil, bad("env takes no argument")
+		}
+		return Env(nil, space)
+	case "ordinal":
+		var off int64
+		if rest != "" {
+			n, err := strconv.ParseInt(rest, 10, 64)
+			if err != nil {
+				return nil, bad("ordinal:offset needs an integer offset")
+			}
+			off = n
+		}
+		return Ordinal("", off, space)
+	case "postgres", "postgresql", "mysql", "redis", "rediss":
+		// The store's own URL, less the lease keys (and table).
+		u, err := url.Parse(rawURL)
+		if err != nil {
+			return nil, bad(err.Error())
+		}
+		lc := LeaseConfig{Space: space}
+		q := u.Query()
+		if err := leaseKeys(q, &lc); err != nil {
+			return nil, bad(err.Error())
+		}
+		table := q.Get("table")
+		if scheme != "redis" && scheme != "rediss" {
+			q.Del("table")
+		}
+		u.RawQuery = q.Encode()
+		switch scheme {
+		case "mysql":
+			return OpenMySQL(ctx, u.String(), MySQLConfig{LeaseConfig: lc, Table: table})
+		case "redis", "rediss":
+			return OpenRedis(ctx, u.String(), RedisConfig{LeaseConfig: lc})
+		}
+		return OpenPostgres(ctx, u.String(), PostgresConfig{LeaseConfig: lc, Table: table})
+	case "ip":
+		var n int
+		if rest != "" {
+			v, err := strconv.Atoi(rest)
+			if err != nil {
+				return nil, bad("ip:bits needs an integer number of bits")
+			}
+			if v == 0 {
+				return nil, bad("ip:0: want at least 8 bits")
+			}
+			n = v
+		}
+		return IP(n, nil, space)
+	case "hostname-hash":
+		v, err := url.ParseQuery(strings.TrimPrefix(rest, "?"))
+		if err != nil || (rest != "" && !strings.HasPrefix(rest, "?")) {
+			return nil, bad("want hostname-hash?accept_collisions=true")
+		}
+		opt := v.Get("accept_collisions")
+		v.Del("accept_collisions")
+		if len(v) > 0 || (opt != "" && opt != "true") {
+			return nil, bad("want hostname-hash?accept_collisions=true")
+		}
+		return HostnameHash("", opt == "true", space)
+	case "zk", "zookeeper":
+		hosts, q, err := hostList(rest)
+		if err != nil {
+			return nil, bad(err.Error())
+		}
+		hosts, p, _ := strings.Cut(hosts, "/")
+		if strings.Contains(hosts, "@") {
+			return nil, bad("zk:// takes no user or password")
+		}
+		cfg := ZKConfig{LeaseConfig: LeaseConfig{Space: space}, Servers: strings.Split(hosts, ",")}
+		if p != "" {
+			cfg.Path = "/" + strings.TrimSuffix(p, "/")
+		}
+		if err := leaseKeys(q, &cfg.LeaseConfig); err != nil {
+			return nil, bad(err.Error())
+		}
+		cfg.Node = q.Get("node")
+		q.Del("node")
+		if len(q) > 0 {
+			return nil, bad(fmt.Sprintf("unknown key %q", firstKey(q)))
+		}
+		return OpenZK(ctx, cfg)
+	case "etcd":
+		hosts, q, err := hostList(rest)
+		if err != nil {
+			return nil, bad(err.Error())
+		}
+		hosts, path, _ := strings.Cut(hosts, "/")
+		cfg := EtcdConfig{LeaseConfig: LeaseConfig{Space: space}, Endpoints: strings.Split(hosts, ",")}
+		cfg.Namespace = strings.Trim(path, "/")
+		if err := leaseKeys(q, &cfg.LeaseConfig); err != nil {
+			return nil, bad(err.Error())
+		}
+		if len(q) > 0 {
+			return nil, bad(fmt.Sprintf("unknown key %q", firstKey(q)))
+		}
+		return OpenEtcd(ctx, cfg)
+	}
+	return nil, bad("unknown source")
+}
+
+// hostList splits the rest of a URL after "scheme:", //host:port[,host:port][/path][?query],
+// into the hosts with their path and the query. It is parsed by hand:
+// net/url refuses several [IPv6]:port hosts and lists of hosts.
+func hostList(rest string) (hosts string, q url.Values, err error) {
+	hosts, tail, _ := strings.Cut(strings.TrimPrefix(rest, "//"), "?")
+	if !strings.HasPrefix(rest, "//") || hosts == "" || hosts[0] == '/' {
+		return "", nil, fmt.Errorf("no host:port")
+	}
+	q, err = url.ParseQuery(tail)
+	return hosts, q, err
+}
+
+// leaseKeys moves namespace, ttl, workers and state_file from q into cfg.
+// A lease space holds min(the layout's space, DefaultLeaseWorkers) IDs
+// unless workers says otherwise.
+func leaseKeys(q url.Values, cfg *LeaseConfig) error {
+	space := cfg.Workers
+	cfg.Workers = min(space, DefaultLeaseWorkers)
+	if v := q.Get("workers"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 || n > min(space, MaxLeaseWorkers) {
+			return fmt.Errorf("workers %q: want an integer in [1, %d]", v, min(space, MaxLeaseWorkers))
+		}
+		cfg.Workers = n
+	}
+	q.Del("workers")
+	if v := q.Get("namespace"); v != "" {
+		cfg.Namespace = v
+	}
+	if v := q.Get("ttl"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 3*time.Second {
+			return fmt.Errorf("ttl %q: want a duration of at least 3s", v)
+		}
+		cfg.TTL = d
+	}
+	cfg.StateFile = q.Get("state_file")
+	for _, k := range []string{"namespace", "ttl", "state_file"} {
+		q.Del(k)
+	}
+	return nil
+}
+
+func firstKey(q url.Values) string {
+	for k := range q {
+		return k
+	}
+	return ""
+}

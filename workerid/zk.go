@@ -1,0 +1,388 @@
+package workerid
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/redact"
+)
+
+// DefaultZKPath is the ZooKeeper node under which a ZK lease keeps its
+// nodes when the URL names none.
+const DefaultZKPath = "/idgen"
+
+// ZKConfig configures a ZooKeeper lease.
+type ZKConfig struct {
+	LeaseConfig
+	// Servers are the ZooKeeper host:port pairs. Required.
+	Servers []string
+	// Path is the root node, /idgen/<namespace> when empty.
+	Path string
+	// Node keys the persistent node that remembers this node's worker ID
+	// across restarts, as Leaf's ip:port does. Empty means the hostname.
+	Node string
+	// DialTimeout bounds the first session at startup. Zero means 5 s.
+	DialTimeout time.Duration
+}
+
+// ZK is a Source leasing a worker ID in ZooKeeper. Under the root (Path):
+//
+//	workers/<id>     ephemeral, the claim: created only if absent, it ends
+//	                 with the session (of TTL); data: the owner
+//	forever/<node>   persistent, Leaf's scheme: {"worker_id":N,
+//	                 "timestamp":ms} written at acquire and at every renewal
+//	highwater/<id>   persistent, the high-water mark (RFC 3339)
+//
+// The generation is the claim's creation zxid, which only goes up. A
+// renewal checks that the claim still belongs to this node's session and
+// writes the node's time to forever/<node>. On a start without a state file
+// the worker ID forever/<node> names is preferred; its timestamp counts as
+// a high-water mark of that ID (Leaf's startup clock check: a generator
+// whose clock is behind it waits or fails by its rollback policy). The
+// high-water mark is written only while the claim is this session's (ZK is
+// a snowflake.HighWaterStore).
+type ZK struct {
+	*lease
+}
+
+var _ Source = (*ZK)(nil)
+
+// OpenZK connects to the ensemble and acquires a worker ID before it
+// returns. Errors: an ensemble that cannot be reached within DialTimeout
+// wraps idgen.ErrUnavailable; every ID held, idgen.ErrNoWorkerIDs; a bad
+// configuration, or a session timeout the server grants below TTL
+// (its maxSessionTimeout), ErrConfig.
+func OpenZK(ctx context.Context, cfg ZKConfig) (*ZK, error) {
+	lc, err := cfg.LeaseConfig.resolve()
+	if err != nil {
+		return nil, err
+	}
+	if len(cfg.Servers) == 0 {
+		return nil, fmt.Errorf("%w: ZooKeeper: no servers", ErrConfig)
+	}
+	for _, srv := range cfg.Servers {
+		if _, _, err := net.SplitHostPort(srv); err != nil || strings.Contains(srv, "@") {
+			return nil, fmt.Errorf("%w: ZooKeeper server %q: want host:port", ErrConfig, cut(redact.Spec(srv)))
+		}
+	}
+	if cfg.Path == "" {
+		cfg.Path = DefaultZKPath + "/" + lc.Namespace
+	}
+	if !strings.HasPrefix(cfg.Path, "/") || path.Clean(cfg.Path) != cfg.Path || cfg.Path == "/" {
+		return nil, fmt.Errorf("%w: ZooKeeper path %q: want an absolute node path such as /idgen/default", ErrConfig, cfg.Path)
+	}
+	if cfg.Node == "" {
+		cfg.Node, _ = os.Hostname()
+	}
+	if cfg.Node == "" || strings.Contains(cfg.Node, "/") {
+		return nil, fmt.Errorf("%w: ZooKeeper node key %q: want ip:port or a hostname, without '/'", ErrConfig, cfg.Node)
+	}
+	if cfg.DialTimeout == 0 {
+		cfg.DialTimeout = 5 * time.Second
+	}
+	b := &zkBackend{root: cfg.Path, node: cfg.Node, max: lc.max(), owner: lc.Owner, servers: cfg.Servers}
+	sess := make(chan struct{}, 1)
+	c, _, err := zk.Connect(cfg.Servers, lc.TTL, zk.WithLogger(b), zk.WithEventCallback(func(ev zk.Event) {
+		if ev.State == zk.StateHasSession {
+			select {
+			case sess <- struct{}{}:
+			default:
+			}
+		}
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("%w: ZooKeeper servers %v: %v", ErrConfig, cfg.Servers, err)
+	}
+	b.c = c
+	select {
+	case <-sess:
+	case <-time.After(cfg.DialTimeout):
+		c.Close()
+		return nil, b.unreachable(fmt.Errorf("no session within %v", cfg.DialTimeout))
+	case <-ctx.Done():
+		c.Close()
+		return nil, b.unreachable(ctx.Err())
+	}
+	if got := b.timeout(); got > 0 && got < lc.TTL {
+		c.Close()
+		return nil, fmt.Errorf("%w: ZooKeeper granted a session timeout of %v, below the TTL %v: lower ttl or raise the servers' maxSessionTimeout", ErrConfig, got, lc.TTL)
+	}
+	err = b.do(ctx, func() error {
+		for _, p := range []string{b.root + "/workers", b.root + "/forever", b.root + "/highwater"} {
+			if err := b.mkdirs(p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	l, err := open(ctx, b, lc)
+	if err != nil {
+		return nil, err
+	}
+	return &ZK{l}, nil
+}
+
+type zkBackend struct {
+	c       *zk.Conn
+	root    string
+	node    string
+	max     int64
+	owner   string
+	servers []string
+
+	mu      sync.Mutex
+	granted time.Duration // the session timeout the server granted
+}
+
+// Printf receives the client's log lines: it keeps the session timeout the
+// server granted and prints nothing (a library does not print).
+func (b *zkBackend) Printf(format string, args ...any) {
+	if strings.HasPrefix(format, "authenticated:") && len(args) == 2 {
+		if ms, ok := args[1].(int32); ok {
+			b.mu.Lock()
+			b.granted = time.Duration(ms) * time.Millisecond
+			b.mu.Unlock()
+		}
+	}
+}
+
+func (b *zkBackend) timeout() time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.granted
+}
+
+func (b *zkBackend) unreachable(err error) error {
+	return fmt.Errorf("%w: workerid: ZooKeeper %v: %v", idgen.ErrUnavailable, b.servers, err)
+}
+
+// do runs f, which calls the client (whose calls take no context), and
+// returns at ctx's end if f has not returned by then. Errors other than
+// errGone and idgen.ErrNoWorkerIDs wrap idgen.ErrUnavailable.
+func (b *zkBackend) do(ctx context.Context, f func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err == nil || errors.Is(err, errGone) || errors.Is(err, idgen.ErrNoWorkerIDs) {
+		return err
+	}
+	return b.unreachable(err)
+}
+
+func (b *zkBackend) mkdirs(p string) error {
+	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	cur := ""
+	for _, part := range parts {
+		cur += "/" + part
+		_, err := b.c.Create(cur, nil, 0, zk.WorldACL(zk.PermAll))
+		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *zkBackend) workerPath(id int64) string {
+	return b.root + "/workers/" + strconv.FormatInt(id, 10)
+}
+func (b *zkBackend) markPath(id int64) string {
+	return b.root + "/highwater/" + strconv.FormatInt(id, 10)
+}
+func (b *zkBackend) foreverPath() string { return b.root + "/forever/" + b.node }
+
+// endpoint is the data of forever/<node>, Leaf's Endpoint with the worker
+// ID it holds.
+type endpoint struct {
+	WorkerID  int64 `json:"worker_id"`
+	Timestamp int64 `json:"timestamp"` // Unix milliseconds
+}
+
+// putForever writes id and the time to forever/<node>.
+func (b *zkBackend) putForever(id int64) error {
+	data, _ := json.Marshal(endpoint{WorkerID: id, Timestamp: time.Now().UnixMilli()})
+	_, err := b.c.Set(b.foreverPath(), data, -1)
+	if errors.Is(err, zk.ErrNoNode) {
+		_, err = b.c.Create(b.foreverPath(), data, 0, zk.WorldACL(zk.PermAll))
+		if errors.Is(err, zk.ErrNodeExists) { // another process of this node created it meanwhile
+			_, err = b.c.Set(b.foreverPath(), data, -1)
+		}
+	}
+	return err
+}
+
+func (b *zkBackend) acquire(ctx context.Context, preferred int64) (id, gen int64, hw time.Time, err error) {
+	err = b.do(ctx, func() error {
+		var last *endpoint
+		if data, _, err := b.c.Get(b.foreverPath()); err == nil {
+			var e endpoint
+			if json.Unmarshal(data, &e) == nil {
+				last = &e
+			}
+		} else if !errors.Is(err, zk.ErrNoNode) {
+			return err
+		}
+		if preferred < 0 && last != nil {
+			preferred = last.WorkerID
+		}
+		held, _, err := b.c.Children(b.root + "/workers")
+		if err != nil {
+			return err
+		}
+		taken := map[int64]bool{}
+		for _, name := range held {
+			if n, err := strconv.ParseInt(name, 10, 64); err == nil {
+				taken[n] = true
+			}
+		}
+		names, _, err := b.c.Children(b.root + "/highwater")
+		if err != nil {
+			return err
+		}
+		marks := map[int64]time.Time{}
+		for _, name := range names {
+			n, err := strconv.ParseInt(name, 10, 64)
+			if err != nil || n > b.max || taken[n] {
+				continue
+			}
+			data, _, err := b.c.Get(b.markPath(n))
+			if err != nil {
+				continue
+			}
+			if m, err := time.Parse(time.RFC3339Nano, string(data)); err == nil {
+				marks[n] = m
+			}
+		}
+		var free []int64
+		for i := int64(0); i <= b.max; i++ {
+			if !taken[i] {
+				free = append(free, i)
+			}
+		}
+		for _, cand := range acquireOrder(free, marks, preferred, time.Now()) {
+			_, err := b.c.Create(b.workerPath(cand), []byte(b.owner), zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+			if errors.Is(err, zk.ErrNodeExists) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			_, st, err := b.c.Exists(b.workerPath(cand))
+			if err != nil {
+				return err
+			}
+			id, gen = cand, st.Czxid
+			if ctx.Err() != nil { // given up on: do not leave a claim behind
+				b.c.Delete(b.workerPath(cand), -1)
+				return ctx.Err()
+			}
+			if data, _, err := b.c.Get(b.markPath(id)); err == nil {
+				hw, _ = time.Parse(time.RFC3339Nano, string(data))
+			}
+			if last != nil && last.WorkerID == id {
+				// Leaf's startup check: this node last wrote its time here.
+				if ts := time.UnixMilli(last.Timestamp); ts.After(hw) {
+					hw = ts
+				}
+			}
+			return b.putForever(id)
+		}
+		return fmt.Errorf("%w: workerid: all %d worker IDs under ZooKeeper %s/workers are leased", idgen.ErrNoWorkerIDs, b.max+1, b.root)
+	})
+	if err != nil {
+		return 0, 0, time.Time{}, err
+	}
+	return id, gen, hw, nil
+}
+
+// mine returns the claim's version if id's claim is this session's of
+// generation gen, else errGone.
+func (b *zkBackend) mine(id, gen int64) (int32, error) {
+	_, st, err := b.c.Get(b.workerPath(id))
+	if errors.Is(err, zk.ErrNoNode) {
+		return 0, errGone
+	}
+	if err != nil {
+		return 0, err
+	}
+	if st.Czxid != gen || st.EphemeralOwner != b.c.SessionID() {
+		return 0, errGone
+	}
+	return st.Version, nil
+}
+
+func (b *zkBackend) renew(ctx context.Context, id, gen int64) error {
+	return b.do(ctx, func() error {
+		if _, err := b.mine(id, gen); err != nil {
+			return err
+		}
+		return b.putForever(id)
+	})
+}
+
+func (b *zkBackend) release(ctx context.Context, id, gen int64) error {
+	err := b.do(ctx, func() error {
+		v, err := b.mine(id, gen)
+		if err != nil {
+			return err
+		}
+		return b.c.Delete(b.workerPath(id), v)
+	})
+	if errors.Is(err, errGone) || errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion) {
+		return nil
+	}
+	return err
+}
+
+func (b *zkBackend) storeMark(ctx context.Context, id, gen int64, mark time.Time) error {
+	return b.do(ctx, func() error {
+		v, err := b.mine(id, gen)
+		if err != nil {
+			return err
+		}
+		data, st, err := b.c.Get(b.markPath(id))
+		if errors.Is(err, zk.ErrNoNode) {
+			_, err = b.c.Create(b.markPath(id), nil, 0, zk.WorldACL(zk.PermAll))
+			if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+				return err
+			}
+			data, st, err = b.c.Get(b.markPath(id))
+		}
+		if err != nil {
+			return err
+		}
+		if cur, perr := time.Parse(time.RFC3339Nano, string(data)); perr == nil && !mark.After(cur) {
+			return nil
+		}
+		_, err = b.c.Multi(
+			&zk.CheckVersionRequest{Path: b.workerPath(id), Version: v},
+			&zk.SetDataRequest{Path: b.markPath(id), Data: []byte(mark.UTC().Format(time.RFC3339Nano)), Version: st.Version},
+		)
+		if errors.Is(err, zk.ErrNoNode) {
+			return errGone
+		}
+		return err
+	})
+}
+
+func (b *zkBackend) close() { b.c.Close() }
