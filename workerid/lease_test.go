@@ -94,9 +94,10 @@ func TestConcurrentAcquire(t *testing.T) {
 				sources []leaseSource
 				errs    []error
 			)
-			// 5 bits; a long TTL, so that on a loaded machine no holder counts
+			// 5 bits; a long TTL (ZooKeeper grants sessions of at most 1 min
+			// here), so that on a loaded machine no holder counts
 			// itself lost while the 64 acquirers are still opening.
-			cfg := workerid.LeaseConfig{Space: workerid.Space{Workers: 32}, TTL: 5 * time.Minute}
+			cfg := workerid.LeaseConfig{Space: workerid.Space{Workers: 32}, TTL: time.Minute}
 			for range n {
 				wg.Go(func() {
 					s, err := b.open(context.Background(), b.addr, cfg)

@@ -242,6 +242,11 @@ func (b *myBackend) storeMark(ctx context.Context, id, gen int64, mark time.Time
 	WHERE namespace = ? AND worker_id = ? AND generation = ? AND owner = ?`, mark.UnixNano(), b.ns, id, gen, b.owner)
 }
 
+func (b *myBackend) setMark(ctx context.Context, id, gen int64, mark time.Time) error {
+	return b.exec(ctx, `UPDATE `+b.t+` SET high_water = ?
+	WHERE namespace = ? AND worker_id = ? AND generation = ? AND owner = ?`, mark.UnixNano(), b.ns, id, gen, b.owner)
+}
+
 func (b *myBackend) close() { b.db.Close() }
 
 // quietLog drops the driver's own log lines (a cut connection's "unexpected

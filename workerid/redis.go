@@ -99,6 +99,10 @@ return 0`)
 local cur = redis.call('GET', KEYS[2])
 if not cur or ARGV[2] > cur then redis.call('SET', KEYS[2], ARGV[2]) end
 return 1`)
+	// setMarkScript is markScript without the rule that the mark only rises.
+	setMarkScript = redis.NewScript(`if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[2], ARGV[2])
+return 1`)
 )
 
 func (b *redisBackend) unreachable(err error) error {
@@ -207,6 +211,10 @@ func (b *redisBackend) release(ctx context.Context, id, gen int64) error {
 
 func (b *redisBackend) storeMark(ctx context.Context, id, gen int64, mark time.Time) error {
 	return b.run(ctx, markScript, id, gen, []string{b.markKey(id)}, fmt.Sprintf("%019d", mark.UnixNano()))
+}
+
+func (b *redisBackend) setMark(ctx context.Context, id, gen int64, mark time.Time) error {
+	return b.run(ctx, setMarkScript, id, gen, []string{b.markKey(id)}, fmt.Sprintf("%019d", mark.UnixNano()))
 }
 
 func (b *redisBackend) close() { b.c.Close() }

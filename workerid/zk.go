@@ -355,6 +355,16 @@ func (b *zkBackend) release(ctx context.Context, id, gen int64) error {
 }
 
 func (b *zkBackend) storeMark(ctx context.Context, id, gen int64, mark time.Time) error {
+	return b.putMark(ctx, id, gen, mark, false)
+}
+
+func (b *zkBackend) setMark(ctx context.Context, id, gen int64, mark time.Time) error {
+	return b.putMark(ctx, id, gen, mark, true)
+}
+
+// putMark writes mark beside the claim while it is this node's; below the
+// stored mark only when down is set.
+func (b *zkBackend) putMark(ctx context.Context, id, gen int64, mark time.Time, down bool) error {
 	return b.do(ctx, func() error {
 		v, err := b.mine(id, gen)
 		if err != nil {
@@ -371,7 +381,7 @@ func (b *zkBackend) storeMark(ctx context.Context, id, gen int64, mark time.Time
 		if err != nil {
 			return err
 		}
-		if cur, perr := time.Parse(time.RFC3339Nano, string(data)); perr == nil && !mark.After(cur) {
+		if cur, perr := time.Parse(time.RFC3339Nano, string(data)); perr == nil && !down && !mark.After(cur) {
 			return nil
 		}
 		_, err = b.c.Multi(
