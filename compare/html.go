@@ -273,8 +273,8 @@ func (r *Report) WriteHTML(w io.Writer) error {
 			svgBars("rows/s as a multiple of "+Baseline+"'s, per-round ratios: median and 95 % CI ("+eng+")", "× "+Baseline, ratios, 1, "1.0 = "+Baseline),
 			svgBars("index size ("+sub+")", "MB", index, 0, ""),
 			svgBars("average leaf density, pgstatindex ("+sub+")", "%", density, 90, "fillfactor 90 %"),
-			svgBars("point lookups after the inserts, ops/s, median and 95 % CI ("+sub+", shared_buffers "+r.SharedBuffers+")", "ops/s", r.readBars(ReadPoint), 0, ""),
-			svgBars("lookups of the newest 1 %, ops/s, median and 95 % CI ("+sub+", shared_buffers "+r.SharedBuffers+")", "ops/s", r.readBars(ReadRecent), 0, ""),
+			svgBars("point lookups after the inserts, ops/s, median and 95 % CI ("+sub+", "+r.cacheSetting()+")", "ops/s", r.readBars(ReadPoint), 0, ""),
+			svgBars("lookups of the newest 1 %, ops/s, median and 95 % CI ("+sub+", "+r.cacheSetting()+")", "ops/s", r.readBars(ReadRecent), 0, ""),
 		},
 	}
 	return htmlPage.Execute(w, data)

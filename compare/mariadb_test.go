@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idgenkit/idgen/compare"
 	"github.com/idgenkit/idgen/internal/redact"
@@ -288,5 +289,59 @@ func TestWriteHTMLMariaDB(t *testing.T) {
 	}
 	if strings.Contains(page, "PostgreSQL") || strings.Contains(page, "shared_buffers") {
 		t.Errorf("report.html of a MariaDB run names PostgreSQL or shared_buffers")
+	}
+}
+
+// TestMariaDBReads reads back on InnoDB what the writers inserted: every
+// row but the harness check's gets lookups of random and of recent keys,
+// the rows in creation order ranges too, each with its rate and the
+// buffer-pool misses per read (Innodb_buffer_pool_reads).
+func TestMariaDBReads(t *testing.T) {
+	needMariaDB(t)
+	needStrategies(t, "snowflake", "uuidv4", "ulid")
+	rep, err := compare.Run(context.Background(), compare.Config{
+		Engine: compare.EngineMariaDB, Rows: 3_000, Preload: 1_000, Writers: 2, Batch: 500, Runs: 1, ReadOps: 50, ReadTime: time.Minute,
+		Strategies: []string{"snowflake", "uuidv4", "ulid"},
+	})
+	if err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	var table strings.Builder
+	rep.WriteTable(&table)
+	t.Logf("\n%s", table.String())
+	if !strings.Contains(table.String(), "\nreads after the inserts, one connection, innodb_buffer_pool_size 128MB") {
+		t.Errorf("WriteTable has no reads table naming the buffer pool:\n%s", table.String())
+	}
+	for _, r := range rep.Results {
+		if r.Strategy == compare.ClientSeries || r.Strategy == compare.Reference {
+			if r.Reads != nil {
+				t.Errorf("%s: reads %v; want none (a row of the harness check)", r.Strategy, r.Reads)
+			}
+			continue
+		}
+		want := []string{compare.ReadPoint, compare.ReadRecent, compare.ReadRange}
+		if r.Strategy == "uuidv4" {
+			want = want[:2]
+		}
+		if len(r.Reads) != len(want) {
+			t.Errorf("%s: read kinds %v; want %v", r.Strategy, r.Reads, want)
+		}
+		for _, kind := range want {
+			x := r.Reads[kind]
+			if x == nil {
+				t.Errorf("%s: no %s reads", r.Strategy, kind)
+				continue
+			}
+			if x.Ops != 50 || x.OpsPerSec <= 0 || x.MissesPerOp == nil || x.HitsPerOp == nil || *x.HitsPerOp < 1 {
+				t.Errorf("%s %s: %d ops at %v/s, misses %v, hits %v per read; want 50 ops, ops/s > 0, at least one page read per read",
+					r.Strategy, kind, x.Ops, x.OpsPerSec, x.MissesPerOp, x.HitsPerOp)
+			}
+			if kind != compare.ReadRange && x.RowsPerOp != 1 {
+				t.Errorf("%s %s: %v rows per read; want 1", r.Strategy, kind, x.RowsPerOp)
+			}
+		}
+		if r.IndexFitsCache == nil || !*r.IndexFitsCache {
+			t.Errorf("%s: index fits the buffer pool = %v; want true (a 4,000-row index in 128 MB)", r.Strategy, r.IndexFitsCache)
+		}
 	}
 }
