@@ -345,3 +345,39 @@ func TestMariaDBReads(t *testing.T) {
 		}
 	}
 }
+
+// TestMariaDBSpanPhysics issues the keys over three hours of simulated
+// time on InnoDB, as TestSpanPhysics does on PostgreSQL: UUIDv1's
+// time_low wraps every 429.5 s and its clustered index's leaves are left
+// clearly emptier than the sequence's, while UUIDv6 and the swapped
+// UUIDv1 (stored as UUID_TO_BIN(u, 1) stores it) stay about 15/16 full.
+func TestMariaDBSpanPhysics(t *testing.T) {
+	needMariaDB(t)
+	needStrategies(t, "uuidv1", "uuidv6", "snowflake")
+	rep, err := compare.Run(context.Background(), compare.Config{
+		Engine: compare.EngineMariaDB, Rows: 20_000, Writers: 1, Batch: 1000, Runs: 1, NoReads: true, Span: 3 * time.Hour,
+		Strategies: []string{"uuidv1", "uuidv6", compare.SwappedV1, "snowflake"},
+	})
+	if err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	var table strings.Builder
+	rep.WriteTable(&table)
+	t.Logf("\n%s", table.String())
+	density := func(name string) float64 {
+		r := rep.Find(name)
+		if r == nil || r.AvgLeafDensity == nil {
+			t.Fatalf("%s: no leaf fill (notes %v)", name, rep.Notes)
+		}
+		return *r.AvgLeafDensity
+	}
+	bs := density(compare.Baseline)
+	for _, name := range []string{"uuidv6", compare.SwappedV1, "snowflake"} {
+		if d := density(name); d < 85 {
+			t.Errorf("%s over 3 h: leaf fill %.1f %%; want ≥ 85 %% (keys in time order)", name, d)
+		}
+	}
+	if d := density("uuidv1"); d > bs-10 {
+		t.Errorf("uuidv1 over 3 h: leaf fill %.1f %% (bigserial %.1f %%); want 10 points below (time_low wraps every 429.5 s)", d, bs)
+	}
+}
