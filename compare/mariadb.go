@@ -583,16 +583,8 @@ func (h *mharness) runOne(ctx context.Context, round, i int, p *plan) (Result, e
 	if h.bufferPool > 0 && res.IndexBytes > 0 {
 		res.IndexFitsCache = ptr(res.IndexBytes <= h.bufferPool)
 	}
-	if h.sample != nil {
-		t, err := h.mysqlTarget(ctx, table, p)
-		if err != nil {
-			return res, fmt.Errorf("%s: preparing the reads: %w", p.label, err)
-		}
-		res.Reads, err = h.measureReads(ctx, p, t, h.sample, res.Seconds, round, i)
-		t.close()
-		if err != nil {
-			return res, err
-		}
+	if err := h.readBack(ctx, p, &res, round, i, func() (readTarget, error) { return h.mysqlTarget(ctx, table, p) }); err != nil {
+		return res, err
 	}
 	res.Unavailable = unavailableMariaDB(&res)
 	return res, nil

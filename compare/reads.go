@@ -223,6 +223,21 @@ func (h *harness) startSample(p *plan, round, i int) *sample {
 	return s
 }
 
+// readBack runs the reads of a trial of p that kept a sample (h.sample)
+// on the target open prepares, into res.Reads; nothing without a sample.
+func (h *harness) readBack(ctx context.Context, p *plan, res *Result, round, i int, open func() (readTarget, error)) error {
+	if h.sample == nil {
+		return nil
+	}
+	t, err := open()
+	if err != nil {
+		return fmt.Errorf("%s: preparing the reads: %w", p.label, err)
+	}
+	defer t.close()
+	res.Reads, err = h.measureReads(ctx, p, t, h.sample, res.Seconds, round, i)
+	return err
+}
+
 // measureReads runs each kind of read on t with the keys of s, after the
 // inserts of a trial of p that took seconds: at most Config.ReadOps reads
 // and Config.ReadTime per kind, one at a time on one connection.
