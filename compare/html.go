@@ -275,7 +275,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 			svgBars("average leaf density, pgstatindex ("+sub+")", "%", density, 90, "fillfactor 90 %"),
 		},
 	}
-	// The reads' charts, when the run measured reads (not on MariaDB yet).
+	// The reads' charts, when the run measured reads (--reads).
 	if point := r.readBars(ReadPoint); len(point) > 0 {
 		data["Charts"] = append(data["Charts"].([]template.HTML),
 			svgBars("point lookups after the inserts, ops/s, median and 95 % CI ("+sub+", "+r.cacheSetting()+")", "ops/s", point, 0, ""),

@@ -87,6 +87,8 @@ type mharness struct {
 	enabled   []string
 	noStats   bool // mysql.innodb_index_stats unreadable
 	lsnStatus bool // Innodb_lsn_current exists
+	// bufferPool is innodb_buffer_pool_size in bytes; 0 when unknown.
+	bufferPool int64
 }
 
 // runMariaDB is Run for EngineMariaDB.
@@ -126,7 +128,11 @@ func runMariaDB(ctx context.Context, cfg Config) (*Report, error) {
 		rep.Throwaway = true
 		mcfg = srv.Config()
 	}
-	h := &mharness{harness: &harness{cfg: cfg, prog: prog, payload: newPayload(), noted: map[string]bool{}}}
+	h := &mharness{harness: &harness{cfg: cfg, prog: prog, payload: newPayload(), noted: map[string]bool{}, seed: seed,
+		clock: clock{start: started.Add(-cfg.Span * time.Duration(cfg.Runs)), span: cfg.Span, total: int64(cfg.Preload + cfg.Rows)}}}
+	if cfg.Span > 0 {
+		notes = append(notes, spanNote(plans)...)
+	}
 	h.payload = "X'" + hex.EncodeToString(h.harness.payload) + "'"
 	for _, n := range notes {
 		h.note("%s", n)
@@ -195,6 +201,7 @@ func (h *mharness) connect(ctx context.Context, mcfg *mysql.Config, rep *Report)
 	}
 	if n, err := strconv.ParseInt(pool, 10, 64); err == nil {
 		rep.BufferPool = strconv.FormatInt(n>>20, 10) + "MB"
+		h.bufferPool = n
 	}
 	var ignored string
 	h.lsnStatus = h.meta.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb_lsn_current'").Scan(&ignored, &ignored) == nil
@@ -368,6 +375,24 @@ func (h *mharness) readCounters(ctx context.Context) innodbCounters {
 	if !c.lsnOK {
 		h.noteOnce("lsn", "neither Innodb_lsn_current nor SHOW ENGINE INNODB STATUS gave the LSN: redo bytes not measured")
 	}
+	pool := h.readPool(ctx)
+	c.poolReads, c.poolReqs, c.poolOK = pool.poolReads, pool.poolReqs, pool.poolOK
+	if h.monitors {
+		err := h.meta.QueryRowContext(ctx, `SELECT
+			SUM(IF(name = 'index_page_splits', count, 0)), SUM(IF(name = 'index_page_merge_successful', count, 0))
+			FROM information_schema.INNODB_METRICS WHERE name IN ('index_page_splits', 'index_page_merge_successful')`).Scan(&c.splits, &c.merges)
+		c.monitorsOK = err == nil
+		if err != nil {
+			h.noteOnce("monitors", "information_schema.INNODB_METRICS unreadable (%v): page splits and merges not measured", err)
+		}
+	}
+	return c
+}
+
+// readPool reads the server's Innodb_buffer_pool_reads and
+// Innodb_buffer_pool_read_requests into poolReads and poolReqs.
+func (h *mharness) readPool(ctx context.Context) innodbCounters {
+	var c innodbCounters
 	rows, err := h.meta.QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_buffer_pool_reads', 'Innodb_buffer_pool_read_requests')")
 	if err == nil {
 		n := 0
@@ -388,15 +413,6 @@ func (h *mharness) readCounters(ctx context.Context) innodbCounters {
 	}
 	if !c.poolOK {
 		h.noteOnce("poolreads", "Innodb_buffer_pool_reads unreadable (%v): buffer-pool reads not measured", err)
-	}
-	if h.monitors {
-		err := h.meta.QueryRowContext(ctx, `SELECT
-			SUM(IF(name = 'index_page_splits', count, 0)), SUM(IF(name = 'index_page_merge_successful', count, 0))
-			FROM information_schema.INNODB_METRICS WHERE name IN ('index_page_splits', 'index_page_merge_successful')`).Scan(&c.splits, &c.merges)
-		c.monitorsOK = err == nil
-		if err != nil {
-			h.noteOnce("monitors", "information_schema.INNODB_METRICS unreadable (%v): page splits and merges not measured", err)
-		}
 	}
 	return c
 }
@@ -479,6 +495,7 @@ func (h *mharness) dataBytes(ctx context.Context, table string, p *plan) (int64,
 
 func (h *mharness) runOne(ctx context.Context, round, i int, p *plan) (Result, error) {
 	cfg := h.cfg
+	h.clock.round = round
 	name := tableName(i, round, p.name)
 	res := Result{
 		Engine: EngineMariaDB, Strategy: p.label, Scheme: p.name, Column: mysqlColumn(p), Method: "multi-row insert", WorkerKey: p.workerKey,
@@ -511,6 +528,8 @@ func (h *mharness) runOne(ctx context.Context, round, i int, p *plan) (Result, e
 			}
 		}()
 	}
+	h.sample = h.startSample(p, round, i)
+	defer func() { h.sample = nil }()
 	if cfg.Preload > 0 {
 		h.prog.Phase(p.label, "preload", cfg.Preload)
 		ph, err := h.load(ctx, p, table, 1, cfg.Preload, h.prog.Rows)
@@ -561,6 +580,12 @@ func (h *mharness) runOne(ctx context.Context, round, i int, p *plan) (Result, e
 		}
 	}
 	res.IndexBytesPerRow = float64(res.IndexBytes) / float64(cfg.Preload+cfg.Rows)
+	if h.bufferPool > 0 && res.IndexBytes > 0 {
+		res.IndexFitsCache = ptr(res.IndexBytes <= h.bufferPool)
+	}
+	if err := h.readBack(ctx, p, &res, round, i, func() (readTarget, error) { return h.mysqlTarget(ctx, table, p) }); err != nil {
+		return res, err
+	}
 	res.Unavailable = unavailableMariaDB(&res)
 	return res, nil
 }
@@ -624,8 +649,8 @@ func (h *mharness) writer(ctx context.Context, conn *sql.Conn, p *plan, gen idge
 			}
 		default:
 			if gen != nil {
-				if _, err := idgen.NextN(ctx, gen, ids[:cnt]); err != nil {
-					return lats, fmt.Errorf("%s: generating IDs: %w", p.label, err)
+				if err := h.issue(ctx, p, gen, ids[:cnt], first); err != nil {
+					return lats, err
 				}
 			}
 			buf = append(buf, "INSERT INTO "+table+" (id, created_at, payload) VALUES "...)
@@ -637,20 +662,19 @@ func (h *mharness) writer(ctx context.Context, conn *sql.Conn, p *plan, gen idge
 				switch {
 				case p.series:
 					buf = strconv.AppendInt(buf, first+int64(i), 10)
-				case p.column == idgen.ColumnBigint:
-					var err error
-					if key, err = keyBytes(key[:0], ids[i], p.column); err != nil {
-						return lats, fmt.Errorf("%s: %w", p.label, err)
-					}
-					buf = strconv.AppendInt(buf, int64(binary.BigEndian.Uint64(key)), 10)
 				default:
 					var err error
-					if key, err = keyBytes(key[:0], ids[i], p.column); err != nil {
+					if key, err = storeKey(key[:0], ids[i], p); err != nil {
 						return lats, fmt.Errorf("%s: %w", p.label, err)
 					}
-					buf = append(buf, "X'"...)
-					buf = hex.AppendEncode(buf, key)
-					buf = append(buf, '\'')
+					h.sample.keep(first-1+int64(i), key)
+					if p.column == idgen.ColumnBigint {
+						buf = strconv.AppendInt(buf, int64(binary.BigEndian.Uint64(key)), 10)
+					} else {
+						buf = append(buf, "X'"...)
+						buf = hex.AppendEncode(buf, key)
+						buf = append(buf, '\'')
+					}
 				}
 				buf = append(buf, ","+ts+","+h.payload+")"...)
 			}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idgenkit/idgen/compare"
 	"github.com/idgenkit/idgen/internal/redact"
@@ -288,5 +289,82 @@ func TestWriteHTMLMariaDB(t *testing.T) {
 	}
 	if strings.Contains(page, "PostgreSQL") || strings.Contains(page, "shared_buffers") {
 		t.Errorf("report.html of a MariaDB run names PostgreSQL or shared_buffers")
+	}
+}
+
+// TestMariaDBReads reads back on InnoDB what the writers inserted: every
+// row but the harness check's gets lookups of random and of recent keys,
+// the rows in creation order ranges too, each with its rate and the
+// buffer-pool misses per read (Innodb_buffer_pool_reads).
+func TestMariaDBReads(t *testing.T) {
+	needMariaDB(t)
+	needStrategies(t, "snowflake", "uuidv4", "ulid")
+	rep, err := compare.Run(context.Background(), compare.Config{
+		Engine: compare.EngineMariaDB, Rows: 3_000, Preload: 1_000, Writers: 2, Batch: 500, Runs: 1, ReadOps: 50, ReadTime: time.Minute,
+		Strategies: []string{"snowflake", "uuidv4", "ulid"},
+	})
+	if err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	var table strings.Builder
+	rep.WriteTable(&table)
+	t.Logf("\n%s", table.String())
+	if !strings.Contains(table.String(), "\nreads after the inserts, one connection, innodb_buffer_pool_size 128MB") {
+		t.Errorf("WriteTable has no reads table naming the buffer pool:\n%s", table.String())
+	}
+	for _, r := range rep.Results {
+		kinds, ok := readKinds(t, r)
+		if !ok {
+			continue
+		}
+		for _, kind := range kinds {
+			x := r.Reads[kind]
+			if x.Ops != 50 || x.OpsPerSec <= 0 || x.MissesPerOp == nil || x.HitsPerOp == nil || *x.HitsPerOp < 1 {
+				t.Errorf("%s %s: %d ops at %v/s, misses %v, hits %v per read; want 50 ops, ops/s > 0, at least one page read per read",
+					r.Strategy, kind, x.Ops, x.OpsPerSec, x.MissesPerOp, x.HitsPerOp)
+			}
+			if kind != compare.ReadRange && x.RowsPerOp != 1 {
+				t.Errorf("%s %s: %v rows per read; want 1", r.Strategy, kind, x.RowsPerOp)
+			}
+		}
+		if r.IndexFitsCache == nil || !*r.IndexFitsCache {
+			t.Errorf("%s: index fits the buffer pool = %v; want true (a 4,000-row index in 128 MB)", r.Strategy, r.IndexFitsCache)
+		}
+	}
+}
+
+// TestMariaDBSpanPhysics issues the keys over three hours of simulated
+// time on InnoDB, as TestSpanPhysics does on PostgreSQL: UUIDv1's
+// time_low wraps every 429.5 s and its clustered index's leaves are left
+// clearly emptier than the sequence's, while UUIDv6 and the swapped
+// UUIDv1 (stored as UUID_TO_BIN(u, 1) stores it) stay about 15/16 full.
+func TestMariaDBSpanPhysics(t *testing.T) {
+	needMariaDB(t)
+	needStrategies(t, "uuidv1", "uuidv6", "snowflake")
+	rep, err := compare.Run(context.Background(), compare.Config{
+		Engine: compare.EngineMariaDB, Rows: 20_000, Writers: 1, Batch: 1000, Runs: 1, NoReads: true, Span: 3 * time.Hour,
+		Strategies: []string{"uuidv1", "uuidv6", compare.SwappedV1, "snowflake"},
+	})
+	if err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	var table strings.Builder
+	rep.WriteTable(&table)
+	t.Logf("\n%s", table.String())
+	density := func(name string) float64 {
+		r := rep.Find(name)
+		if r == nil || r.AvgLeafDensity == nil {
+			t.Fatalf("%s: no leaf fill (notes %v)", name, rep.Notes)
+		}
+		return *r.AvgLeafDensity
+	}
+	bs := density(compare.Baseline)
+	for _, name := range []string{"uuidv6", compare.SwappedV1, "snowflake"} {
+		if d := density(name); d < 85 {
+			t.Errorf("%s over 3 h: leaf fill %.1f %%; want ≥ 85 %% (keys in time order)", name, d)
+		}
+	}
+	if d := density("uuidv1"); d > bs-10 {
+		t.Errorf("uuidv1 over 3 h: leaf fill %.1f %% (bigserial %.1f %%); want 10 points below (time_low wraps every 429.5 s)", d, bs)
 	}
 }

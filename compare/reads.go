@@ -56,10 +56,14 @@ type Reads struct {
 	// MissesPerOp are the blocks (8 kB pages) of the index and the table
 	// each read found outside shared_buffers (pg_statio_user_tables
 	// idx_blks_read + heap_blks_read), and IndexMissesPerOp the index's
-	// part; nil when the statistics could not be read.
+	// part; nil when the statistics could not be read. On InnoDB both are
+	// the pages (16 kB) read from disk into the buffer pool
+	// (Innodb_buffer_pool_reads, server-wide): the clustered index holds
+	// the rows.
 	MissesPerOp      *float64 `json:"misses_per_op"`
 	IndexMissesPerOp *float64 `json:"index_misses_per_op"`
-	// HitsPerOp are the blocks each read found in shared_buffers.
+	// HitsPerOp are the blocks each read found in shared_buffers (InnoDB:
+	// Innodb_buffer_pool_read_requests less Innodb_buffer_pool_reads).
 	HitsPerOp *float64 `json:"hits_per_op"`
 	// OpsPerSecTrials, OpsPerSecCI and RatioToBaseline (of ops/s, paired
 	// by round) are set in a summary, as for rows/s.
@@ -217,6 +221,21 @@ func (h *harness) startSample(p *plan, round, i int) *sample {
 		s.sequential()
 	}
 	return s
+}
+
+// readBack runs the reads of a trial of p that kept a sample (h.sample)
+// on the target open prepares, into res.Reads; nothing without a sample.
+func (h *harness) readBack(ctx context.Context, p *plan, res *Result, round, i int, open func() (readTarget, error)) error {
+	if h.sample == nil {
+		return nil
+	}
+	t, err := open()
+	if err != nil {
+		return fmt.Errorf("%s: preparing the reads: %w", p.label, err)
+	}
+	defer t.close()
+	res.Reads, err = h.measureReads(ctx, p, t, h.sample, res.Seconds, round, i)
+	return err
 }
 
 // measureReads runs each kind of read on t with the keys of s, after the
@@ -387,9 +406,22 @@ func (r *Report) writeReads(b *strings.Builder) {
 	if len(rows) == 1 {
 		return
 	}
-	fmt.Fprintf(b, "\nreads after the inserts, one connection, shared_buffers %s: ops/s median [95%% CI], ×bs of ops/s, blocks read from outside shared_buffers per read (index + heap); %s: the newest 1 %% of the rows; %s: one second's rows by primary key\n",
-		r.SharedBuffers, ReadRecent, ReadRange)
+	fmt.Fprintf(b, "\nreads after the inserts, one connection, %s: ops/s median [95%% CI], ×bs of ops/s, %s; %s: the newest 1 %% of the rows; %s: one second's rows by primary key\n",
+		r.cacheSetting(), r.missWords(), ReadRecent, ReadRange)
 	writeAligned(b, rows)
+}
+
+// missWords says what the reads table's miss/op counts on r's engines.
+func (r *Report) missWords() string {
+	pg := "blocks read from outside shared_buffers per read (index + heap)"
+	my := "pages read into the buffer pool per read (Innodb_buffer_pool_reads, server-wide)"
+	switch r.Engine {
+	case EngineMariaDB:
+		return my
+	case EngineAll:
+		return pg + " on PostgreSQL, " + my + " on MariaDB"
+	}
+	return pg
 }
 
 // readVerdict says in plain words what x's random lookups cost against

@@ -401,16 +401,8 @@ func (h *harness) runOne(ctx context.Context, round, i int, p *plan) (Result, er
 	if h.sharedBuffers > 0 {
 		res.IndexFitsCache = ptr(res.IndexBytes <= h.sharedBuffers)
 	}
-	if h.sample != nil {
-		t, err := h.pgTarget(ctx, table, id)
-		if err != nil {
-			return res, fmt.Errorf("%s: preparing the reads: %w", p.label, err)
-		}
-		res.Reads, err = h.measureReads(ctx, p, t, h.sample, res.Seconds, round, i)
-		t.close()
-		if err != nil {
-			return res, err
-		}
+	if err := h.readBack(ctx, p, &res, round, i, func() (readTarget, error) { return h.pgTarget(ctx, table, id) }); err != nil {
+		return res, err
 	}
 	res.Unavailable = unavailable(&res)
 	return res, nil
