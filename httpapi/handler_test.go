@@ -962,3 +962,14 @@ func TestLeaseLost(t *testing.T) {
 		t.Errorf("worker_id after reacquiring = %s; want 9", w)
 	}
 }
+
+// TestReadyDetails: /readyz gives each generator's clock drift and ahead,
+// in seconds, for the generators that report them.
+func TestReadyDetails(t *testing.T) {
+	srv, _ := serve(t, map[string]idgen.Generator{"a": &statGen{}, "b": failGen{}}, httpapi.Options{Default: "a"})
+	r := get(t, srv.URL+"/readyz")
+	want := `{"status":"ready","generators":{"a":{"clock_drift_seconds":-0.25,"clock_ahead_seconds":1.5}}}` + "\n"
+	if r.code != http.StatusOK || string(r.body) != want {
+		t.Fatalf("GET /readyz = %d %s; want 200 %s", r.code, r.body, want)
+	}
+}
