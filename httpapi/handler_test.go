@@ -667,6 +667,7 @@ func (g *statGen) ClockAhead() time.Duration {
 	return 1500 * time.Millisecond
 }
 func (g *statGen) ClockDrift() time.Duration { return -250 * time.Millisecond }
+func (g *statGen) ClockStalls() uint64       { return 3 }
 
 // failGen fails every issue with err.
 type failGen struct{ err error }
@@ -738,6 +739,8 @@ func TestReadyAndMetrics(t *testing.T) {
 		{`idgen_clock_ahead_seconds{generator="seg"}`, 1.5},
 		{`idgen_clock_ahead_seconds{generator="sf"}`, 0},
 		{`idgen_clock_drift_seconds{generator="seg"}`, -0.25},
+		{`idgen_clock_stalls_total{generator="seg"}`, 3},
+		{`idgen_clock_stalls_total{generator="sf"}`, 0},
 		{`idgen_http_request_duration_seconds_count{code="200",route="ids"}`, 2},
 		{`idgen_http_request_duration_seconds_count{code="400",route="ids"}`, 1},
 		{`idgen_http_request_duration_seconds_count{code="503",route="readyz"}`, 1},
