@@ -667,6 +667,7 @@ func (g *statGen) ClockAhead() time.Duration {
 	return 1500 * time.Millisecond
 }
 func (g *statGen) ClockDrift() time.Duration { return -250 * time.Millisecond }
+func (g *statGen) ClockStalls() uint64       { return 3 }
 
 // failGen fails every issue with err.
 type failGen struct{ err error }
@@ -738,6 +739,8 @@ func TestReadyAndMetrics(t *testing.T) {
 		{`idgen_clock_ahead_seconds{generator="seg"}`, 1.5},
 		{`idgen_clock_ahead_seconds{generator="sf"}`, 0},
 		{`idgen_clock_drift_seconds{generator="seg"}`, -0.25},
+		{`idgen_clock_stalls_total{generator="seg"}`, 3},
+		{`idgen_clock_stalls_total{generator="sf"}`, 0},
 		{`idgen_http_request_duration_seconds_count{code="200",route="ids"}`, 2},
 		{`idgen_http_request_duration_seconds_count{code="400",route="ids"}`, 1},
 		{`idgen_http_request_duration_seconds_count{code="503",route="readyz"}`, 1},
@@ -960,5 +963,16 @@ func TestLeaseLost(t *testing.T) {
 	}
 	if w := workerOf(); w != "9" {
 		t.Errorf("worker_id after reacquiring = %s; want 9", w)
+	}
+}
+
+// TestReadyDetails: /readyz gives each generator's clock drift and ahead,
+// in seconds, for the generators that report them.
+func TestReadyDetails(t *testing.T) {
+	srv, _ := serve(t, map[string]idgen.Generator{"a": &statGen{}, "b": failGen{}}, httpapi.Options{Default: "a"})
+	r := get(t, srv.URL+"/readyz")
+	want := `{"status":"ready","generators":{"a":{"clock_drift_seconds":-0.25,"clock_ahead_seconds":1.5}}}` + "\n"
+	if r.code != http.StatusOK || string(r.body) != want {
+		t.Fatalf("GET /readyz = %d %s; want 200 %s", r.code, r.body, want)
 	}
 }

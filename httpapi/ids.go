@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -280,7 +281,46 @@ func (h *Handler) serveReady(w http.ResponseWriter, r *http.Request, st *reqStat
 			return
 		}
 	}
-	h.write(w, st, http.StatusOK, ctJSON, append(st.buf[:0], `{"status":"ready"}`+"\n"...))
+	h.write(w, st, http.StatusOK, ctJSON, h.appendClocks(append(st.buf[:0], `{"status":"ready"`...)))
+}
+
+// appendClocks appends the clock details of the generators that report them
+// (drift and ahead, in seconds) as a "generators" member, and closes the
+// object.
+func (h *Handler) appendClocks(b []byte) []byte {
+	n := 0
+	for _, name := range h.names {
+		g := h.gens[name].gen
+		dr, isDrift := g.(ClockDriftReporter)
+		ar, isAhead := g.(ClockAheadReporter)
+		if !isDrift && !isAhead {
+			continue
+		}
+		if n == 0 {
+			b = append(b, `,"generators":{`...)
+		} else {
+			b = append(b, ',')
+		}
+		n++
+		b = appendJSONString(b, name)
+		b = append(b, ":{"...)
+		if isDrift {
+			b = append(b, `"clock_drift_seconds":`...)
+			b = strconv.AppendFloat(b, dr.ClockDrift().Seconds(), 'g', -1, 64)
+		}
+		if isAhead {
+			if isDrift {
+				b = append(b, ',')
+			}
+			b = append(b, `"clock_ahead_seconds":`...)
+			b = strconv.AppendFloat(b, ar.ClockAhead().Seconds(), 'g', -1, 64)
+		}
+		b = append(b, '}')
+	}
+	if n > 0 {
+		b = append(b, '}')
+	}
+	return append(b, "}\n"...)
 }
 
 // ready asks g whether it can issue: Ready when g is a Readier, else one

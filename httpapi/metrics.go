@@ -48,6 +48,12 @@ type (
 	ClockDriftReporter interface {
 		ClockDrift() time.Duration
 	}
+	// A ClockStallCounter counts the stalls of a generator's clock: a
+	// reading that stayed the same for many ticks while IDs were asked for
+	// (snowflake.StallTicks).
+	ClockStallCounter interface {
+		ClockStalls() uint64
+	}
 )
 
 // routeKind labels a request's route in the latency histogram.
@@ -83,7 +89,7 @@ type metrics struct {
 	observer [numRoutes][len(codes)]prometheus.Observer
 	panics   atomic.Uint64
 
-	issuedDesc, rbFailDesc, rbWaitDesc, seqWaitDesc, remainingDesc, aheadDesc, driftDesc, errorsDesc, panicsDesc *prometheus.Desc
+	issuedDesc, rbFailDesc, rbWaitDesc, seqWaitDesc, remainingDesc, aheadDesc, driftDesc, stallsDesc, errorsDesc, panicsDesc *prometheus.Desc
 }
 
 func newMetrics(h *Handler) *metrics {
@@ -112,6 +118,8 @@ func newMetrics(h *Handler) *metrics {
 		"How far ahead of its clock a generator issues (rollback=hold), in seconds; present only for generators that report it.", gen, nil)
 	m.driftDesc = prometheus.NewDesc("idgen_clock_drift_seconds",
 		"The system wall clock minus a generator's clock, in seconds (NTP steps since start); present only for generators that report it.", gen, nil)
+	m.stallsDesc = prometheus.NewDesc("idgen_clock_stalls_total",
+		"Stalls of a generator's clock: a reading that stayed the same for many ticks while IDs were asked for; present only for generators that count them.", gen, nil)
 	m.errorsDesc = prometheus.NewDesc("idgen_issue_errors_total",
 		"Requests that failed to get their IDs, by generator and kind (clock_rollback, lease_lost, unavailable, timeout, other).",
 		[]string{"generator", "kind"}, nil)
@@ -142,7 +150,7 @@ type collector struct{ m *metrics }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	m := c.m
-	for _, d := range []*prometheus.Desc{m.issuedDesc, m.rbFailDesc, m.rbWaitDesc, m.seqWaitDesc, m.remainingDesc, m.aheadDesc, m.driftDesc, m.errorsDesc, m.panicsDesc} {
+	for _, d := range []*prometheus.Desc{m.issuedDesc, m.rbFailDesc, m.rbWaitDesc, m.seqWaitDesc, m.remainingDesc, m.aheadDesc, m.driftDesc, m.stallsDesc, m.errorsDesc, m.panicsDesc} {
 		ch <- d
 	}
 }
@@ -172,6 +180,9 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		if dr, ok := g.gen.(ClockDriftReporter); ok {
 			ch <- prometheus.MustNewConstMetric(m.driftDesc, prometheus.GaugeValue, dr.ClockDrift().Seconds(), name)
+		}
+		if sc, ok := g.gen.(ClockStallCounter); ok {
+			counter(m.stallsDesc, sc.ClockStalls(), name)
 		}
 		for k := range numErrKinds {
 			counter(m.errorsDesc, g.errs[k].Load(), name, errKindNames[k])

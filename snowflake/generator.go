@@ -90,7 +90,13 @@ type Generator struct {
 	at atState // NewAt's own sequence
 
 	// counters, touched only on the slow paths
-	seqWaits, rollbackWaits, rollbackFailures, bumps atomic.Uint64
+	seqWaits, rollbackWaits, rollbackFailures, bumps, stalls atomic.Uint64
+
+	// The stall watch: the last clock reading of the slow path, and the
+	// time (monotonic ns since monoBase, 0 for none) it was first seen
+	// again; stallCounted once that reading counted a stall.
+	stallNs, stallSince atomic.Int64
+	stallCounted        atomic.Bool
 
 	hw         HighWaterStore
 	hwMu       sync.Mutex
@@ -485,6 +491,7 @@ func (g *Generator) take(ctx context.Context, want uint64) (tick int64, seq, n, 
 		if ns < 0 {
 			return 0, 0, 0, 0, p.beforeEpoch(ns)
 		}
+		g.watchStall(ns)
 		last := g.tickOf(old)
 		now := last
 		if d := ns - last*p.tickNs; d < 0 || d >= p.tickNs {
@@ -645,6 +652,32 @@ func (g *Generator) bump(ctx context.Context, old uint64, ns int64) error {
 	return nil
 }
 
+// StallTicks is how many ticks of real time a clock must read the same
+// time on the slow path of Next, with IDs asked for, to count as stalled.
+const StallTicks = 100
+
+// monoBase is the origin of the stall watch's monotonic times.
+var monoBase = time.Now()
+
+// watchStall counts a stall when the clock has read ns on the slow path for
+// StallTicks ticks of real (monotonic) time: once per stalled reading.
+func (g *Generator) watchStall(ns int64) {
+	if g.stallNs.Swap(ns) != ns {
+		g.stallSince.Store(0)
+		g.stallCounted.Store(false)
+		return
+	}
+	now := int64(time.Since(monoBase)) + 1 // never 0
+	since := g.stallSince.Load()
+	if since == 0 {
+		g.stallSince.CompareAndSwap(0, now)
+		return
+	}
+	if now-since >= StallTicks*g.p.tickNs && g.stallCounted.CompareAndSwap(false, true) {
+		g.stalls.Add(1)
+	}
+}
+
 // waitTick waits until the clock leaves tick last; ns is the last reading.
 func (g *Generator) waitTick(ctx context.Context, last, ns int64) error {
 	g.seqWaits.Add(1)
@@ -746,6 +779,10 @@ type Stats struct {
 	// SequenceWaits, ClockRollbackWaits and ClockRollbackFailures are the
 	// counters of the methods of those names.
 	SequenceWaits, ClockRollbackWaits, ClockRollbackFailures uint64
+	// ClockStalls counts the stalls (ClockStalls): clock readings that
+	// stayed the same for StallTicks ticks of real time while IDs were
+	// asked for.
+	ClockStalls uint64
 }
 
 // Stats returns the generator's clock state and counters; it issues nothing.
@@ -758,8 +795,15 @@ func (g *Generator) Stats() Stats {
 		SequenceWaits:         g.seqWaits.Load(),
 		ClockRollbackWaits:    g.rollbackWaits.Load(),
 		ClockRollbackFailures: g.rollbackFailures.Load(),
+		ClockStalls:           g.stalls.Load(),
 	}
 }
+
+// ClockStalls returns how many times the clock read the same time on the
+// slow path of Next (a new tick, a used-up sequence) for StallTicks ticks
+// of real time: a stalled clock, which holds issuing to one tick's
+// sequence. Each stalled reading counts once.
+func (g *Generator) ClockStalls() uint64 { return g.stalls.Load() }
 
 // ClockDrift returns how far the system wall clock is from the generator's
 // clock, > 0 when the wall clock is ahead: under the default SystemClock,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/snowflake"
@@ -45,13 +46,75 @@ func underSource[G any](ctx context.Context, p *Params, space workerid.Space, bu
 	return g, src, nil
 }
 
-// sourceMark returns hw, or, when it is nil, the source's own store: a
-// PostgreSQL lease row or etcd key keeps the worker ID's high-water mark.
+// sourceMark returns the high-water store under a worker source: the
+// source's own (a PostgreSQL, etcd, MySQL, Redis or ZooKeeper lease keeps
+// the worker ID's mark) and hw (the high_water file) both, when both are
+// there; else the one there is.
 func sourceMark(src workerid.Source, hw snowflake.HighWaterStore) snowflake.HighWaterStore {
-	if s, ok := src.(snowflake.HighWaterStore); ok && hw == nil {
+	s, ok := src.(snowflake.HighWaterStore)
+	switch {
+	case !ok:
+		return hw
+	case hw == nil:
 		return s
 	}
-	return hw
+	if f, ok := hw.(snowflake.ClockSeqStore); ok {
+		return bothMarksSeq{bothMarks{lease: s, local: hw}, f}
+	}
+	return bothMarks{lease: s, local: hw}
+}
+
+// bothMarks keeps the high-water mark in the lease store and a local
+// store: Load returns the later of the two, Store writes the local one,
+// then the lease's, and returns the first error.
+type bothMarks struct {
+	lease, local snowflake.HighWaterStore
+}
+
+func (b bothMarks) Load(ctx context.Context) (time.Time, error) {
+	l, err := b.local.Load(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	s, err := b.lease.Load(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return later(l, s), nil
+}
+
+func (b bothMarks) Store(ctx context.Context, mark time.Time) error {
+	return errors.Join(b.local.Store(ctx, mark), b.lease.Store(ctx, mark))
+}
+
+// bothMarksSeq is bothMarks whose local store keeps the clockseq value
+// (the lease stores keep the mark only).
+type bothMarksSeq struct {
+	bothMarks
+	seq snowflake.ClockSeqStore
+}
+
+func (b bothMarksSeq) LoadClockSeq(ctx context.Context) (time.Time, uint64, error) {
+	l, cs, err := b.seq.LoadClockSeq(ctx)
+	if err != nil {
+		return time.Time{}, 0, err
+	}
+	s, err := b.lease.Load(ctx)
+	if err != nil {
+		return time.Time{}, 0, err
+	}
+	return later(l, s), cs, nil
+}
+
+func (b bothMarksSeq) StoreClockSeq(ctx context.Context, mark time.Time, clockseq uint64) error {
+	return errors.Join(b.seq.StoreClockSeq(ctx, mark, clockseq), b.lease.Store(ctx, mark))
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // layoutSpace returns the worker space of a layout: its worker field (or

@@ -331,3 +331,59 @@ func mustPreset(t *testing.T, name string) snowflake.Layout {
 	}
 	return l
 }
+
+// TestWorkerSourceKeepsHighWaterFile: with a lease store and a high_water
+// file both, the later of their marks holds at start, and both are written.
+func TestWorkerSourceKeepsHighWaterFile(t *testing.T) {
+	dsn := testenv.PostgresDSN(t)
+	table := fmt.Sprintf("test_wid_hwfile_%d", time.Now().UnixNano())
+	c, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer c.Close(context.Background())
+	t.Cleanup(func() { c.Exec(context.Background(), `DROP TABLE IF EXISTS `+table) })
+	u, _ := url.Parse(dsn)
+	q := u.Query()
+	q.Set("table", table)
+	q.Set("workers", "1")
+	u.RawQuery = q.Encode()
+	file := snowflake.FileHighWater{Path: filepath.Join(t.TempDir(), "mark")}
+	spec := "snowflake?preset=twitter&rollback=hold&max_ahead=10s&high_water=" + url.QueryEscape(file.Path) +
+		"&worker_source=" + url.QueryEscape(u.String())
+	first := func(want time.Time) {
+		t.Helper()
+		g, err := strategies.New(spec)
+		if err != nil {
+			t.Fatalf("New(%q) = %v", spec, err)
+		}
+		defer g.(io.Closer).Close()
+		id, err := g.Next(context.Background())
+		if err != nil {
+			t.Fatalf("Next() = %v", err)
+		}
+		if id.Time().Before(want) {
+			t.Fatalf("first ID's time %v; want at or after the later mark %v", id.Time(), want)
+		}
+		if m, err := file.Load(context.Background()); err != nil || !m.After(id.Time()) {
+			t.Fatalf("file mark after Next() = %v, %v; want after the ID's time %v", m, err, id.Time())
+		}
+	}
+
+	// The file's mark is the later one.
+	ahead := time.Now().Add(3 * time.Second).UTC().Truncate(time.Millisecond)
+	if err := file.Store(context.Background(), ahead); err != nil {
+		t.Fatalf("Store() = %v", err)
+	}
+	first(ahead)
+
+	// The lease row's mark is the later one.
+	if err := file.Store(context.Background(), time.Now().Add(-time.Hour)); err != nil {
+		t.Fatalf("Store() = %v", err)
+	}
+	ahead = time.Now().Add(5 * time.Second).UTC().Truncate(time.Millisecond)
+	if _, err := c.Exec(context.Background(), `UPDATE `+table+` SET high_water = $1`, ahead); err != nil {
+		t.Fatalf("setting the lease row's mark: %v", err)
+	}
+	first(ahead)
+}

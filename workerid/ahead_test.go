@@ -109,3 +109,49 @@ func TestReleaseSettlesMark(t *testing.T) {
 		})
 	}
 }
+
+// TestStoreCutBounded: a generator whose mark runs past the one written
+// ahead stores it synchronously; with the store cut, Next (called with a
+// background context) returns within LostAfter instead of waiting for the
+// store to come back.
+func TestStoreCutBounded(t *testing.T) {
+	for _, bk := range backends {
+		t.Run(bk.name, func(t *testing.T) {
+			b := bk.setup(t)
+			addr, p := b.via(t)
+			cfg := fast(1)
+			s := mustOpen(t, b, addr, cfg)
+			time.Sleep(cfg.RenewEvery / 2) // the first mark is written ahead
+			// A mark an hour ahead is past the one written ahead: Store
+			// makes a round trip.
+			g, err := snowflake.New(context.Background(), snowflake.Config{Lease: s, HighWater: s, HighWaterAhead: time.Hour})
+			if err != nil {
+				t.Fatalf("snowflake.New() = %v", err)
+			}
+			p.Cut()
+			defer p.Restore()
+			// Let the clients see the cut: an etcd client then waits for a
+			// new connection rather than failing the call.
+			time.Sleep(100 * time.Millisecond)
+			done := make(chan error, 1)
+			start := time.Now()
+			go func() {
+				_, err := g.Next(context.Background())
+				done <- err
+			}()
+			bound := cfg.LostAfter + 500*time.Millisecond
+			select {
+			case err := <-done:
+				if !errors.Is(err, idgen.ErrUnavailable) && !errors.Is(err, idgen.ErrLeaseLost) {
+					t.Fatalf("Next() with the store cut = %v; want ErrUnavailable or ErrLeaseLost", err)
+				}
+				t.Logf("Next() = %v after %v", err, time.Since(start))
+				if d := time.Since(start); d > bound {
+					t.Errorf("Next() with the store cut returned after %v; want within %v", d, bound)
+				}
+			case <-time.After(10 * bound):
+				t.Fatalf("Next() with the store cut still blocked after %v; want a return within %v", 10*bound, bound)
+			}
+		})
+	}
+}

@@ -272,7 +272,10 @@ func (l *lease) Load(context.Context) (time.Time, error) {
 // wraps idgen.ErrLeaseLost.
 //
 // A mark at or below the one written ahead at the last renewal is already
-// durable: Store returns at once, with no store round trip.
+// durable: Store returns at once, with no store round trip. A round trip
+// lasts at most LostAfter (and ends when the identity is lost or the lease
+// closed), whatever ctx's deadline: a store that does not answer within it
+// gives an error wrapping idgen.ErrUnavailable.
 func (l *lease) Store(ctx context.Context, mark time.Time) error {
 	l.markMu.Lock()
 	ident := l.cur.Load()
@@ -291,11 +294,33 @@ func (l *lease) Store(ctx context.Context, mark time.Time) error {
 	if covered {
 		return nil
 	}
+	// The request path waits for the store at most LostAfter, and not past
+	// the loss of the identity or Close: an etcd client given a context
+	// without a deadline waits for a cut store to come back, for ever.
+	lost := l.Lost()
+	ctx, cancel := context.WithTimeout(ctx, l.cfg.LostAfter)
+	defer cancel()
+	go func() {
+		select {
+		case <-lost:
+		case <-l.stop:
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
 	l.writeMu.Lock()
 	defer l.writeMu.Unlock()
-	err := l.b.storeMark(ctx, ident.WorkerID, ident.Generation, mark)
-	if errors.Is(err, errGone) {
+	if l.cur.Load() != ident {
 		return fmt.Errorf("%w: worker ID %d generation %d", idgen.ErrLeaseLost, ident.WorkerID, ident.Generation)
+	}
+	err := l.b.storeMark(ctx, ident.WorkerID, ident.Generation, mark)
+	switch {
+	case errors.Is(err, errGone) || err != nil && l.cur.Load() != ident:
+		return fmt.Errorf("%w: worker ID %d generation %d", idgen.ErrLeaseLost, ident.WorkerID, ident.Generation)
+	case err != nil && !errors.Is(err, idgen.ErrUnavailable) && ctx.Err() != nil:
+		return fmt.Errorf("%w: workerid: high-water mark not stored within %v (LostAfter): %w", idgen.ErrUnavailable, l.cfg.LostAfter, err)
+	case err != nil && !errors.Is(err, idgen.ErrUnavailable):
+		return fmt.Errorf("%w: workerid: high-water mark not stored: %w", idgen.ErrUnavailable, err)
 	}
 	return err
 }
