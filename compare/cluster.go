@@ -117,14 +117,11 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 		return nil, badInput("shared buffers %q: want a size such as 128MB or 1GB", sb)
 	}
 	c := &Cluster{bin: bin, keep: cfg.Keep}
-	uid, gid := -1, -1
-	if os.Geteuid() == 0 {
-		u, err := user.Lookup("postgres")
-		if err != nil {
-			return nil, fmt.Errorf("compare: running as root, the throwaway cluster needs the postgres user (initdb refuses root): %w", err)
-		}
-		uid, _ = strconv.Atoi(u.Uid)
-		gid, _ = strconv.Atoi(u.Gid)
+	uid, gid, asUser, err := serverUser("postgres", "the throwaway cluster needs the postgres user (initdb refuses root)")
+	if err != nil {
+		return nil, err
+	}
+	if asUser {
 		c.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
 	}
 	dir, err := os.MkdirTemp("", "idgen-compare-")
@@ -262,4 +259,20 @@ func (c *Cluster) remove() error {
 		return nil
 	}
 	return os.RemoveAll(c.dir)
+}
+
+// serverUser returns the uid and gid of the system user name that a
+// throwaway server runs as when this process is root (asUser true), or -1,
+// -1 and false otherwise; why says what needs the user, for the error.
+func serverUser(name, why string) (uid, gid int, asUser bool, err error) {
+	if os.Geteuid() != 0 {
+		return -1, -1, false, nil
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		return -1, -1, false, fmt.Errorf("compare: running as root, %s: %w", why, err)
+	}
+	uid, _ = strconv.Atoi(u.Uid)
+	gid, _ = strconv.Atoi(u.Gid)
+	return uid, gid, true, nil
 }

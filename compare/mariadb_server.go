@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -108,16 +107,11 @@ func StartMariaDB(ctx context.Context, cfg MariaDBConfig) (*MariaDB, error) {
 		return nil, badInput("buffer pool %q: want a size such as 128MB or 1GB", bp)
 	}
 	m := &MariaDB{daemon: daemon, keep: cfg.Keep}
-	uid, gid := -1, -1
-	if os.Geteuid() == 0 {
-		u, err := user.Lookup("mysql")
-		if err != nil {
-			return nil, fmt.Errorf("compare: running as root, the throwaway MariaDB server needs the mysql user: %w", err)
-		}
-		uid, _ = strconv.Atoi(u.Uid)
-		gid, _ = strconv.Atoi(u.Gid)
-		m.asMySQL = true
+	uid, gid, asMySQL, err := serverUser("mysql", "the throwaway MariaDB server needs the mysql user")
+	if err != nil {
+		return nil, err
 	}
+	m.asMySQL = asMySQL
 	if m.dir, err = os.MkdirTemp("", "idgen-compare-mariadb-"); err != nil {
 		return nil, err
 	}
