@@ -115,6 +115,11 @@ func OpenZK(ctx context.Context, cfg ZKConfig) (*ZK, error) {
 		c.Close()
 		return nil, b.unreachable(ctx.Err())
 	}
+	// The client sends the session event before it logs the granted
+	// timeout (Printf below): wait a moment for the log line.
+	for wait := time.Now().Add(time.Second); b.timeout() == 0 && time.Now().Before(wait); {
+		time.Sleep(time.Millisecond)
+	}
 	if got := b.timeout(); got > 0 && got < lc.TTL {
 		c.Close()
 		return nil, fmt.Errorf("%w: ZooKeeper granted a session timeout of %v, below the TTL %v: lower ttl or raise the servers' maxSessionTimeout", ErrConfig, got, lc.TTL)
