@@ -13,19 +13,16 @@ import (
 	"syscall"
 )
 
-// OutputFiles are the files WriteFiles writes into its directory.
-var OutputFiles = []string{
-	"results.json", "results.csv", "report.html",
-	"throughput.png", "throughput.svg",
-	"index_size.png", "index_size.svg",
-	"leaf_density.png", "leaf_density.svg",
-}
+// DataFiles are the files WriteFiles writes into its directory. The
+// charts (PNG and SVG) are drawn by package compare/report, whose
+// WriteFiles writes these and the charts.
+var DataFiles = []string{"results.json", "results.csv", "report.html"}
 
 // WriteFiles writes the report into dir, creating it: results.json
 // ({"meta": Meta, "results": [Result, ...]}), results.csv (one row per Result, the columns
 // named as the JSON fields, rows_per_sec_t1..t10 for the tenths, then
 // engine, trials, rows_per_sec_ci_lo and rows_per_sec_ci_hi), report.html
-// (WriteHTML) and the charts of WriteCharts.
+// (WriteHTML).
 func (r *Report) WriteFiles(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -51,10 +48,7 @@ func (r *Report) WriteFiles(dir string) error {
 	if err := r.WriteHTML(&page); err != nil {
 		return fmt.Errorf("compare: report.html: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "report.html"), page.Bytes(), 0o644); err != nil {
-		return err
-	}
-	return r.WriteCharts(dir)
+	return os.WriteFile(filepath.Join(dir, "report.html"), page.Bytes(), 0o644)
 }
 
 // CheckOutDir reports whether WriteFiles could write into dir, without

@@ -180,12 +180,12 @@ func (r *Report) Verdict(x *Result) string {
 	if v := readVerdict(x, bs); v != "" {
 		parts = append(parts, v)
 	}
-	return r.rowName(x) + ": " + strings.Join(parts, ", ")
+	return r.RowName(x) + ": " + strings.Join(parts, ", ")
 }
 
-// engineName is the chart's and page's name for the server: "PostgreSQL
+// EngineName is the chart's and page's name for the server: "PostgreSQL
 // 15.20".
-func (r *Report) engineName() string {
+func (r *Report) EngineName() string {
 	name := "PostgreSQL"
 	switch r.Engine {
 	case EngineMariaDB:
@@ -222,25 +222,25 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	for i := range r.Results {
 		x := &r.Results[i]
 		c := colour(i)
-		b := bar{label: r.rowName(x), value: x.RowsPerSec, colour: c, valueLabel: fmt.Sprintf("%.0f", x.RowsPerSec)}
+		b := bar{label: r.RowName(x), value: x.RowsPerSec, colour: c, valueLabel: fmt.Sprintf("%.0f", x.RowsPerSec)}
 		if ci := x.RowsPerSecCI; ci != nil {
 			b.lo, b.hi, b.hasCI = ci[0], ci[1], true
 			b.valueLabel += " " + ciText(ci, "%.0f")
 		}
 		rps = append(rps, b)
 		if e, ok := x.RatioToBaseline[figRowsPerSec.name]; ok {
-			ratios = append(ratios, bar{label: r.rowName(x), value: e.Median, lo: e.CI[0], hi: e.CI[1], hasCI: true, colour: c,
+			ratios = append(ratios, bar{label: r.RowName(x), value: e.Median, lo: e.CI[0], hi: e.CI[1], hasCI: true, colour: c,
 				valueLabel: strings.TrimSpace(e.text())})
 		}
-		index = append(index, bar{label: r.rowName(x), value: float64(x.IndexBytes) / (1 << 20), colour: c,
+		index = append(index, bar{label: r.RowName(x), value: float64(x.IndexBytes) / (1 << 20), colour: c,
 			valueLabel: fmt.Sprintf("%.1f MB", float64(x.IndexBytes)/(1<<20))})
 		if x.AvgLeafDensity != nil {
-			density = append(density, bar{label: r.rowName(x), value: *x.AvgLeafDensity, colour: c,
+			density = append(density, bar{label: r.RowName(x), value: *x.AvgLeafDensity, colour: c,
 				valueLabel: fmt.Sprintf("%.1f %%", *x.AvgLeafDensity)})
 		}
 	}
-	eng := r.engineName()
-	sub := fmt.Sprintf("%s, %d rows, %d writers, batch %d, %s, %d trials", eng, r.Rows, r.Writers, r.Batch, r.cacheSetting(), r.Runs)
+	eng := r.EngineName()
+	sub := fmt.Sprintf("%s, %d rows, %d writers, batch %d, %s, %d trials", eng, r.Rows, r.Writers, r.Batch, r.CacheSetting(), r.Runs)
 	var verdicts []string
 	var rows []htmlRow
 	for i := range r.Results {
@@ -252,7 +252,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		if e, ok := x.RatioToBaseline[figRowsPerSec.name]; ok {
 			ratio = e.text()
 		}
-		rows = append(rows, htmlRow{Colour: template.CSS(colour(i)), Strategy: r.rowName(x), Rows: fmt.Sprintf("%.0f", x.RowsPerSec),
+		rows = append(rows, htmlRow{Colour: template.CSS(colour(i)), Strategy: r.RowName(x), Rows: fmt.Sprintf("%.0f", x.RowsPerSec),
 			CI: ciText(x.RowsPerSecCI, "%.0f"), Ratio: ratio, P50: optF(x.P50Ms, 2), P99: optF(x.P99Ms, 2),
 			Index: fmt.Sprintf("%.1f", float64(x.IndexBytes)/(1<<20)), Density: optF(x.AvgLeafDensity, 1),
 			Frag: optF(x.LeafFragmentation, 1), Splits: optI(x.PageSplits), WAL: fmt.Sprintf("%.1f", float64(x.WALBytes)/(1<<20)),
@@ -278,8 +278,8 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	// The reads' charts, when the run measured reads (--reads).
 	if point := r.readBars(ReadPoint); len(point) > 0 {
 		data["Charts"] = append(data["Charts"].([]template.HTML),
-			svgBars("point lookups after the inserts, ops/s, median and 95 % CI ("+sub+", "+r.cacheSetting()+")", "ops/s", point, 0, ""),
-			svgBars("lookups of the newest 1 %, ops/s, median and 95 % CI ("+sub+", "+r.cacheSetting()+")", "ops/s", r.readBars(ReadRecent), 0, ""))
+			svgBars("point lookups after the inserts, ops/s, median and 95 % CI ("+sub+", "+r.CacheSetting()+")", "ops/s", point, 0, ""),
+			svgBars("lookups of the newest 1 %, ops/s, median and 95 % CI ("+sub+", "+r.CacheSetting()+")", "ops/s", r.readBars(ReadRecent), 0, ""))
 	}
 	return htmlPage.Execute(w, data)
 }

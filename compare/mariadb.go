@@ -708,9 +708,9 @@ func mysqlInsertError(p *plan, err error) error {
 	return fmt.Errorf("%s: insert: %w", p.label, err)
 }
 
-// cacheSetting names the server's page cache and its size:
+// CacheSetting names the server's page cache and its size:
 // "shared_buffers 128MB", "innodb_buffer_pool_size 128MB", or both.
-func (r *Report) cacheSetting() string {
+func (r *Report) CacheSetting() string {
 	switch r.Engine {
 	case EngineMariaDB:
 		return "innodb_buffer_pool_size " + r.BufferPool
@@ -744,7 +744,7 @@ func (r *Report) writeInnoDB(b *strings.Builder) {
 		if x.SecondaryIndexBytes != nil {
 			sec = fmt.Sprintf("%.1f", float64(*x.SecondaryIndexBytes)/(1<<20))
 		}
-		rows = append(rows, []string{r.rowName(x), optI(x.LeafPages), optF(x.AvgLeafDensity, 1), optI(x.PageSplits), optI(x.PageMerges),
+		rows = append(rows, []string{r.RowName(x), optI(x.LeafPages), optF(x.AvgLeafDensity, 1), optI(x.PageSplits), optI(x.PageMerges),
 			fmt.Sprintf("%.1f", float64(x.WALBytes)/(1<<20)), optI(x.BufferPoolReads), optI(x.BufferPoolReadRequests), sec})
 		if x.LeafFillSource != "" {
 			source = x.LeafFillSource

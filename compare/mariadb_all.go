@@ -42,9 +42,9 @@ func runAll(ctx context.Context, cfg Config) (*Report, error) {
 	return &rep, nil
 }
 
-// rowName is how tables and charts name row x: its Strategy, prefixed by
+// RowName is how tables and charts name row x: its Strategy, prefixed by
 // its engine in a report of both engines ("mariadb uuidv4").
-func (r *Report) rowName(x *Result) string {
+func (r *Report) RowName(x *Result) string {
 	if r.Engine == EngineAll {
 		return x.Engine + " " + x.Strategy
 	}

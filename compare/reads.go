@@ -407,7 +407,7 @@ func (r *Report) writeReads(b *strings.Builder) {
 		return
 	}
 	fmt.Fprintf(b, "\nreads after the inserts, one connection, %s: ops/s median [95%% CI], ×bs of ops/s, %s; %s: the newest 1 %% of the rows; %s: one second's rows by primary key\n",
-		r.cacheSetting(), r.missWords(), ReadRecent, ReadRange)
+		r.CacheSetting(), r.missWords(), ReadRecent, ReadRange)
 	writeAligned(b, rows)
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/idgenkit/idgen/compare"
+	"github.com/idgenkit/idgen/compare/report"
 )
 
 func p64(v int64) *int64    { return &v }
@@ -113,10 +114,10 @@ func TestWriteTable(t *testing.T) {
 
 func TestWriteFiles(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
-	if err := sampleReport().WriteFiles(dir); err != nil {
+	if err := report.WriteFiles(sampleReport(), dir); err != nil {
 		t.Fatalf("WriteFiles = %v", err)
 	}
-	for _, f := range compare.OutputFiles {
+	for _, f := range report.OutputFiles {
 		b, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil || len(b) == 0 {
 			t.Errorf("%s: %d bytes, %v; want a file", f, len(b), err)

@@ -13,7 +13,7 @@ import (
 func (r *Report) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "idgen compare: %d rows (+%d preloaded), %d writers, batch %d, %s\n",
-		r.Rows, r.Preload, r.Writers, r.Batch, r.cacheSetting())
+		r.Rows, r.Preload, r.Writers, r.Batch, r.CacheSetting())
 	fmt.Fprintf(&b, "%s\n", r.Server)
 	if r.Runs > 0 {
 		fmt.Fprintf(&b, "%d trials per row in %d rounds, each in a shuffled order, seed %d\n", r.Runs, r.Runs, r.Seed)
@@ -26,7 +26,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	rows := [][]string{head}
 	for _, x := range r.Results {
 		row := []string{
-			r.rowName(&x), fmt.Sprint(x.KeyBytes),
+			r.RowName(&x), fmt.Sprint(x.KeyBytes),
 			fmt.Sprintf("%.0f", x.RowsPerSec), ciText(x.RowsPerSecCI, "%.0f"), x.ratio(figRowsPerSec.name, r.baselineOf(&x)),
 			optF(x.P50Ms, 2), optF(x.P99Ms, 2),
 			fmt.Sprintf("%.1f", float64(x.IndexBytes)/(1<<20)), x.ratio(figIndex.name, r.baselineOf(&x)),
@@ -48,7 +48,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		if len(x.RowsPerSecTenths) == 0 {
 			continue
 		}
-		row := []string{r.rowName(&x)}
+		row := []string{r.RowName(&x)}
 		for _, v := range x.RowsPerSecTenths {
 			row = append(row, fmt.Sprintf("%.0f", v))
 		}
@@ -63,7 +63,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 			if x.RatioToBaseline == nil {
 				continue
 			}
-			row := []string{r.rowName(&x)}
+			row := []string{r.RowName(&x)}
 			for _, f := range []figure{figRowsPerSec, figP50, figP99, figIndex, figWAL} {
 				row = append(row, x.RatioToBaseline[f.name].text())
 			}

@@ -70,8 +70,9 @@ type Options struct {
 	// DryRun makes Run print the plan and the DDL it would run, and change
 	// nothing.
 	DryRun bool
-	// Progress receives a progress bar per phase. Nil means none.
-	Progress io.Writer
+	// Progress receives the backfill's progress events: a phase per
+	// table backfilled. Run draws nothing itself. Nil means none.
+	Progress Progress
 	// Log receives one line per step. Nil means none.
 	Log io.Writer
 	// OnBatch, when set, is called after each committed batch with the rows

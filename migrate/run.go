@@ -10,7 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/schollz/progressbar/v3"
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/snowflake"
@@ -86,13 +85,16 @@ func (m *migration) logf(format string, args ...any) {
 	}
 }
 
-func (m *migration) bar(total int64, desc string) *progressbar.ProgressBar {
-	if m.opt.Progress == nil {
-		return progressbar.NewOptions64(total, progressbar.OptionSetVisibility(false))
+// phase starts a Progress phase and returns its reporter: at(done)
+// reports done units of total, finish() ends the phase once all is done.
+func (m *migration) phase(name, unit string, total, done int64) (at func(int64), finish func()) {
+	pr := m.opt.Progress
+	if pr == nil {
+		return func(int64) {}, func() {}
 	}
-	return progressbar.NewOptions64(total, progressbar.OptionSetWriter(m.opt.Progress), progressbar.OptionSetDescription(desc),
-		progressbar.OptionShowCount(), progressbar.OptionSetWidth(30), progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionOnCompletion(func() { fmt.Fprintln(m.opt.Progress) }))
+	start := time.Now()
+	pr.Phase(name, unit, total, done)
+	return pr.At, func() { pr.PhaseDone(time.Since(start)) }
 }
 
 func (m *migration) setPhase(ctx context.Context, phase string) error {
@@ -333,8 +335,7 @@ func (m *migration) backfill(ctx context.Context) error {
 		return err
 	}
 	total := st.rowsDone + left
-	bar := m.bar(total, "backfill "+p.Table)
-	bar.Set64(st.rowsDone)
+	at, finish := m.phase("backfill "+p.Table, "rows", total, st.rowsDone)
 	var q string
 	if p.TimeColumn != "" {
 		tc := ident(p.TimeColumn)
@@ -396,7 +397,7 @@ func (m *migration) backfill(ctx context.Context) error {
 			return err
 		}
 		if len(olds) == 0 {
-			bar.Finish() // not on an error: the bar would show 100%
+			finish() // not on an error: the phase is not done
 			return nil
 		}
 		lastKey, lastNew := olds[len(olds)-1], news[len(news)-1]
@@ -416,7 +417,7 @@ func (m *migration) backfill(ctx context.Context) error {
 		}
 		cursorTime, cursorKey = lastTime, &lastKey
 		done += int64(len(olds))
-		bar.Set64(done)
+		at(done)
 		if m.opt.OnBatch != nil {
 			m.opt.OnBatch(done, total)
 		}
@@ -525,8 +526,7 @@ func (m *migration) child(ctx context.Context, i int, fk FK, block int64) error 
 	set := fmt.Sprintf("UPDATE %[1]s AS c SET %[2]s = p.%[3]s FROM %[4]s AS p WHERE p.%[5]s = c.%[6]s AND c.%[2]s IS NULL AND c.%[6]s IS NOT NULL",
 		fk.qtable(), ident(fk.newCol()), ident(p.newCol()), p.qtable(), ident(p.Key), ident(fk.Column))
 	save := "UPDATE " + p.stateTable() + " SET child = $2, block = $3, updated = now() WHERE tbl = $1"
-	bar := m.bar(blocks, fmt.Sprintf("backfill %s.%s", fk.Table, fk.Column))
-	bar.Set64(block)
+	at, finish := m.phase(fmt.Sprintf("backfill %s.%s", fk.Table, fk.Column), "blocks", blocks, block)
 	for block < blocks {
 		live, err := m.gate(ctx)
 		if err != nil {
@@ -546,13 +546,13 @@ func (m *migration) child(ctx context.Context, i int, fk FK, block int64) error 
 		if err != nil {
 			return err
 		}
-		bar.Set64(min(end, blocks))
+		at(min(end, blocks))
 		if m.opt.OnBatch != nil {
 			m.opt.OnBatch(min(end, blocks), blocks)
 		}
 		block = end
 	}
-	bar.Finish()
+	finish()
 	// Rows an update moved behind the cursor; normally none.
 	if _, err := m.conn.Exec(ctx, set); err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/idgenkit/idgen/compare"
+	comparereport "github.com/idgenkit/idgen/compare/report"
 	"github.com/spf13/cobra"
 )
 
@@ -115,7 +116,7 @@ are masked (xxxxx) in everything compare prints and writes.
 					return badInput(err)
 				}
 			}
-			pr := compare.NewPrinter(cmd.ErrOrStderr())
+			pr := newCompareBars(cmd.ErrOrStderr())
 			cfg.Progress = pr
 			rep, err := compare.Run(cmd.Context(), cfg)
 			pr.Close()
@@ -129,10 +130,10 @@ are masked (xxxxx) in everything compare prints and writes.
 				return err
 			}
 			if out != "" {
-				if err := rep.WriteFiles(out); err != nil {
+				if err := comparereport.WriteFiles(rep, out); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "\nwrote %s to %s\n", strings.Join(compare.OutputFiles, ", "), out)
+				fmt.Fprintf(cmd.OutOrStdout(), "\nwrote %s to %s\n", strings.Join(comparereport.OutputFiles, ", "), out)
 			}
 			return nil
 		},

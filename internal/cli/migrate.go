@@ -126,8 +126,10 @@ active, or while paused; it says so on stderr.`,
 		RunE: withConn(func(cmd *cobra.Command, conn *pgx.Conn) error {
 			opt.Log = cmd.OutOrStdout()
 			if !opt.DryRun {
-				opt.Progress = cmd.ErrOrStderr()
-				opt.OnThrottle = func(th migrate.Throttle) { fmt.Fprintln(opt.Progress, "\n"+throttleLine(th)) } // below the bar
+				pr := newMigrateBars(cmd.ErrOrStderr())
+				defer pr.Close()
+				opt.Progress = pr
+				opt.OnThrottle = func(th migrate.Throttle) { pr.line(throttleLine(th)) } // above the bar
 			}
 			_, err := migrate.Run(cmd.Context(), conn, opt)
 			if err != nil {

@@ -1,4 +1,4 @@
-package compare
+package report
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/idgenkit/idgen/compare"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -21,24 +23,24 @@ const (
 	legendWidth = 2.4 * vg.Inch
 )
 
-// WriteCharts draws the report with gonum.org/v1/plot, each chart as PNG
-// and SVG in dir, titled with the engine and server version:
+// WriteCharts draws r with gonum.org/v1/plot, each chart as PNG and SVG
+// in dir (ChartFiles), titled with the engine and server version:
 //
 //	throughput    rows/s against progress (tenths of the measured rows, medians over the trials),
 //	              one line with its own colour and marker per strategy, the legend to the right of the plot
 //	index_size    index size in MB per strategy, one colour per strategy, value labels on the bars
 //	leaf_density  average leaf density in % per strategy, with the fillfactor (90 %) marked
-func (r *Report) WriteCharts(dir string) error {
+func WriteCharts(r *compare.Report, dir string) error {
 	charts := []struct {
 		name string
 		draw func() (*plot.Plot, *plot.Legend, error)
 	}{
-		{"throughput", r.throughputChart},
+		{"throughput", func() (*plot.Plot, *plot.Legend, error) { return throughputChart(r) }},
 		{"index_size", func() (*plot.Plot, *plot.Legend, error) {
-			return r.barChart("index size", "MB", "%.1f MB", func(x *Result) (float64, bool) { return float64(x.IndexBytes) / (1 << 20), true }, 0)
+			return barChart(r, "index size", "MB", "%.1f MB", func(x *compare.Result) (float64, bool) { return float64(x.IndexBytes) / (1 << 20), true }, 0)
 		}},
 		{"leaf_density", func() (*plot.Plot, *plot.Legend, error) {
-			return r.barChart("average leaf density (pgstatindex)", "%", "%.1f %%", func(x *Result) (float64, bool) {
+			return barChart(r, "average leaf density (pgstatindex)", "%", "%.1f %%", func(x *compare.Result) (float64, bool) {
 				if x.AvgLeafDensity == nil {
 					return 0, false
 				}
@@ -49,11 +51,11 @@ func (r *Report) WriteCharts(dir string) error {
 	for _, c := range charts {
 		p, leg, err := c.draw()
 		if err != nil {
-			return fmt.Errorf("compare: chart %s: %w", c.name, err)
+			return fmt.Errorf("compare/report: chart %s: %w", c.name, err)
 		}
 		for _, ext := range []string{"png", "svg"} {
 			if err := saveChart(p, leg, filepath.Join(dir, c.name+"."+ext), ext); err != nil {
-				return fmt.Errorf("compare: chart %s.%s: %w", c.name, ext, err)
+				return fmt.Errorf("compare/report: chart %s.%s: %w", c.name, ext, err)
 			}
 		}
 	}
@@ -89,14 +91,14 @@ func saveChart(p *plot.Plot, leg *plot.Legend, path, format string) error {
 }
 
 // title names the chart, the engine and server version, and the run.
-func (r *Report) title(what string) string {
+func title(r *compare.Report, what string) string {
 	return fmt.Sprintf("%s\n%s · %d rows, %d writers, batch %d, %s, %d trials",
-		what, r.engineName(), r.Rows, r.Writers, r.Batch, r.cacheSetting(), max(r.Runs, 1))
+		what, r.EngineName(), r.Rows, r.Writers, r.Batch, r.CacheSetting(), max(r.Runs, 1))
 }
 
 // seriesColour is the colour of row i, as in report.html.
 func seriesColour(i int) color.Color {
-	v, _ := strconv.ParseUint(colour(i)[1:], 16, 32)
+	v, _ := strconv.ParseUint(compare.Palette[i%len(compare.Palette)][1:], 16, 32)
 	return color.RGBA{R: uint8(v >> 16), G: uint8(v >> 8), B: uint8(v), A: 255}
 }
 
@@ -107,8 +109,8 @@ func newPlot(title string) *plot.Plot {
 	return p
 }
 
-func (r *Report) throughputChart() (*plot.Plot, *plot.Legend, error) {
-	p := newPlot(r.title("rows/s over the run"))
+func throughputChart(r *compare.Report) (*plot.Plot, *plot.Legend, error) {
+	p := newPlot(title(r, "rows/s over the run"))
 	p.X.Label.Text = "progress (% of measured rows)"
 	p.Y.Label.Text = "rows/s"
 	p.X.Min, p.X.Max, p.Y.Min = 0, 100, 0
@@ -116,7 +118,8 @@ func (r *Report) throughputChart() (*plot.Plot, *plot.Legend, error) {
 	leg := plot.NewLegend()
 	leg.Top = true
 	maxY := 0.0
-	for i, x := range r.Results {
+	for i := range r.Results {
+		x := &r.Results[i]
 		if len(x.RowsPerSecTenths) == 0 {
 			continue
 		}
@@ -132,7 +135,7 @@ func (r *Report) throughputChart() (*plot.Plot, *plot.Legend, error) {
 		l.Color, l.Width = seriesColour(i), vg.Points(1.5)
 		s.Color, s.Shape, s.Radius = seriesColour(i), plotutil.Shape(i), vg.Points(3.5)
 		p.Add(l, s)
-		leg.Add(r.rowName(&x), l, s)
+		leg.Add(r.RowName(x), l, s)
 	}
 	p.Y.Max = maxY * 1.08
 	return p, &leg, nil
@@ -141,8 +144,8 @@ func (r *Report) throughputChart() (*plot.Plot, *plot.Legend, error) {
 // barChart draws one horizontal bar per Result with a value, each in its
 // row's colour and labelled with format; mark > 0 adds a dashed vertical
 // line at mark, named in the legend.
-func (r *Report) barChart(what, unit, format string, value func(*Result) (float64, bool), mark float64) (*plot.Plot, *plot.Legend, error) {
-	p := newPlot(r.title(what))
+func barChart(r *compare.Report, what, unit, format string, value func(*compare.Result) (float64, bool), mark float64) (*plot.Plot, *plot.Legend, error) {
+	p := newPlot(title(r, what))
 	p.X.Label.Text = unit
 	p.X.Min = 0
 	var names []string
@@ -163,7 +166,7 @@ func (r *Report) barChart(what, unit, format string, value func(*Result) (float6
 		p.Add(b)
 		labels.XYs = append(labels.XYs, plotter.XY{X: v, Y: float64(len(names))})
 		labels.Labels = append(labels.Labels, fmt.Sprintf(format, v))
-		names = append(names, r.rowName(x))
+		names = append(names, r.RowName(x))
 		maxV = max(maxV, v)
 	}
 	if len(names) == 0 {

@@ -1,0 +1,198 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
+	"golang.org/x/term"
+
+	"github.com/idgenkit/idgen/compare"
+	"github.com/idgenkit/idgen/migrate"
+)
+
+// bars draws the progress events of compare and migrate on stderr:
+// progress bars (vbauerster/mpb, the module's one bar library) when w is
+// a terminal, plain lines at every tenth of a phase otherwise. Every line
+// starts with prefix ("compare: "). Close it when the run is over.
+type bars struct {
+	w      io.Writer
+	prefix string
+	mu     sync.Mutex
+
+	// bars (terminal)
+	p    *mpb.Progress
+	bar  *mpb.Bar
+	done *atomic.Int64 // the phase's duration in ns, once over
+
+	// lines
+	name, unit string
+	total, at  int64
+	from       int64 // done when the phase started (a resumed migration)
+	tenth      int
+	start      time.Time
+}
+
+func newBars(w io.Writer, prefix string) *bars {
+	b := &bars{w: w, prefix: prefix}
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) && termWidth(f) > 0 {
+		b.p = mpb.New(mpb.WithOutput(w), mpb.WithWidth(40), mpb.WithRefreshRate(150*time.Millisecond))
+	}
+	return b
+}
+
+func termWidth(f *os.File) int {
+	w, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return w
+}
+
+// line prints s on its own line, above the bars if any.
+func (b *bars) line(s string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.p != nil {
+		fmt.Fprintln(b.p, b.prefix+s)
+		return
+	}
+	fmt.Fprintln(b.w, b.prefix+s)
+}
+
+// phase starts a bar labelled label, or prints the phase's first line
+// naming name: total units, done of them already.
+func (b *bars) phase(name, label, unit string, total, done int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.name, b.unit, b.total, b.at, b.from, b.start = name, unit, total, done, done, time.Now()
+	b.tenth = 0
+	for b.tenth < 10 && total > 0 && done >= threshold(total, b.tenth+1) {
+		b.tenth++
+	}
+	if b.p != nil {
+		doneNs := new(atomic.Int64)
+		b.done = doneNs
+		b.bar = b.p.AddBar(total,
+			mpb.PrependDecorators(
+				decor.Name(label, decor.WCSyncSpaceR),
+				decor.CountersNoUnit("%d/%d", decor.WCSyncWidth),
+			),
+			mpb.AppendDecorators(
+				decor.Any(rate(b.start, done, unit, doneNs), decor.WCSyncSpace),
+				decor.OnComplete(decor.AverageETA(decor.ET_STYLE_GO, decor.WCSyncSpace), "done"),
+			),
+		)
+		b.bar.SetCurrent(done)
+		return
+	}
+	if done > 0 {
+		fmt.Fprintf(b.w, "%s%s: %d %s, %d done before\n", b.prefix, name, total, unit, done)
+		return
+	}
+	fmt.Fprintf(b.w, "%s%s: %d %s\n", b.prefix, name, total, unit)
+}
+
+// threshold is the count that completes tenth k (1..10) of total.
+func threshold(total int64, k int) int64 { return (total*int64(k) + 9) / 10 }
+
+// set advances the phase to done units, printing a line at each tenth
+// but the last (the last is finish's line).
+func (b *bars) set(done int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.at = done
+	if b.bar != nil {
+		b.bar.SetCurrent(done)
+		return
+	}
+	if b.p != nil || b.total == 0 {
+		return
+	}
+	t := b.tenth
+	for t < 10 && done >= threshold(b.total, t+1) {
+		t++
+	}
+	if t > b.tenth && t < 10 {
+		b.tenth = t
+		el := time.Since(b.start)
+		fmt.Fprintf(b.w, "%s%s: %3d%% %d %s, %.0f %s/s\n", b.prefix, b.name, t*10, done, b.unit, float64(done-b.from)/el.Seconds(), b.unit)
+	}
+}
+
+// finish completes the bar, or prints the phase's last line, elapsed
+// being the phase's duration.
+func (b *bars) finish(elapsed time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.bar != nil {
+		b.done.Store(int64(elapsed))
+		b.bar.SetTotal(-1, true)
+		b.bar.Wait()
+		b.bar = nil
+		return
+	}
+	n := b.at - b.from
+	fmt.Fprintf(b.w, "%s%s: done, %d %s in %.2fs (%.0f %s/s)\n", b.prefix, b.name, n, b.unit, elapsed.Seconds(), float64(n)/elapsed.Seconds(), b.unit)
+}
+
+// rate shows units/s since start (counting from from), or over the phase
+// once done is set.
+func rate(start time.Time, from int64, unit string, done *atomic.Int64) decor.DecorFunc {
+	return func(s decor.Statistics) string {
+		el := time.Since(start)
+		if d := done.Load(); d > 0 {
+			el = time.Duration(d)
+		}
+		if el <= 0 {
+			return "- " + unit + "/s"
+		}
+		return fmt.Sprintf("%.0f %s/s", float64(s.Current-from)/el.Seconds(), unit)
+	}
+}
+
+// Close stops the bars' rendering.
+func (b *bars) Close() error {
+	if b.p != nil {
+		b.p.Wait()
+	}
+	return nil
+}
+
+// compareBars draws compare's Progress.
+type compareBars struct{ *bars }
+
+var _ compare.Progress = compareBars{}
+
+func newCompareBars(w io.Writer) compareBars { return compareBars{newBars(w, "compare: ")} }
+
+func (c compareBars) Status(msg string) { c.line(msg) }
+func (c compareBars) Note(msg string)   { c.line("note: " + msg) }
+func (c compareBars) Phase(strategy, phase string, rows int) {
+	c.phase(strategy+" "+phase, fmt.Sprintf("%-28.28s %-7s", strategy, phase), "rows", int64(rows), 0)
+}
+func (c compareBars) Rows(n int) {
+	c.mu.Lock()
+	at := c.at + int64(n)
+	c.mu.Unlock()
+	c.set(at)
+}
+func (c compareBars) PhaseDone(elapsed time.Duration) { c.finish(elapsed) }
+
+// migrateBars draws migrate's Progress.
+type migrateBars struct{ *bars }
+
+var _ migrate.Progress = migrateBars{}
+
+func newMigrateBars(w io.Writer) migrateBars { return migrateBars{newBars(w, "")} }
+
+func (m migrateBars) Phase(name, unit string, total, done int64) {
+	m.phase(name, fmt.Sprintf("%-28.28s", name), unit, total, done)
+}
+func (m migrateBars) At(done int64)                   { m.set(done) }
+func (m migrateBars) PhaseDone(elapsed time.Duration) { m.finish(elapsed) }
