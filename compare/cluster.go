@@ -85,7 +85,7 @@ func versionOf(binDir string) int {
 }
 
 func noPostgres(where string) error {
-	return fmt.Errorf("%w (%s); install them (Debian/Ubuntu: apt-get install postgresql; Fedora: dnf install postgresql-server postgresql-contrib; macOS: brew install postgresql), or give --dsn to use a running server", ErrNoPostgres, where)
+	return fmt.Errorf("%w (%s); install them (Debian/Ubuntu: apt-get install postgresql; Fedora: dnf install postgresql-server postgresql-contrib; macOS: brew install postgresql), or set Config.DSN to use a running server", ErrNoPostgres, where)
 }
 
 func checkBinDir(dir string) error {

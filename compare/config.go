@@ -3,6 +3,7 @@ package compare
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"strings"
 	"time"
@@ -125,6 +126,19 @@ type Config struct {
 	ReadTime time.Duration
 	// Progress follows the run. Nil means silent.
 	Progress Progress
+	// Logger receives the run's log: the throwaway server started (Info,
+	// with its directory), each trial measured (Debug: row, round, rows/s)
+	// and cleanup that failed (Warn: stopping the server, dropping the
+	// schema or database). Nil means discard.
+	Logger *slog.Logger
+}
+
+// logger returns cfg.Logger, or a Logger that discards.
+func (cfg Config) logger() *slog.Logger {
+	if cfg.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return cfg.Logger
 }
 
 // DefaultStrategies returns the specs of every registered strategy that

@@ -117,8 +117,10 @@ func runMariaDB(ctx context.Context, cfg Config) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
+		cfg.logger().Info("throwaway MariaDB server started", "dir", srv.Dir(), "buffer_pool", cfg.BufferPool)
 		defer func() {
 			if err := srv.Stop(); err != nil {
+				cfg.logger().Warn("stopping the throwaway MariaDB server", "dir", srv.Dir(), "err", err)
 				prog.Note(err.Error())
 			}
 		}()
@@ -150,7 +152,7 @@ func runMariaDB(ctx context.Context, cfg Config) (*Report, error) {
 	if err := h.warmUp(ctx, rows); err != nil {
 		return nil, err
 	}
-	trials, err := runRounds(ctx, prog, cfg.Runs, seed, rows, h.runOne)
+	trials, err := runRounds(ctx, prog, cfg.logger(), cfg.Runs, seed, rows, h.runOne)
 	if err != nil {
 		return nil, err
 	}
@@ -297,6 +299,7 @@ func (h *mharness) dropDatabase() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if _, err := h.meta.ExecContext(ctx, "DROP DATABASE "+quoteIdent(h.database)); err != nil {
+		h.cfg.logger().Warn("dropping the run's database", "database", h.database, "err", err)
 		h.prog.Note(fmt.Sprintf("dropping database %s: %v", h.database, err))
 	}
 }

@@ -66,7 +66,7 @@ func findMariaDB() (daemon, install string, err error) {
 	daemon = look("mariadbd", "/usr/sbin", "/usr/local/mysql/bin", "/usr/local/bin")
 	install = look("mariadb-install-db", "/usr/bin", "/usr/local/mysql/scripts", "/usr/local/bin")
 	if daemon == "" || install == "" {
-		return "", "", fmt.Errorf("%w (mariadbd or mariadb-install-db not in PATH, /usr/sbin or /usr/bin); install them (Debian/Ubuntu: apt-get install mariadb-server; Fedora: dnf install mariadb-server; macOS: brew install mariadb), or give --dsn mysql://... to use a running server", ErrNoMariaDB)
+		return "", "", fmt.Errorf("%w (mariadbd or mariadb-install-db not in PATH, /usr/sbin or /usr/bin); install them (Debian/Ubuntu: apt-get install mariadb-server; Fedora: dnf install mariadb-server; macOS: brew install mariadb), or set Config.DSN to mysql://... to use a running server", ErrNoMariaDB)
 	}
 	return daemon, install, nil
 }

@@ -3,6 +3,7 @@ package compare
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	mrand "math/rand/v2"
 	"strings"
 	"time"
@@ -23,7 +24,7 @@ func reportRows(plans []*plan) []*plan {
 // PCG generator seeded with seed, and returns the trials of each row in
 // round order. runOne measures one row on a fresh table; its table index
 // is 0 for the first three rows (Baseline and harness check).
-func runRounds(ctx context.Context, prog Progress, runs int, seed uint64, rows []*plan,
+func runRounds(ctx context.Context, prog Progress, log *slog.Logger, runs int, seed uint64, rows []*plan,
 	runOne func(ctx context.Context, round, i int, p *plan) (Result, error)) ([][]Result, error) {
 	index := func(k int) int { return max(0, k-2) }
 	trials := make([][]Result, len(rows))
@@ -41,6 +42,7 @@ func runRounds(ctx context.Context, prog Progress, runs int, seed uint64, rows [
 				return nil, err
 			}
 			res.Round = round
+			log.Debug("trial measured", "row", res.Strategy, "engine", res.Engine, "round", round, "rows_per_sec", res.RowsPerSec)
 			trials[k] = append(trials[k], res)
 		}
 	}
@@ -54,6 +56,6 @@ func newReport(cfg Config, engine string, prog Progress) *Report {
 	rep := &Report{Engine: engine, Rows: cfg.Rows, Writers: cfg.Writers, Batch: cfg.Batch, Preload: cfg.Preload,
 		Runs: cfg.Runs, Seed: seed, StatsMethod: StatsMethod, Started: time.Now(), Config: cfg.record(), Machine: ThisMachine()}
 	cfg.recordReads(&rep.Config)
-	prog.Status(fmt.Sprintf("%d rounds, seed %d (--seed %d repeats the order)", cfg.Runs, seed, seed))
+	prog.Status(fmt.Sprintf("%d rounds, seed %d (Config.Seed %d repeats the order)", cfg.Runs, seed, seed))
 	return rep
 }

@@ -75,8 +75,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
+		cfg.logger().Info("throwaway PostgreSQL cluster started", "dir", cl.Dir(), "shared_buffers", cfg.SharedBuffers)
 		defer func() {
 			if err := cl.Stop(); err != nil {
+				cfg.logger().Warn("stopping the throwaway PostgreSQL cluster", "dir", cl.Dir(), "err", err)
 				prog.Note(err.Error())
 			}
 		}()
@@ -112,7 +114,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := h.warmUp(ctx, plans[0]); err != nil {
 		return nil, err
 	}
-	trials, err := runRounds(ctx, prog, cfg.Runs, seed, reportRows(plans), h.runOne)
+	trials, err := runRounds(ctx, prog, cfg.logger(), cfg.Runs, seed, reportRows(plans), h.runOne)
 	if err != nil {
 		return nil, err
 	}
@@ -234,6 +236,7 @@ func (h *harness) dropSchema() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if _, err := h.meta.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{h.schema}.Sanitize()+" CASCADE"); err != nil {
+		h.cfg.logger().Warn("dropping the run's schema", "schema", h.schema, "err", err)
 		h.prog.Note(fmt.Sprintf("dropping schema %s: %v", h.schema, err))
 	}
 }

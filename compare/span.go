@@ -70,7 +70,7 @@ func (h *harness) issue(ctx context.Context, p *plan, gen idgen.Generator, ids [
 		t := h.clock.at(first - 1 + int64(i))
 		id, err := ag.NewAt(t)
 		if err != nil {
-			return fmt.Errorf("%s: generating the ID of %s (--span %s): %w", p.label, t.UTC().Format(time.RFC3339), h.cfg.Span, err)
+			return fmt.Errorf("%s: generating the ID of %s (Config.Span %s): %w", p.label, t.UTC().Format(time.RFC3339), h.cfg.Span, err)
 		}
 		ids[i] = id
 	}
@@ -85,7 +85,7 @@ func spanNote(plans []*plan) []string {
 			continue
 		}
 		if _, ok := p.gens[0].(idgen.AtGenerator); !ok {
-			out = append(out, fmt.Sprintf("%s cannot issue keys at a given time: its keys are issued in real time despite --span", p.label))
+			out = append(out, fmt.Sprintf("%s cannot issue keys at a given time: its keys are issued in real time despite the span", p.label))
 		}
 	}
 	return out

@@ -119,7 +119,7 @@ func (r *Report) Summarize() {
 		if !hc.Pass {
 			hc.Verdict, hc.Meaning = "fail", HarnessFailMeaning
 			if hc.Ratio.CI[1] >= HarnessThreshold {
-				hc.Meaning += fmt.Sprintf("; but the interval reaches %.2f: the trials are too noisy to tell, rerun on a quieter machine or with more --runs", hc.Ratio.CI[1])
+				hc.Meaning += fmt.Sprintf("; but the interval reaches %.2f: the trials are too noisy to tell, rerun on a quieter machine or with more runs", hc.Ratio.CI[1])
 			}
 		}
 		r.Harness = hc

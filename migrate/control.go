@@ -113,11 +113,11 @@ func (m *migration) live(ctx context.Context) (liveState, error) {
 func (m *migration) reason(l liveState) string {
 	switch {
 	case l.paused:
-		return fmt.Sprintf("paused (idgen migrate resume --table %s goes on)", m.p.Table)
+		return fmt.Sprintf("paused (Set with Resume on %s goes on)", m.p.Table)
 	case l.lag > m.opt.MaxLag:
-		return fmt.Sprintf("replication lag %v over --max-lag %v", l.lag.Round(time.Millisecond), m.opt.MaxLag)
+		return fmt.Sprintf("replication lag %v over Options.MaxLag %v", l.lag.Round(time.Millisecond), m.opt.MaxLag)
 	case m.opt.MaxActive > 0 && l.active > m.opt.MaxActive:
-		return fmt.Sprintf("%d active backends over --max-active %d", l.active, m.opt.MaxActive)
+		return fmt.Sprintf("%d active backends over Options.MaxActive %d", l.active, m.opt.MaxActive)
 	}
 	return ""
 }
@@ -240,9 +240,9 @@ func Set(ctx context.Context, conn *pgx.Conn, table string, s Setting) error {
 	case s.Pause && s.Resume:
 		return inputf("pause and resume at once")
 	case s.Batch < 0:
-		return inputf("--batch %d must be at least 1", s.Batch)
+		return inputf("Setting.Batch %d must be at least 1", s.Batch)
 	case s.ChunkTime < 0 || s.ChunkTime > 0 && s.ChunkTime < time.Millisecond:
-		return inputf("--chunk-time %v must be at least 1ms", s.ChunkTime)
+		return inputf("Setting.ChunkTime %v must be at least 1ms", s.ChunkTime)
 	}
 	p, err := recorded(ctx, conn, table)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"slices"
 	"strconv"
@@ -67,14 +68,16 @@ type Options struct {
 	// OnThrottle, when set, is called when the run starts waiting before a
 	// batch (paused, lag or load over its limit) and when it goes on.
 	OnThrottle func(Throttle)
-	// DryRun makes Run print the plan and the DDL it would run, and change
-	// nothing.
+	// DryRun makes Run inspect and return the plan, and change nothing:
+	// the plan's WriteDryRun writes it with the DDL Run would run.
 	DryRun bool
 	// Progress receives the backfill's progress events: a phase per
 	// table backfilled. Run draws nothing itself. Nil means none.
 	Progress Progress
-	// Log receives one line per step. Nil means none.
-	Log io.Writer
+	// Log receives one Info record per step ("phase backfill", "swapped
+	// ... in 12ms"), its message a whole sentence, and a Warn record per
+	// lock timeout retried. Nil means discard.
+	Log *slog.Logger
 	// OnBatch, when set, is called after each committed batch with the rows
 	// done and the total of the phase (tests use it to interrupt a run).
 	OnBatch func(done, total int64)
@@ -228,7 +231,7 @@ func inspect(ctx context.Context, conn *pgx.Conn, opt Options) (*Plan, error) {
 		return p, p.inspectResumed(ctx, conn, oid, opt)
 	}
 	if opt.To == "" {
-		return nil, inputf("no target scheme given (--to), e.g. snowflake or uuidv7")
+		return nil, inputf("no target scheme given (Options.To), e.g. snowflake or uuidv7")
 	}
 	if err := p.inspectKey(ctx, conn, oid); err != nil {
 		return nil, err
@@ -271,13 +274,13 @@ func (p *Plan) inspectResumed(ctx context.Context, conn *pgx.Conn, oid uint32, o
 		opt.To, opt.TimeColumn = p.To, p.TimeColumn
 	}
 	if opt.To != p.To && p.Phase == phaseDone {
-		return inputf("table %s is already migrated to %q; --to %q differs", p.qtable(), clip(p.To), clip(opt.To))
+		return inputf("table %s is already migrated to %q; Options.To %q differs", p.qtable(), clip(p.To), clip(opt.To))
 	}
 	if opt.To != p.To {
-		return inputf("table %s is being migrated to %q; --to %q differs (resume with the same --to)", p.qtable(), clip(p.To), clip(opt.To))
+		return inputf("table %s is being migrated to %q; Options.To %q differs (resume with the same Options.To)", p.qtable(), clip(p.To), clip(opt.To))
 	}
 	if opt.TimeColumn != p.TimeColumn {
-		return inputf("table %s is being migrated with --time-column %q; got %q", p.qtable(), clip(p.TimeColumn), clip(opt.TimeColumn))
+		return inputf("table %s is being migrated with Options.TimeColumn %q; got %q", p.qtable(), clip(p.TimeColumn), clip(opt.TimeColumn))
 	}
 	if err := p.inspectTarget(p.To); err != nil {
 		return err
@@ -330,11 +333,11 @@ func (p *Plan) inspectKey(ctx context.Context, conn *pgx.Conn, oid uint32) error
 func (p *Plan) inspectTarget(spec string) error {
 	s, params, err := strategies.ParseSpec(spec)
 	if err != nil {
-		return fmt.Errorf("%w: --to: %w", ErrInput, err)
+		return fmt.Errorf("%w: Options.To: %w", ErrInput, err)
 	}
 	scheme, err := strategies.SchemeOf(spec)
 	if err != nil {
-		return fmt.Errorf("%w: --to %q: %w", ErrInput, clip(spec), err)
+		return fmt.Errorf("%w: Options.To %q: %w", ErrInput, clip(spec), err)
 	}
 	p.Scheme, p.NewType = scheme, scheme.Column
 	intKey := p.KeyType != "uuid"
@@ -342,13 +345,13 @@ func (p *Plan) inspectTarget(spec string) error {
 	case s.Name == "snowflake" && intKey:
 		l, _ := snowflake.LayoutOf(scheme)
 		if l.Bits() > 63 {
-			return inputf("--to %q: its %d-bit layout issues values above 2^63-1, which do not fit the bigint key %s.%s; use a layout of at most 63 bits",
+			return inputf("Options.To %q: its %d-bit layout issues values above 2^63-1, which do not fit the bigint key %s.%s; use a layout of at most 63 bits",
 				clip(spec), l.Bits(), p.Table, p.Key)
 		}
 		_, hasSeq := l.Field(snowflake.FieldSequence)
 		_, hasRand := l.Field(snowflake.FieldRandom)
 		if !hasSeq && !hasRand {
-			return inputf("--to %q: the layout has no sequence or random field; the migration trigger needs one", clip(spec))
+			return inputf("Options.To %q: the layout has no sequence or random field; the migration trigger needs one", clip(spec))
 		}
 		p.Layout = l
 		p.Nodes = map[string]int64{}
@@ -363,13 +366,13 @@ func (p *Plan) inspectTarget(spec string) error {
 				s := params.String(f.Name, "")
 				v, err := strconv.ParseInt(s, 10, 64)
 				if err != nil || v < 0 || v >= 1<<f.Bits {
-					return inputf("--to %q: %s %q: want an integer in [0, %d]", clip(spec), f.Name, clip(s), int64(1)<<f.Bits-1)
+					return inputf("Options.To %q: %s %q: want an integer in [0, %d]", clip(spec), f.Name, clip(s), int64(1)<<f.Bits-1)
 				}
 				p.Nodes[f.Name] = v
 			}
 		}
 		if p.ReservedField == "" && !hasRand {
-			return inputf("--to %q: the layout has no node field to reserve worker IDs for the migration", clip(spec))
+			return inputf("Options.To %q: the layout has no node field to reserve worker IDs for the migration", clip(spec))
 		}
 		if p.ReservedField != "" {
 			b, _ := l.Field(p.ReservedField)
@@ -379,10 +382,10 @@ func (p *Plan) inspectTarget(spec string) error {
 		}
 	case s.Name == "uuidv7" && !intKey:
 	case intKey:
-		return inputf("--to %q: %s values are %d bytes (%s); they do not fit the %s key %s.%s; for integer keys use snowflake",
+		return inputf("Options.To %q: %s values are %d bytes (%s); they do not fit the %s key %s.%s; for integer keys use snowflake",
 			clip(spec), scheme.Name, scheme.Size, scheme.Column, p.KeyType, p.Table, p.Key)
 	default:
-		return inputf("--to %q: %s values (%s) do not fit the uuid key %s.%s; for uuid keys use uuidv7",
+		return inputf("Options.To %q: %s values (%s) do not fit the uuid key %s.%s; for uuid keys use uuidv7",
 			clip(spec), scheme.Name, scheme.Column, p.Table, p.Key)
 	}
 	return nil
@@ -415,7 +418,7 @@ func (p *Plan) inspectTime(ctx context.Context, conn *pgx.Conn, oid uint32, col 
 	switch {
 	case strings.HasPrefix(p.TimeType, "timestamp"), p.TimeType == "date":
 	default:
-		return inputf("--time-column %s.%s is %s; want timestamptz, timestamp or date", p.Table, col, p.TimeType)
+		return inputf("Options.TimeColumn %s.%s is %s; want timestamptz, timestamp or date", p.Table, col, p.TimeType)
 	}
 	var nulls int64
 	var lo, hi *time.Time
@@ -425,7 +428,7 @@ func (p *Plan) inspectTime(ctx context.Context, conn *pgx.Conn, oid uint32, col 
 		return err
 	}
 	if nulls > 0 {
-		return inputf("--time-column %s.%s has %d NULLs; fill them first", p.Table, col, nulls)
+		return inputf("Options.TimeColumn %s.%s has %d NULLs; fill them first", p.Table, col, nulls)
 	}
 	if lo != nil {
 		p.MinTime, p.MaxTime = lo.UTC(), hi.UTC()
@@ -502,14 +505,14 @@ func (p *Plan) checkOrder() error {
 	case idgen.ColumnBigint:
 		g, err := snowflake.New(context.Background(), snowflake.Config{Layout: p.Layout, Nodes: p.Nodes})
 		if err != nil {
-			return fmt.Errorf("%w: --to %q: %w", ErrInput, clip(p.To), err)
+			return fmt.Errorf("%w: Options.To %q: %w", ErrInput, clip(p.To), err)
 		}
 		id, err := g.NewAt(t)
 		if err != nil {
-			return inputf("--to %q cannot key a row created at %s: %v", clip(p.To), t.Format(time.RFC3339), err)
+			return inputf("Options.To %q cannot key a row created at %s: %v", clip(p.To), t.Format(time.RFC3339), err)
 		}
 		if _, err := g.NewAt(p.Start); err != nil {
-			return inputf("--to %q cannot key a row created now: %v", clip(p.To), err)
+			return inputf("Options.To %q cannot key a row created now: %v", clip(p.To), err)
 		}
 		v, _ := id.Int64()
 		parts, _ := p.Layout.Decompose(uint64(v))
@@ -522,7 +525,7 @@ func (p *Plan) checkOrder() error {
 		g := strategies.NewUUIDv7()
 		id, err := g.NewAt(t)
 		if err != nil {
-			return inputf("--to %q cannot key a row created at %s: %v", clip(p.To), t.Format(time.RFC3339), err)
+			return inputf("Options.To %q cannot key a row created at %s: %v", clip(p.To), t.Format(time.RFC3339), err)
 		}
 		p.FirstKey = id.String()
 		p.OrderHolds = true

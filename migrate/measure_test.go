@@ -3,6 +3,8 @@ package migrate_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"regexp"
 	"slices"
@@ -123,7 +125,7 @@ func TestMeasure(t *testing.T) {
 			}
 		})
 		runConn := connect(t, dsn, name)
-		if _, err := migrate.Run(ctx, runConn, migrate.Options{Table: "parent", To: "snowflake", TimeColumn: "created_at", Log: log}); err != nil {
+		if _, err := migrate.Run(ctx, runConn, migrate.Options{Table: "parent", To: "snowflake", TimeColumn: "created_at", Log: msgLog(log)}); err != nil {
 			t.Fatalf("run %d: Run = %v", run, err)
 		}
 		r, err := migrate.Verify(ctx, conn, "parent")
@@ -172,3 +174,17 @@ func TestMeasure(t *testing.T) {
 		t.Errorf("slowest swap %v; want at most 200ms", swaps[len(swaps)-1])
 	}
 }
+
+// msgLog returns a Logger writing each record's message, one per line,
+// to w: the lines Options.Log gives the idgen command.
+func msgLog(w io.Writer) *slog.Logger { return slog.New(msgHandler{w}) }
+
+type msgHandler struct{ w io.Writer }
+
+func (h msgHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h msgHandler) Handle(_ context.Context, r slog.Record) error {
+	_, err := io.WriteString(h.w, r.Message+"\n")
+	return err
+}
+func (h msgHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h msgHandler) WithGroup(string) slog.Handler      { return h }

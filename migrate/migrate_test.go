@@ -220,7 +220,7 @@ func migrateLive(t *testing.T, keyType, spec, timeColumn string, interrupt func(
 	var log bytes.Buffer
 	// Without --to and --time-column: as recorded in the state table.
 	opt.To, opt.TimeColumn = "", ""
-	opt.OnBatch, opt.Log = nil, io.MultiWriter(&log, stampWriter{t, time.Now()})
+	opt.OnBatch, opt.Log = nil, msgLog(io.MultiWriter(&log, stampWriter{t, time.Now()}))
 	runConn = connect(t, dsn, name)
 	if _, err := migrate.Run(context.Background(), runConn, opt); err != nil {
 		t.Fatalf("Run (resumed) = %v; log:\n%s", err, log.String())
@@ -347,8 +347,12 @@ func TestPlan(t *testing.T) {
 	}
 	// Dry run: prints the DDL, changes nothing.
 	var log bytes.Buffer
-	if _, err := migrate.Run(context.Background(), conn, migrate.Options{Table: "parent", To: "snowflake", DryRun: true, Log: &log}); err != nil {
+	dry, err := migrate.Run(context.Background(), conn, migrate.Options{Table: "parent", To: "snowflake", DryRun: true})
+	if err != nil {
 		t.Fatalf("Run(DryRun) = %v", err)
+	}
+	if err := dry.WriteDryRun(&log); err != nil {
+		t.Fatal(err)
 	}
 	if !strings.Contains(log.String(), "CREATE OR REPLACE FUNCTION") || !strings.Contains(log.String(), "dry run") {
 		t.Errorf("dry run output lacks the DDL:\n%s", log.String())
@@ -397,7 +401,7 @@ func TestBadInput(t *testing.T) {
 		{name: "bad spec", opt: migrate.Options{Table: "big", To: "snowflak"}, want: migrate.ErrInput, msg: `unknown strategy "snowflak"`},
 		{name: "order does not hold", opt: migrate.Options{Table: "huge", To: "snowflake"}, want: migrate.ErrOrder, msg: "maximum key is 9000000000000000000"},
 		{name: "before the epoch", opt: migrate.Options{Table: "big", To: "snowflake?epoch=2100-01-01", TimeColumn: "created_at"}, want: migrate.ErrInput, msg: "before the epoch"},
-		{name: "batch", opt: migrate.Options{Table: "big", To: "snowflake", Batch: -1}, want: migrate.ErrInput, msg: "--batch -1"},
+		{name: "batch", opt: migrate.Options{Table: "big", To: "snowflake", Batch: -1}, want: migrate.ErrInput, msg: "Options.Batch -1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -466,7 +470,7 @@ func TestMigrateUnreferenced(t *testing.T) {
 				t.Errorf("plan lacks %q:\n%s", "foreign keys none reference sessions", b.String())
 			}
 			var log bytes.Buffer
-			opt.Log = &log
+			opt.Log = msgLog(&log)
 			if _, err := migrate.Run(ctx, conn, opt); err != nil {
 				t.Fatalf("Run(%+v) = %v; log:\n%s", opt, err, log.String())
 			}

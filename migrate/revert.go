@@ -98,7 +98,7 @@ func finish(ctx context.Context, conn *pgx.Conn, table string, yes bool) (*Repor
 	switch p.Phase {
 	case phaseDone:
 		if !yes {
-			return nil, inputf("finish drops %s's old keys (%s, the *_old foreign key columns) and %s: revert is no longer possible after it; give --yes to finish",
+			return nil, inputf("finish drops %s's old keys (%s, the *_old foreign key columns) and %s: revert is no longer possible after it; call Finish with yes to finish",
 				p.qtable(), p.oldCol(), p.mapTable())
 		}
 		if r, err = Verify(ctx, conn, p.qtable()); err != nil {

@@ -81,7 +81,7 @@ type migration struct {
 
 func (m *migration) logf(format string, args ...any) {
 	if m.opt.Log != nil {
-		fmt.Fprintf(m.opt.Log, format+"\n", args...)
+		m.opt.Log.Info(fmt.Sprintf(format, args...), "table", m.p.qtable())
 	}
 }
 
@@ -106,49 +106,51 @@ func (m *migration) setPhase(ctx context.Context, phase string) error {
 	return err
 }
 
+// WriteDryRun writes the plan (Write) and the DDL of Run's prepare and swap
+// transactions, as Run with DryRun would run them.
+func (p *Plan) WriteDryRun(w io.Writer) error {
+	if err := p.Write(w); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "-- dry run: nothing changed. The prepare transaction would run:\n%s;\n-- and the swap transaction:\n%s;\n",
+		strings.Join(p.prepareSQL(), ";\n"), strings.Join(p.swapSQL(), ";\n"))
+	return err
+}
+
 // Run migrates opt.Table to opt.To, or resumes the migration recorded in
 // the state table, and returns the plan it followed. Input errors wrap
 // ErrInput and a bigint → Snowflake plan whose order does not hold wraps
 // ErrOrder; both come before any change. A canceled ctx stops Run between
-// statements; run it again to resume. With opt.DryRun it writes the plan
-// and the DDL to opt.Log and changes nothing.
+// statements; run it again to resume. With opt.DryRun it returns the plan
+// and changes nothing (Plan.WriteDryRun shows the DDL).
 func Run(ctx context.Context, conn *pgx.Conn, opt Options) (*Plan, error) {
 	if opt.Batch == 0 {
 		opt.Batch = DefaultBatch
 	}
 	if opt.Batch < 1 {
-		return nil, inputf("--batch %d must be at least 1", opt.Batch)
+		return nil, inputf("Options.Batch %d must be at least 1", opt.Batch)
 	}
 	if opt.MaxLag == 0 {
 		opt.MaxLag = DefaultMaxLag
 	}
 	switch {
 	case opt.ChunkTime < 0 || opt.ChunkTime > 0 && opt.ChunkTime < time.Millisecond:
-		return nil, inputf("--chunk-time %v must be at least 1ms (or 0: fixed batches)", opt.ChunkTime)
+		return nil, inputf("Options.ChunkTime %v must be at least 1ms (or 0: fixed batches)", opt.ChunkTime)
 	case opt.MaxLag < 0:
-		return nil, inputf("--max-lag %v must be positive", opt.MaxLag)
+		return nil, inputf("Options.MaxLag %v must be positive", opt.MaxLag)
 	case opt.MaxActive < 0:
-		return nil, inputf("--max-active %d must be at least 0 (0: no limit)", opt.MaxActive)
+		return nil, inputf("Options.MaxActive %d must be at least 0 (0: no limit)", opt.MaxActive)
 	}
 	p, err := Inspect(ctx, conn, opt)
 	if err != nil {
 		return nil, err
 	}
 	if p.Phase == "" && !p.OrderHolds {
-		return p, fmt.Errorf("%w: %s's maximum key is %s but --to %q issues keys from %s; choose an earlier epoch or a longer time field",
+		return p, fmt.Errorf("%w: %s's maximum key is %s but Options.To %q issues keys from %s; choose an earlier epoch or a longer time field",
 			ErrOrder, p.qtable(), p.MaxKey, clip(p.To), p.FirstKey)
 	}
 	m := &migration{conn: conn, p: p, opt: opt}
 	if opt.DryRun {
-		w := opt.Log
-		if w == nil {
-			w = io.Discard
-		}
-		if err := p.Write(w); err != nil {
-			return p, err
-		}
-		fmt.Fprintf(w, "-- dry run: nothing changed. The prepare transaction would run:\n%s;\n-- and the swap transaction:\n%s;\n",
-			strings.Join(p.prepareSQL(), ";\n"), strings.Join(p.swapSQL(), ";\n"))
 		return p, nil
 	}
 	if p.Phase == phaseDone {
@@ -156,7 +158,7 @@ func Run(ctx context.Context, conn *pgx.Conn, opt Options) (*Plan, error) {
 		return p, nil
 	}
 	if p.Phase == phaseReverted {
-		return p, inputf("the migration of %s was reverted; idgen migrate finish --table %s removes what it left, then run migrates anew",
+		return p, inputf("the migration of %s was reverted; Finish on %s removes what it left, then Run migrates anew",
 			p.qtable(), p.Table)
 	}
 	unlock, err := p.lock(ctx, conn)
@@ -599,7 +601,9 @@ func (m *migration) lockedTx(ctx context.Context, stmts []string, phase string) 
 		})
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == "55P03" && attempt < 10 {
-			m.logf("%s: lock timeout (attempt %d), retrying", phase, attempt)
+			if m.opt.Log != nil {
+				m.opt.Log.Warn(fmt.Sprintf("%s: lock timeout (attempt %d), retrying", phase, attempt), "table", m.p.qtable())
+			}
 			continue
 		}
 		if err != nil {

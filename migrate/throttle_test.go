@@ -214,7 +214,7 @@ func TestThrottle(t *testing.T) {
 			c.Exec(sleepCtx, "SELECT pg_sleep(60)")
 		}()
 	}
-	held("4 active backends", "active backends over --max-active 3")
+	held("4 active backends", "active backends over Options.MaxActive 3")
 	stopSleep()
 	wg.Wait()
 	released("backends idle")
@@ -248,8 +248,8 @@ func TestSetBadInput(t *testing.T) {
 	}{
 		{"no migration", "plain", migrate.Setting{Pause: true}, "no migration recorded"},
 		{"no table", "nosuch", migrate.Setting{Pause: true}, `table "nosuch" not found`},
-		{"negative batch", "plain", migrate.Setting{Batch: -1}, "--batch -1 must be at least 1"},
-		{"negative chunk time", "plain", migrate.Setting{ChunkTime: -time.Second}, "--chunk-time -1s must be at least 1ms"},
+		{"negative batch", "plain", migrate.Setting{Batch: -1}, "Setting.Batch -1 must be at least 1"},
+		{"negative chunk time", "plain", migrate.Setting{ChunkTime: -time.Second}, "Setting.ChunkTime -1s must be at least 1ms"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := migrate.Set(context.Background(), conn, tc.table, tc.s)

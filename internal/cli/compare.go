@@ -120,6 +120,7 @@ are masked (xxxxx) in everything compare prints and writes.
 			cfg.Progress = pr
 			rep, err := compare.Run(cmd.Context(), cfg)
 			pr.Close()
+			err = withFlags(err, compareFlags)
 			if err != nil {
 				if errors.Is(err, compare.ErrBadInput) {
 					return badInput(err)

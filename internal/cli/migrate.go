@@ -52,6 +52,7 @@ func newMigrateCmd() *cobra.Command {
 		return conn, nil
 	}
 	wrap := func(err error) error {
+		err = withFlags(err, migrateFlags)
 		if errors.Is(err, migrate.ErrInput) || errors.Is(err, migrate.ErrOrder) {
 			return badInput(err)
 		}
@@ -124,16 +125,19 @@ active, or while paused; it says so on stderr.`,
 		Short: "Migrate the table, or resume an interrupted migration",
 		Args:  cobra.NoArgs,
 		RunE: withConn(func(cmd *cobra.Command, conn *pgx.Conn) error {
-			opt.Log = cmd.OutOrStdout()
+			opt.Log = lines(cmd.OutOrStdout())
 			if !opt.DryRun {
 				pr := newMigrateBars(cmd.ErrOrStderr())
 				defer pr.Close()
 				opt.Progress = pr
 				opt.OnThrottle = func(th migrate.Throttle) { pr.line(throttleLine(th)) } // above the bar
 			}
-			_, err := migrate.Run(cmd.Context(), conn, opt)
+			p, err := migrate.Run(cmd.Context(), conn, opt)
 			if err != nil {
 				return wrap(err)
+			}
+			if opt.DryRun {
+				return p.WriteDryRun(cmd.OutOrStdout())
 			}
 			if !opt.DryRun {
 				fmt.Fprint(cmd.OutOrStdout(), verifyHint(dsn, fromEnv, opt.Table))
@@ -241,7 +245,7 @@ active, or while paused; it says so on stderr.`,
 // throttleLine is run's line when the backfill waits or goes on.
 func throttleLine(th migrate.Throttle) string {
 	if th.Hold {
-		return "idgen: waiting: " + th.Reason
+		return "idgen: waiting: " + migrateFlags.Replace(th.Reason)
 	}
 	return fmt.Sprintf("idgen: going on after %v (lag %v, %d active backends)",
 		th.Waited.Round(100*time.Millisecond), th.Lag.Round(time.Millisecond), th.Active)

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -171,8 +173,8 @@ var _ compare.Progress = compareBars{}
 
 func newCompareBars(w io.Writer) compareBars { return compareBars{newBars(w, "compare: ")} }
 
-func (c compareBars) Status(msg string) { c.line(msg) }
-func (c compareBars) Note(msg string)   { c.line("note: " + msg) }
+func (c compareBars) Status(msg string) { c.line(compareFlags.Replace(msg)) }
+func (c compareBars) Note(msg string)   { c.line("note: " + compareFlags.Replace(msg)) }
 func (c compareBars) Phase(strategy, phase string, rows int) {
 	c.phase(strategy+" "+phase, fmt.Sprintf("%-28.28s %-7s", strategy, phase), "rows", int64(rows), 0)
 }
@@ -196,3 +198,22 @@ func (m migrateBars) Phase(name, unit string, total, done int64) {
 }
 func (m migrateBars) At(done int64)                   { m.set(done) }
 func (m migrateBars) PhaseDone(elapsed time.Duration) { m.finish(elapsed) }
+
+// lines returns a Logger printing each record's message, one per line, to
+// w: a library's step log as the command shows it.
+func lines(w io.Writer) *slog.Logger { return slog.New(&lineHandler{w: w}) }
+
+type lineHandler struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (h *lineHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *lineHandler) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, err := fmt.Fprintln(h.w, r.Message)
+	return err
+}
+func (h *lineHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *lineHandler) WithGroup(string) slog.Handler      { return h }
