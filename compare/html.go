@@ -303,7 +303,7 @@ svg { display: block; margin: 1em 0; }
 <p class="small">{{.Server}}<br>
 idgen {{.Meta.Build.Version}} {{.Meta.Build.Commit}} · {{.Meta.Machine.Cores}} cores, {{.Meta.Machine.OS}} · started {{.Meta.Started.Format "2006-01-02 15:04:05 UTC"}}, {{printf "%.0f" .Meta.DurationSec}} s · seed {{.Meta.Seed}}<br>
 {{.Meta.StatsMethod}}. A ratio shown as “≈” has an interval that contains 1: no significant difference.</p>
-{{with .Harness}}<p>Harness check: <span class="{{.Verdict}}">{{.Verdict}}</span>: the harness sends the keys at {{printf "%.2f" .Ratio.Median}}× [{{printf "%.2f" (index .Ratio.CI 0)}}–{{printf "%.2f" (index .Ratio.CI 1)}}] the rate at which the server generates the same keys itself (pass at ≥ {{printf "%.2f" .Threshold}}): {{.Meaning}}.</p>{{end}}
+{{with .Harness}}<p>Harness check: <span class="{{.Verdict}}">{{.Verdict}}</span>: the harness sends the keys at {{printf "%.2f" .Ratio.Median}}× [{{printf "%.2f" (index .Ratio.CI 0)}}–{{printf "%.2f" (index .Ratio.CI 1)}}] the rate at which the server generates the same keys itself (pass at ≥ {{printf "%.2f" .Threshold}}), with {{.Writers}} writer{{if ne .Writers 1}}s{{end}} on each side: {{.Meaning}}.</p>{{end}}
 <h2>Verdicts</h2>
 {{range .Verdicts}}<p class="verdict">{{.}}</p>
 {{end}}

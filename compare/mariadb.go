@@ -502,7 +502,7 @@ func (h *mharness) runOne(ctx context.Context, round, i int, p *plan) (Result, e
 	name := tableName(i, round, p.name)
 	res := Result{
 		Engine: EngineMariaDB, Strategy: p.label, Scheme: p.name, Column: mysqlColumn(p), Method: "multi-row insert", WorkerKey: p.workerKey,
-		Rows: cfg.Rows, Writers: cfg.Writers, Batch: cfg.Batch, Preload: cfg.Preload, KeyBytes: p.keyBytes,
+		Rows: cfg.Rows, Writers: writersOf(p, cfg.Writers), Batch: cfg.Batch, Preload: cfg.Preload, KeyBytes: p.keyBytes,
 	}
 	switch {
 	case p.series:
@@ -618,7 +618,7 @@ func unavailableMariaDB(r *Result) []string {
 // load inserts n rows into table with every writer and returns the
 // timings, as harness.load does for PostgreSQL.
 func (h *mharness) load(ctx context.Context, p *plan, table string, first int64, n int, onRows func(int)) (phaseResult, error) {
-	return fanOut(ctx, p, len(h.writers), first, n, onRows, func(ctx context.Context, w int, gen idgen.Generator, bs batches, rec *recorder) ([]float64, error) {
+	return fanOut(ctx, p, writersOf(p, len(h.writers)), first, n, onRows, func(ctx context.Context, w int, gen idgen.Generator, bs batches, rec *recorder) ([]float64, error) {
 		return h.writer(ctx, h.writers[w], p, gen, table, bs, rec)
 	})
 }

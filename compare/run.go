@@ -293,7 +293,7 @@ func (h *harness) runOne(ctx context.Context, round, i int, p *plan) (Result, er
 	table := pgx.Identifier{h.schema, tableName(i, round, p.name)}
 	res := Result{
 		Engine: EnginePostgres, Strategy: p.label, Scheme: p.name, Column: p.column, Method: "copy", WorkerKey: p.workerKey,
-		Rows: cfg.Rows, Writers: cfg.Writers, Batch: cfg.Batch, Preload: cfg.Preload, KeyBytes: p.keyBytes,
+		Rows: cfg.Rows, Writers: writersOf(p, cfg.Writers), Batch: cfg.Batch, Preload: cfg.Preload, KeyBytes: p.keyBytes,
 	}
 	keyCol := p.column + " PRIMARY KEY"
 	switch {

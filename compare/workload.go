@@ -85,9 +85,28 @@ func (r *recorder) tenths() []float64 {
 // load inserts n rows into table with every writer and returns the timings.
 // gens is nil for the baseline. A series plan's keys start at first.
 func (h *harness) load(ctx context.Context, p *plan, table pgx.Identifier, first int64, n int, onRows func(int)) (phaseResult, error) {
-	return fanOut(ctx, p, len(h.writers), first, n, onRows, func(ctx context.Context, w int, gen idgen.Generator, bs batches, rec *recorder) ([]float64, error) {
+	return fanOut(ctx, p, writersOf(p, len(h.writers)), first, n, onRows, func(ctx context.Context, w int, gen idgen.Generator, bs batches, rec *recorder) ([]float64, error) {
 		return h.writer(ctx, h.writers[w], p, gen, table, bs, rec)
 	})
+}
+
+// HarnessWriters is the number of writers of the harness check's two rows
+// (ClientSeries and Reference), whatever Config.Writers: one on each side.
+// One writer's client goroutines and its server backend each get a core on
+// any machine of two cores or more, so the ratio measures whether the
+// harness keeps a backend busy. With Writers backends and the client on
+// fewer cores than Writers + 1, it would measure how the machine shares
+// its cores instead (4 writers on 2 cores: about 0.6×), a cost that every
+// strategy's rows/s pay alike.
+const HarnessWriters = 1
+
+// writersOf is the number of writers that load p's rows: HarnessWriters
+// for the harness check's rows, else all of them.
+func writersOf(p *plan, all int) int {
+	if p.series {
+		return min(all, HarnessWriters)
+	}
+	return all
 }
 
 // fanOut runs write on each of writers writers, writer w with p's
