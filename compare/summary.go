@@ -37,10 +37,10 @@ type HarnessCheck struct {
 	Ratio Estimate `json:"ratio"`
 	// Writers is the writers of each side (HarnessWriters), whatever the
 	// strategies' Writers.
-	Writers   int      `json:"writers"`
-	Threshold float64  `json:"threshold"`
-	Pass      bool     `json:"pass"`
-	Verdict   string   `json:"verdict"` // "pass" or "fail"
+	Writers   int     `json:"writers"`
+	Threshold float64 `json:"threshold"`
+	Pass      bool    `json:"pass"`
+	Verdict   string  `json:"verdict"` // "pass" or "fail"
 	// Meaning says what the verdict means for the figures.
 	Meaning string `json:"meaning"`
 }
