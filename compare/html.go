@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"unicode/utf8"
 )
 
 // Palette gives each row of the report its colour, in the order of the
@@ -33,12 +34,19 @@ type bar struct {
 // labels, an axis from 0 past the largest bar or interval, and a dashed
 // vertical line at mark (if > 0) named markLabel.
 func svgBars(title, unit string, bars []bar, mark float64, markLabel string) template.HTML {
-	const (
-		width, left, right, top, rowH = 820.0, 200.0, 110.0, 46.0, 24.0
-	)
+	const top, rowH, minPlot = 46.0, 24.0, 320.0
 	if len(bars) == 0 {
 		return template.HTML(`<p class="none">` + html.EscapeString(title) + `: not measured</p>`)
 	}
+	// Margins wide enough for the longest row name (left) and value label
+	// (right, past the axis's end at the most), and a chart wide enough for
+	// its title, so that no text runs past the SVG's edges.
+	width, left, right := 820.0, 200.0, 110.0
+	for _, b := range bars {
+		left = max(left, textWidth(b.label, 12)+18)
+		right = max(right, textWidth(b.valueLabel, 12)+16)
+	}
+	width = max(width, left+minPlot+right, textWidth(title, 14)*1.08+20)
 	maxV := mark
 	for _, b := range bars {
 		maxV = max(maxV, b.value)
@@ -87,6 +95,13 @@ func svgBars(title, unit string, bars []bar, mark float64, markLabel string) tem
 }
 
 func esc(s string) string { return html.EscapeString(s) }
+
+// textWidth bounds the width in px of s in a sans-serif font of size px:
+// 0.65 em a character, about DejaVu Sans's digits (0.636 em), the widest
+// of the label's usual characters.
+func textWidth(s string, size float64) float64 {
+	return float64(utf8.RuneCountInString(s)) * 0.65 * size
+}
 
 // niceStep rounds v up to 1, 2 or 5 times a power of ten.
 func niceStep(v float64) float64 {
@@ -320,6 +335,16 @@ idgen {{.Meta.Build.Version}} {{.Meta.Build.Commit}} · {{.Meta.Machine.Cores}} 
 <p id="status" class="small">loading</p>
 <script>
 document.getElementById("status").textContent = "rendered " + document.querySelectorAll("tr.strategy").length + " of {{.Count}} rows";
+// Count the chart labels that run past their chart's edges (none should).
+let clipped = 0;
+for (const svg of document.querySelectorAll("svg")) {
+  const vb = svg.viewBox.baseVal;
+  for (const t of svg.querySelectorAll("text")) {
+    const b = t.getBBox();
+    if (b.x < vb.x - 0.5 || b.x + b.width > vb.x + vb.width + 0.5) clipped++;
+  }
+}
+document.body.dataset.clipped = clipped;
 </script>
 </body></html>
 `))

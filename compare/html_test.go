@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idgenkit/idgen/compare"
 	"github.com/idgenkit/idgen/internal/testenv"
 )
 
@@ -53,6 +54,46 @@ func TestWriteHTML(t *testing.T) {
 // script must run (it writes how many rows it found), every strategy must
 // show, and the console must stay free of errors.
 func TestReportInChromium(t *testing.T) {
+	rep := sampleReport()
+	dom, stderr := inChromium(t, rep)
+	if !strings.Contains(dom, "rendered 4 of 4 rows") {
+		t.Errorf("chromium's DOM lacks the script's marker %q:\n%s", "rendered 4 of 4 rows", dom)
+	}
+	for _, x := range rep.Results {
+		if !strings.Contains(dom, ">"+x.Strategy+"<") {
+			t.Errorf("chromium's DOM does not show %s", x.Strategy)
+		}
+	}
+	for _, line := range strings.Split(stderr, "\n") {
+		if strings.Contains(line, "Uncaught") || strings.Contains(line, "CONSOLE") {
+			t.Errorf("chromium console: %s", line)
+		}
+	}
+	if !strings.Contains(dom, `data-clipped="0"`) {
+		t.Errorf("chromium: chart labels run past their chart's edges (want data-clipped=\"0\"):\n%s", dom)
+	}
+}
+
+// TestLongLabelsInChromium: a rows/s label as long as a default run's
+// ("388123 [328000–478000]", its interval reaching the axis's end) and a
+// long spec fit inside their charts, as Chromium lays them out.
+func TestLongLabelsInChromium(t *testing.T) {
+	rep := sampleReport()
+	rep.Rows = 300000
+	x := rep.Find("uuidv4")
+	x.Strategy = "snowflake?layout=time:41,worker:10,sequence:12&epoch=2020-01-01"
+	x.RowsPerSec, x.RowsPerSecCI = 388123, &compare.Interval{328000, 478000}
+	dom, _ := inChromium(t, rep)
+	if !strings.Contains(dom, `data-clipped="0"`) {
+		m := regexp.MustCompile(`data-clipped="\d+"`).FindString(dom)
+		t.Errorf("chromium: %s chart labels run past their chart's edges; want 0", m)
+	}
+}
+
+// inChromium writes rep's report.html and returns its DOM after headless
+// Chromium ran its script, and Chromium's stderr.
+func inChromium(t *testing.T, rep *compare.Report) (dom, stderr string) {
+	t.Helper()
 	bin, err := exec.LookPath("chromium")
 	if err != nil {
 		if testenv.CI() {
@@ -61,7 +102,6 @@ func TestReportInChromium(t *testing.T) {
 		t.Skip("chromium not installed")
 	}
 	dir := t.TempDir()
-	rep := sampleReport()
 	if err := rep.WriteFiles(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -71,23 +111,10 @@ func TestReportInChromium(t *testing.T) {
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
 		"--user-data-dir="+filepath.Join(dir, "profile"), "--enable-logging=stderr", "--v=0",
 		"--dump-dom", "file://"+filepath.Join(dir, "report.html"))
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium = %v\n%s", err, stderr.String())
+		t.Fatalf("chromium = %v\n%s", err, errOut.String())
 	}
-	dom := stdout.String()
-	if !strings.Contains(dom, "rendered 4 of 4 rows") {
-		t.Errorf("chromium's DOM lacks the script's marker %q:\n%s", "rendered 4 of 4 rows", dom)
-	}
-	for _, x := range rep.Results {
-		if !strings.Contains(dom, ">"+x.Strategy+"<") {
-			t.Errorf("chromium's DOM does not show %s", x.Strategy)
-		}
-	}
-	for _, line := range strings.Split(stderr.String(), "\n") {
-		if strings.Contains(line, "Uncaught") || strings.Contains(line, "CONSOLE") {
-			t.Errorf("chromium console: %s", line)
-		}
-	}
+	return out.String(), errOut.String()
 }
