@@ -16,7 +16,7 @@ func ExampleWriteFiles() {
 		Rows: 1000, Writers: 1, Batch: 100, Runs: 1,
 		Results: []compare.Result{{Engine: compare.EnginePostgres, Strategy: compare.Baseline, Rows: 1000, RowsPerSec: 50000,
 			RowsPerSecTenths: []float64{50000, 50000, 50000, 50000, 50000, 50000, 50000, 50000, 50000, 50000},
-			IndexBytes: 40960, AvgLeafDensity: &density}}}
+			IndexBytes:       40960, AvgLeafDensity: &density}}}
 	dir, err := os.MkdirTemp("", "report")
 	if err != nil {
 		panic(err)
