@@ -498,3 +498,25 @@ func waitStatus(t *testing.T, base []string, want string) string {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestMigrateFlagNames: migrate's errors name its Options and Setting
+// fields; the command prints its flags in their place, exit 2.
+func TestMigrateFlagNames(t *testing.T) {
+	dsn := testenv.PostgresDSN(t)
+	_, s := migrateSchema(t, "CREATE TABLE hits (id bigserial PRIMARY KEY)")
+	base := []string{"--dsn", dsn, "--table", s + ".hits"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"migrate", "run", "--to", "snowflake", "--batch", "-1"}, "idgen: migrate: bad input: --batch -1 must be at least 1"},
+		{[]string{"migrate", "run", "--to", "snowflake", "--chunk-time", "1us"}, "idgen: migrate: bad input: --chunk-time 1µs must be at least 1ms (or 0: fixed batches)"},
+		{[]string{"migrate", "plan", "--to", "nosuchscheme"}, "idgen: migrate: bad input: --to"},
+		{[]string{"migrate", "resume", "--batch", "-1"}, "idgen: migrate: bad input: --batch -1 must be at least 1"},
+	} {
+		_, errOut, code := run(append(tc.args, base...)...)
+		if code != 2 || !strings.HasPrefix(errOut, tc.want) || strings.Contains(errOut, "Options.") || strings.Contains(errOut, "Setting.") {
+			t.Errorf("%v = exit %d, %q; want exit 2 and %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
