@@ -125,7 +125,7 @@ active, or while paused; it says so on stderr.`,
 		Short: "Migrate the table, or resume an interrupted migration",
 		Args:  cobra.NoArgs,
 		RunE: withConn(func(cmd *cobra.Command, conn *pgx.Conn) error {
-			opt.Log = lines(cmd.OutOrStdout())
+			opt.Log = stepLog(cmd.OutOrStdout())
 			if !opt.DryRun {
 				pr := newMigrateBars(cmd.ErrOrStderr())
 				defer pr.Close()

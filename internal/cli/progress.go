@@ -74,7 +74,7 @@ func (b *bars) phase(name, label, unit string, total, done int64) {
 	defer b.mu.Unlock()
 	b.name, b.unit, b.total, b.at, b.from, b.start = name, unit, total, done, done, time.Now()
 	b.tenth = 0
-	for b.tenth < 10 && total > 0 && done >= threshold(total, b.tenth+1) {
+	for b.tenth < 10 && total > 0 && done >= tenthMark(total, b.tenth+1) {
 		b.tenth++
 	}
 	if b.p != nil {
@@ -86,7 +86,7 @@ func (b *bars) phase(name, label, unit string, total, done int64) {
 				decor.CountersNoUnit("%d/%d", decor.WCSyncWidth),
 			),
 			mpb.AppendDecorators(
-				decor.Any(rate(b.start, done, unit, doneNs), decor.WCSyncSpace),
+				decor.Any(barRate(b.start, done, unit, doneNs), decor.WCSyncSpace),
 				decor.OnComplete(decor.AverageETA(decor.ET_STYLE_GO, decor.WCSyncSpace), "done"),
 			),
 		)
@@ -100,8 +100,8 @@ func (b *bars) phase(name, label, unit string, total, done int64) {
 	fmt.Fprintf(b.w, "%s%s: %d %s\n", b.prefix, name, total, unit)
 }
 
-// threshold is the count that completes tenth k (1..10) of total.
-func threshold(total int64, k int) int64 { return (total*int64(k) + 9) / 10 }
+// tenthMark is the count that completes tenth k (1..10) of total.
+func tenthMark(total int64, k int) int64 { return (total*int64(k) + 9) / 10 }
 
 // set advances the phase to done units, printing a line at each tenth
 // but the last (the last is finish's line).
@@ -117,7 +117,7 @@ func (b *bars) set(done int64) {
 		return
 	}
 	t := b.tenth
-	for t < 10 && done >= threshold(b.total, t+1) {
+	for t < 10 && done >= tenthMark(b.total, t+1) {
 		t++
 	}
 	if t > b.tenth && t < 10 {
@@ -143,9 +143,9 @@ func (b *bars) finish(elapsed time.Duration) {
 	fmt.Fprintf(b.w, "%s%s: done, %d %s in %.2fs (%.0f %s/s)\n", b.prefix, b.name, n, b.unit, elapsed.Seconds(), float64(n)/elapsed.Seconds(), b.unit)
 }
 
-// rate shows units/s since start (counting from from), or over the phase
+// barRate shows units/s since start (counting from from), or over the phase
 // once done is set.
-func rate(start time.Time, from int64, unit string, done *atomic.Int64) decor.DecorFunc {
+func barRate(start time.Time, from int64, unit string, done *atomic.Int64) decor.DecorFunc {
 	return func(s decor.Statistics) string {
 		el := time.Since(start)
 		if d := done.Load(); d > 0 {
@@ -199,9 +199,9 @@ func (m migrateBars) Phase(name, unit string, total, done int64) {
 func (m migrateBars) At(done int64)                   { m.set(done) }
 func (m migrateBars) PhaseDone(elapsed time.Duration) { m.finish(elapsed) }
 
-// lines returns a Logger printing each record's message, one per line, to
+// stepLog returns a Logger printing each record's message, one per line, to
 // w: a library's step log as the command shows it.
-func lines(w io.Writer) *slog.Logger { return slog.New(&lineHandler{w: w}) }
+func stepLog(w io.Writer) *slog.Logger { return slog.New(&lineHandler{w: w}) }
 
 type lineHandler struct {
 	mu sync.Mutex
