@@ -52,36 +52,45 @@ type LeaseConfig struct {
 	Owner string
 	// MaxSkew bounds how far the local clock may be from the store's at
 	// start (PostgreSQL: its clock_timestamp(), corrected by half the round
-	// trip): beyond it, opening the lease fails with ErrClockSkew. Zero
-	// means DefaultMaxSkew (10 s); a negative value turns the check off.
+	// trip; etcd: the mean of the wall times its live peers wrote at their
+	// last renewal, each advanced by the time since, see Etcd): beyond it,
+	// opening the lease fails with ErrClockSkew. Zero means DefaultMaxSkew
+	// (10 s); a negative value turns the check off.
 	MaxSkew time.Duration
-	// Clock is the local clock compared with the store's at start. Nil
-	// means the system wall clock (time.Now).
+	// Clock is the local clock compared with the store's at start (and,
+	// under etcd, the wall time written into the lease record at each
+	// renewal). Nil means the system wall clock (time.Now).
 	Clock interface{ Now() time.Time }
 }
 
 // DefaultMaxSkew is LeaseConfig.MaxSkew when zero.
 const DefaultMaxSkew = 10 * time.Second
 
+// now reads the local clock: Clock, or time.Now.
+func (c LeaseConfig) now() time.Time {
+	if c.Clock != nil {
+		return c.Clock.Now()
+	}
+	return time.Now()
+}
+
 // checkSkew compares the local clock with the store's, read by serverNow
 // between two local readings: the server's reading is taken to fall midway.
-// It returns an error wrapping ErrClockSkew, naming both clocks and the
-// skew, when they are more than MaxSkew apart; a serverNow error is returned
-// as is.
-func (c LeaseConfig) checkSkew(ctx context.Context, store string, serverNow func(context.Context) (time.Time, error)) error {
+// serverNow also names the clock it read, and returns ok false when there
+// is none to compare with (no live etcd peer wrote its time): the check
+// passes. It returns an error wrapping ErrClockSkew, naming both clocks and
+// the skew, when they are more than MaxSkew apart; a serverNow error is
+// returned as is.
+func (c LeaseConfig) checkSkew(ctx context.Context, serverNow func(context.Context) (t time.Time, store string, ok bool, err error)) error {
 	if c.MaxSkew < 0 {
 		return nil
 	}
-	now := time.Now
-	if c.Clock != nil {
-		now = c.Clock.Now
-	}
-	before := now()
-	server, err := serverNow(ctx)
-	if err != nil {
+	before := c.now()
+	server, store, ok, err := serverNow(ctx)
+	if err != nil || !ok {
 		return err
 	}
-	after := now()
+	after := c.now()
 	local := before.Add(after.Sub(before) / 2)
 	skew := local.Sub(server)
 	if skew.Abs() <= c.MaxSkew {
