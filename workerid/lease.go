@@ -36,7 +36,10 @@ type LeaseConfig struct {
 	// TTL is how long the lease outlives the last renewal on the server.
 	// Zero means 30 s. etcd rounds it up to whole seconds.
 	TTL time.Duration
-	// RenewEvery is the renewal (keep-alive) interval. Zero means TTL/3.
+	// RenewEvery is the renewal (keep-alive) interval. Zero means TTL/10
+	// (3 s for the default TTL). A store that does not answer for less
+	// than LostAfter - RenewEvery (12 s by default) costs no request: the
+	// last good renewal was at most RenewEvery before it went away.
 	RenewEvery time.Duration
 	// LostAfter bounds how long after the start of the last successful
 	// renewal the identity is trusted: past it, Identity returns nil. It
@@ -113,7 +116,7 @@ func (c LeaseConfig) resolve() (LeaseConfig, error) {
 		c.TTL = DefaultTTL
 	}
 	if c.RenewEvery == 0 {
-		c.RenewEvery = c.TTL / 3
+		c.RenewEvery = c.TTL / 10
 	}
 	if c.LostAfter == 0 {
 		c.LostAfter = c.TTL / 2
