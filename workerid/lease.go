@@ -226,6 +226,9 @@ type lease struct {
 	markMu      sync.Mutex
 	markGen     int64
 	ahead, want time.Time
+	// sent is set when a mark was sent ahead for markGen, even one whose
+	// answer was lost (a write cut short by Close may have landed).
+	sent bool
 	// writeMu orders the mark writes, so that a mark written ahead never
 	// replaces a higher one Store wrote (etcd's Put would move it down).
 	writeMu sync.Mutex
@@ -296,7 +299,7 @@ func (l *lease) Store(ctx context.Context, mark time.Time) error {
 		return fmt.Errorf("%w: high-water mark not stored", idgen.ErrLeaseLost)
 	}
 	if l.markGen != ident.Generation {
-		l.markGen, l.ahead, l.want = ident.Generation, time.Time{}, time.Time{}
+		l.markGen, l.ahead, l.want, l.sent = ident.Generation, time.Time{}, time.Time{}, false
 	}
 	if mark.After(l.want) {
 		l.want = mark
@@ -493,13 +496,14 @@ func (l *lease) writeAhead(ctx context.Context, start time.Time) {
 	m := start.Add(l.cfg.LostAfter + AheadSlack)
 	l.markMu.Lock()
 	if l.markGen != l.h.gen {
-		l.markGen, l.ahead, l.want = l.h.gen, time.Time{}, time.Time{}
+		l.markGen, l.ahead, l.want, l.sent = l.h.gen, time.Time{}, time.Time{}, false
 	}
 	for _, o := range []time.Time{l.h.mark, l.want, l.ahead} {
 		if o.After(m) {
 			m = o
 		}
 	}
+	l.sent = true
 	l.markMu.Unlock()
 	if l.b.storeMark(ctx, l.h.id, l.h.gen, m) != nil {
 		return
@@ -521,7 +525,7 @@ func (l *lease) settleMark(ctx context.Context) {
 	if l.markGen == l.h.gen && l.want.After(m) {
 		m = l.want
 	}
-	wrote := l.markGen == l.h.gen && !l.ahead.IsZero()
+	wrote := l.markGen == l.h.gen && l.sent
 	l.markMu.Unlock()
 	if wrote {
 		l.writeMu.Lock()
