@@ -23,31 +23,95 @@ type Sleeper interface {
 }
 
 // SystemClock returns the clock a Generator uses by default: the wall clock
-// read once, then advanced by the monotonic clock. An NTP step after the
-// clock is created does not move it, so within a process it never goes
-// back; a restart reads the wall clock afresh, which is what the high-water
-// mark guards. It costs one monotonic clock read per call.
-func SystemClock() Clock {
+// read once, then advanced by the monotonic clock, which costs one
+// monotonic clock read per call. Every StepCheckEvery of monotonic time it
+// reads the wall clock again, and follows a step of StepMin or more at once:
+// a step forward (NTP, a resumed VM) moves the IDs' time forward, which is
+// safe; a step back moves the clock back, and the Generator's rollback
+// policy applies (Hold counts on, Fail returns *idgen.ClockRollbackError).
+// Steps are counted (StepCounter). A restart reads the wall clock afresh,
+// which is what the high-water mark guards.
+func SystemClock() Clock { return followWall(time.Now) }
+
+// StepCheckEvery is how often (in monotonic time) SystemClock reads the
+// wall clock to look for a step.
+const StepCheckEvery = time.Millisecond
+
+// StepMin is the smallest difference between the wall clock and
+// SystemClock's reading that SystemClock follows as a step; smaller ones
+// add up until they reach it (Drift reports them).
+const StepMin = time.Millisecond
+
+// followWall returns the clock of SystemClock over the wall clock wall
+// (time.Now, or a test's stepped one).
+func followWall(wall func() time.Time) *systemClock {
 	now := time.Now()
-	return systemClock{start: now, startNs: now.UnixNano()}
+	c := &systemClock{wall: wall, start: now}
+	c.base.Store(wall().UnixNano())
+	c.nextCheck.Store(int64(StepCheckEvery))
+	return c
 }
 
 type systemClock struct {
-	start   time.Time // carries the monotonic reading
-	startNs int64
+	wall  func() time.Time
+	start time.Time // carries the monotonic reading
+	// base is the wall time at start plus the steps followed: the reading
+	// is base + the monotonic time since start.
+	base atomic.Int64
+	// nextCheck is the monotonic time since start of the next wall read.
+	nextCheck           atomic.Int64
+	stepsFwd, stepsBack atomic.Uint64
+	stepped             atomic.Int64 // the sum of the steps followed, ns
 }
 
-func (c systemClock) Now() time.Time { return c.start.Add(time.Since(c.start)) }
+func (c *systemClock) Now() time.Time { return time.Unix(0, c.UnixNano()) }
 
-// UnixNano is Now().UnixNano() with one monotonic clock read.
-func (c systemClock) UnixNano() int64 { return c.startNs + int64(time.Since(c.start)) }
+// UnixNano is Now().UnixNano(): one monotonic clock read, and a wall clock
+// read every StepCheckEvery.
+func (c *systemClock) UnixNano() int64 {
+	since := int64(time.Since(c.start))
+	if next := c.nextCheck.Load(); since >= next && c.nextCheck.CompareAndSwap(next, since+int64(StepCheckEvery)) {
+		c.follow(since)
+	}
+	return c.base.Load() + since
+}
 
-// Drift returns the system wall clock's reading minus this clock's: how far
-// NTP steps (or a suspended VM) moved the wall clock since this clock was
-// created, > 0 when the wall clock is ahead. IDs keep this clock's time.
-func (c systemClock) Drift() time.Duration {
-	now := time.Now()
-	return time.Duration(now.UnixNano() - (c.startNs + int64(now.Sub(c.start))))
+// follow reads the wall clock and moves base by the step, if any.
+func (c *systemClock) follow(since int64) {
+	base := c.base.Load()
+	step := c.wall().UnixNano() - (base + since)
+	if step > -int64(StepMin) && step < int64(StepMin) {
+		return
+	}
+	if !c.base.CompareAndSwap(base, base+step) {
+		return // another reader followed it
+	}
+	c.stepped.Add(step)
+	if step > 0 {
+		c.stepsFwd.Add(1)
+	} else {
+		c.stepsBack.Add(1)
+	}
+}
+
+// Drift returns the system wall clock's reading minus this clock's: a step
+// not followed yet (for up to StepCheckEvery), or the sum of steps below
+// StepMin; > 0 when the wall clock is ahead.
+func (c *systemClock) Drift() time.Duration {
+	since := int64(time.Since(c.start))
+	return time.Duration(c.wall().UnixNano() - (c.base.Load() + since))
+}
+
+// ClockSteps returns how many wall clock steps forward and back the clock
+// followed, and their sum (> 0 forward).
+func (c *systemClock) ClockSteps() (forward, back uint64, sum time.Duration) {
+	return c.stepsFwd.Load(), c.stepsBack.Load(), time.Duration(c.stepped.Load())
+}
+
+// A StepCounter is a Clock that follows the wall clock's steps and counts
+// them (SystemClock's is one).
+type StepCounter interface {
+	ClockSteps() (forward, back uint64, sum time.Duration)
 }
 
 // A DriftReporter is a Clock that tells how far it is from the system wall

@@ -783,11 +783,25 @@ type Stats struct {
 	// stayed the same for StallTicks ticks of real time while IDs were
 	// asked for.
 	ClockStalls uint64
+	// ClockStepsForward and ClockStepsBack count the wall clock steps the
+	// clock followed (SystemClock follows steps of StepMin or more; a
+	// clock that is not a StepCounter counts none), and ClockStepped is
+	// their sum, > 0 forward. After a step back the rollback policy applies.
+	ClockStepsForward, ClockStepsBack uint64
+	ClockStepped                      time.Duration
 }
 
 // Stats returns the generator's clock state and counters; it issues nothing.
 func (g *Generator) Stats() Stats {
+	var fwd, back uint64
+	var stepped time.Duration
+	if c, ok := g.clock.(StepCounter); ok {
+		fwd, back, stepped = c.ClockSteps()
+	}
 	return Stats{
+		ClockStepsForward:     fwd,
+		ClockStepsBack:        back,
+		ClockStepped:          stepped,
 		Ahead:                 g.ClockAhead(),
 		Drift:                 g.ClockDrift(),
 		ClockSeq:              g.csOf(g.state.Load()),
@@ -806,9 +820,9 @@ func (g *Generator) Stats() Stats {
 func (g *Generator) ClockStalls() uint64 { return g.stalls.Load() }
 
 // ClockDrift returns how far the system wall clock is from the generator's
-// clock, > 0 when the wall clock is ahead: under the default SystemClock,
-// the NTP steps since start, which the IDs do not follow; 0 when the clock
-// is not a DriftReporter.
+// clock, > 0 when the wall clock is ahead: under the default SystemClock, a
+// step not followed yet (for up to StepCheckEvery) or the sum of steps
+// below StepMin; 0 when the clock is not a DriftReporter.
 func (g *Generator) ClockDrift() time.Duration {
 	if d, ok := g.clock.(DriftReporter); ok {
 		return d.Drift()

@@ -180,8 +180,8 @@ func TestParsePolicy(t *testing.T) {
 	}
 }
 
-// TestClockDrift: the default clock does not follow a wall clock step; the
-// generator reports the step as drift.
+// TestClockDrift: the generator reports a wall clock step that the default
+// clock has not followed yet as drift.
 func TestClockDrift(t *testing.T) {
 	for _, step := range []time.Duration{5 * time.Second, -3 * time.Second} {
 		g := mustNew(t, snowflake.Config{Clock: snowflake.SystemClockWithStep(step)})

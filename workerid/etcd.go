@@ -2,6 +2,7 @@ package workerid
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -36,16 +37,30 @@ type EtcdConfig struct {
 // Acquire takes the preferred (last) ID if it is free and its mark has passed
 // (by this node's clock), else the lowest free ID whose mark has passed, else
 // the free ID whose mark is earliest.
+//
+// The worker key's value is the lease record, JSON
+// {"owner":"host-pid-rand","time":"2026-11-23T01:00:00.123Z"}: the holder
+// writes its wall time (LeaseConfig.Clock) there at acquire and after every
+// renewal, as Leaf's ZooKeeper nodes do. A starting node compares its clock
+// with the mean of its live peers' times, each advanced by the time since
+// its last renewal (the lease's granted TTL minus its remaining TTL, which
+// etcd gives in whole seconds: the estimate is centred, within ±0.5 s),
+// and refuses to start beyond MaxSkew (ErrClockSkew). It reads the
+// MaxSkewPeers most recently renewed records. A record written by an older
+// idgen (the owner alone) has no time and is not counted; with no peer
+// time the check passes.
 type Etcd struct {
 	*lease
 }
 
 var _ Source = (*Etcd)(nil)
 
-// OpenEtcd connects to the cluster and acquires a worker ID before it
-// returns. Errors: a cluster that cannot be reached within DialTimeout
-// wraps idgen.ErrUnavailable; every ID held, idgen.ErrNoWorkerIDs; a bad
-// configuration, ErrConfig.
+// OpenEtcd connects to the cluster, checks the local clock against its live
+// peers' (see Etcd), and acquires a worker ID before it returns. Errors: a
+// cluster that cannot be reached within DialTimeout wraps
+// idgen.ErrUnavailable; every ID held, idgen.ErrNoWorkerIDs; a bad
+// configuration, ErrConfig; a local clock more than MaxSkew from the mean
+// of its peers', ErrClockSkew.
 func OpenEtcd(ctx context.Context, cfg EtcdConfig) (*Etcd, error) {
 	lc, err := cfg.LeaseConfig.resolve()
 	if err != nil {
@@ -65,14 +80,19 @@ func OpenEtcd(ctx context.Context, cfg EtcdConfig) (*Etcd, error) {
 		return nil, fmt.Errorf("%w: workerid: etcd %v: %v", idgen.ErrUnavailable, cfg.Endpoints, err)
 	}
 	b := &etcdBackend{c: c, prefix: "/idgen/" + lc.Namespace + "/", max: lc.max(), owner: lc.Owner,
-		ttl: int64(math.Ceil(lc.TTL.Seconds())), endpoints: cfg.Endpoints}
+		ttl: int64(math.Ceil(lc.TTL.Seconds())), endpoints: cfg.Endpoints, now: lc.now}
 	// A first read, bounded, tells an unreachable cluster from a slow one.
 	rctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
 	_, err = c.Get(rctx, b.prefix+"workers/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err == nil {
+		err = lc.checkSkew(rctx, b.peerClock)
+	} else {
+		err = b.unreachable(err)
+	}
 	cancel()
 	if err != nil {
 		c.Close()
-		return nil, b.unreachable(err)
+		return nil, err
 	}
 	l, err := open(ctx, b, lc)
 	if err != nil {
@@ -88,6 +108,7 @@ type etcdBackend struct {
 	owner     string
 	ttl       int64 // seconds
 	endpoints []string
+	now       func() time.Time // the local clock, written into the record
 
 	mu      sync.Mutex
 	leaseID clientv3.LeaseID // of the ID held
@@ -95,6 +116,73 @@ type etcdBackend struct {
 
 func (b *etcdBackend) unreachable(err error) error {
 	return fmt.Errorf("%w: workerid: etcd %v: %v", idgen.ErrUnavailable, b.endpoints, err)
+}
+
+// MaxSkewPeers is how many live peers' lease records (the most recently
+// renewed) an etcd lease reads for its clock check at start.
+const MaxSkewPeers = 32
+
+// etcdRecord is the worker key's value. Time is absent from records written
+// by idgen before the clock check; such records are not counted.
+type etcdRecord struct {
+	Owner string    `json:"owner"`
+	Time  time.Time `json:"time,omitzero"`
+}
+
+// record returns the lease record to write now.
+func (b *etcdBackend) record() string {
+	v, _ := json.Marshal(etcdRecord{Owner: b.owner, Time: b.now().UTC()})
+	return string(v)
+}
+
+// parseRecord returns the wall time in a lease record, or ok false for a
+// record without one (an older idgen wrote the owner alone).
+func parseRecord(v []byte) (t time.Time, ok bool) {
+	var r etcdRecord
+	if json.Unmarshal(v, &r) != nil || r.Time.IsZero() {
+		return time.Time{}, false
+	}
+	return r.Time, true
+}
+
+// peerClock estimates the peers' clock now: the mean of the times in the
+// MaxSkewPeers most recently written lease records, each advanced by the
+// time since its holder's last renewal (granted minus remaining TTL, less
+// half of etcd's one-second rounding). ok is false when no live record has
+// a time.
+func (b *etcdBackend) peerClock(ctx context.Context) (mean time.Time, clock string, ok bool, err error) {
+	resp, err := b.c.Get(ctx, b.prefix+"workers/", clientv3.WithPrefix(),
+		clientv3.WithSort(clientv3.SortByModRevision, clientv3.SortDescend), clientv3.WithLimit(MaxSkewPeers))
+	if err != nil {
+		return mean, "", false, b.unreachable(err)
+	}
+	var first time.Time
+	var sum time.Duration // from first, so that the sum cannot overflow
+	n := 0
+	for _, kv := range resp.Kvs {
+		t, has := parseRecord(kv.Value)
+		if !has || kv.Lease == 0 {
+			continue
+		}
+		ttl, err := b.c.TimeToLive(ctx, clientv3.LeaseID(kv.Lease))
+		if err != nil {
+			return mean, "", false, b.unreachable(err)
+		}
+		if ttl.TTL <= 0 {
+			continue // expired since the read
+		}
+		since := max(time.Duration(ttl.GrantedTTL-ttl.TTL)*time.Second-500*time.Millisecond, 0)
+		t = t.Add(since)
+		if n == 0 {
+			first = t
+		}
+		sum += t.Sub(first)
+		n++
+	}
+	if n == 0 {
+		return mean, "", false, nil
+	}
+	return first.Add(sum / time.Duration(n)), fmt.Sprintf("the mean of %d live etcd peers' clocks under %v %sworkers/", n, b.endpoints, b.prefix), true, nil
 }
 
 func (b *etcdBackend) workerKey(id int64) string {
@@ -145,7 +233,7 @@ func (b *etcdBackend) acquire(ctx context.Context, preferred int64) (id, gen int
 		key := b.workerKey(id)
 		tr, err := b.c.Txn(ctx).
 			If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-			Then(clientv3.OpPut(key, b.owner, clientv3.WithLease(g.ID)), clientv3.OpGet(b.markKey(id))).
+			Then(clientv3.OpPut(key, b.record(), clientv3.WithLease(g.ID)), clientv3.OpGet(b.markKey(id))).
 			Commit()
 		if err != nil {
 			b.revoke(g.ID)
@@ -182,12 +270,29 @@ func (b *etcdBackend) lease() clientv3.LeaseID {
 	return b.leaseID
 }
 
+// renew keeps the lease alive, then writes the wall time into the lease
+// record (for the clock check of nodes that start).
 func (b *etcdBackend) renew(ctx context.Context, id, gen int64) error {
-	resp, err := b.c.KeepAliveOnce(ctx, b.lease())
+	lid := b.lease()
+	resp, err := b.c.KeepAliveOnce(ctx, lid)
 	if errors.Is(err, rpctypes.ErrLeaseNotFound) || (err == nil && resp.TTL <= 0) {
 		return errGone
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	key := b.workerKey(id)
+	tr, err := b.c.Txn(ctx).
+		If(clientv3.Compare(clientv3.LeaseValue(key), "=", lid), clientv3.Compare(clientv3.CreateRevision(key), "=", gen)).
+		Then(clientv3.OpPut(key, b.record(), clientv3.WithLease(lid))).
+		Commit()
+	switch {
+	case err != nil:
+		return b.unreachable(err)
+	case !tr.Succeeded:
+		return errGone
+	}
+	return nil
 }
 
 func (b *etcdBackend) release(ctx context.Context, id, gen int64) error {

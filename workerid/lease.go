@@ -36,7 +36,10 @@ type LeaseConfig struct {
 	// TTL is how long the lease outlives the last renewal on the server.
 	// Zero means 30 s. etcd rounds it up to whole seconds.
 	TTL time.Duration
-	// RenewEvery is the renewal (keep-alive) interval. Zero means TTL/3.
+	// RenewEvery is the renewal (keep-alive) interval. Zero means TTL/10
+	// (3 s for the default TTL). A store that does not answer for less
+	// than LostAfter - RenewEvery (12 s by default) costs no request: the
+	// last good renewal was at most RenewEvery before it went away.
 	RenewEvery time.Duration
 	// LostAfter bounds how long after the start of the last successful
 	// renewal the identity is trusted: past it, Identity returns nil. It
@@ -52,36 +55,45 @@ type LeaseConfig struct {
 	Owner string
 	// MaxSkew bounds how far the local clock may be from the store's at
 	// start (PostgreSQL: its clock_timestamp(), corrected by half the round
-	// trip): beyond it, opening the lease fails with ErrClockSkew. Zero
-	// means DefaultMaxSkew (10 s); a negative value turns the check off.
+	// trip; etcd: the mean of the wall times its live peers wrote at their
+	// last renewal, each advanced by the time since, see Etcd): beyond it,
+	// opening the lease fails with ErrClockSkew. Zero means DefaultMaxSkew
+	// (10 s); a negative value turns the check off.
 	MaxSkew time.Duration
-	// Clock is the local clock compared with the store's at start. Nil
-	// means the system wall clock (time.Now).
+	// Clock is the local clock compared with the store's at start (and,
+	// under etcd, the wall time written into the lease record at each
+	// renewal). Nil means the system wall clock (time.Now).
 	Clock interface{ Now() time.Time }
 }
 
 // DefaultMaxSkew is LeaseConfig.MaxSkew when zero.
 const DefaultMaxSkew = 10 * time.Second
 
+// now reads the local clock: Clock, or time.Now.
+func (c LeaseConfig) now() time.Time {
+	if c.Clock != nil {
+		return c.Clock.Now()
+	}
+	return time.Now()
+}
+
 // checkSkew compares the local clock with the store's, read by serverNow
 // between two local readings: the server's reading is taken to fall midway.
-// It returns an error wrapping ErrClockSkew, naming both clocks and the
-// skew, when they are more than MaxSkew apart; a serverNow error is returned
-// as is.
-func (c LeaseConfig) checkSkew(ctx context.Context, store string, serverNow func(context.Context) (time.Time, error)) error {
+// serverNow also names the clock it read, and returns ok false when there
+// is none to compare with (no live etcd peer wrote its time): the check
+// passes. It returns an error wrapping ErrClockSkew, naming both clocks and
+// the skew, when they are more than MaxSkew apart; a serverNow error is
+// returned as is.
+func (c LeaseConfig) checkSkew(ctx context.Context, serverNow func(context.Context) (t time.Time, store string, ok bool, err error)) error {
 	if c.MaxSkew < 0 {
 		return nil
 	}
-	now := time.Now
-	if c.Clock != nil {
-		now = c.Clock.Now
-	}
-	before := now()
-	server, err := serverNow(ctx)
-	if err != nil {
+	before := c.now()
+	server, store, ok, err := serverNow(ctx)
+	if err != nil || !ok {
 		return err
 	}
-	after := now()
+	after := c.now()
 	local := before.Add(after.Sub(before) / 2)
 	skew := local.Sub(server)
 	if skew.Abs() <= c.MaxSkew {
@@ -104,7 +116,7 @@ func (c LeaseConfig) resolve() (LeaseConfig, error) {
 		c.TTL = DefaultTTL
 	}
 	if c.RenewEvery == 0 {
-		c.RenewEvery = c.TTL / 3
+		c.RenewEvery = c.TTL / 10
 	}
 	if c.LostAfter == 0 {
 		c.LostAfter = c.TTL / 2
@@ -214,6 +226,9 @@ type lease struct {
 	markMu      sync.Mutex
 	markGen     int64
 	ahead, want time.Time
+	// sent is set when a mark was sent ahead for markGen, even one whose
+	// answer was lost (a write cut short by Close may have landed).
+	sent bool
 	// writeMu orders the mark writes, so that a mark written ahead never
 	// replaces a higher one Store wrote (etcd's Put would move it down).
 	writeMu sync.Mutex
@@ -284,7 +299,7 @@ func (l *lease) Store(ctx context.Context, mark time.Time) error {
 		return fmt.Errorf("%w: high-water mark not stored", idgen.ErrLeaseLost)
 	}
 	if l.markGen != ident.Generation {
-		l.markGen, l.ahead, l.want = ident.Generation, time.Time{}, time.Time{}
+		l.markGen, l.ahead, l.want, l.sent = ident.Generation, time.Time{}, time.Time{}, false
 	}
 	if mark.After(l.want) {
 		l.want = mark
@@ -481,13 +496,14 @@ func (l *lease) writeAhead(ctx context.Context, start time.Time) {
 	m := start.Add(l.cfg.LostAfter + AheadSlack)
 	l.markMu.Lock()
 	if l.markGen != l.h.gen {
-		l.markGen, l.ahead, l.want = l.h.gen, time.Time{}, time.Time{}
+		l.markGen, l.ahead, l.want, l.sent = l.h.gen, time.Time{}, time.Time{}, false
 	}
 	for _, o := range []time.Time{l.h.mark, l.want, l.ahead} {
 		if o.After(m) {
 			m = o
 		}
 	}
+	l.sent = true
 	l.markMu.Unlock()
 	if l.b.storeMark(ctx, l.h.id, l.h.gen, m) != nil {
 		return
@@ -509,7 +525,7 @@ func (l *lease) settleMark(ctx context.Context) {
 	if l.markGen == l.h.gen && l.want.After(m) {
 		m = l.want
 	}
-	wrote := l.markGen == l.h.gen && !l.ahead.IsZero()
+	wrote := l.markGen == l.h.gen && l.sent
 	l.markMu.Unlock()
 	if wrote {
 		l.writeMu.Lock()

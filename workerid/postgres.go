@@ -80,7 +80,7 @@ func OpenPostgres(ctx context.Context, dsn string, cfg PostgresConfig) (*Postgre
 		return nil, fmt.Errorf("%w: PostgreSQL DSN %q: %v", ErrConfig, redact.Spec(dsn), err)
 	}
 	b := &pgBackend{pool: pool, t: cfg.Table, ns: lc.Namespace, max: lc.max(), owner: lc.Owner, ttl: lc.TTL, dsn: redact.Spec(dsn)}
-	if err := lc.checkSkew(ctx, "PostgreSQL "+b.dsn+" clock_timestamp()", b.clock); err != nil {
+	if err := lc.checkSkew(ctx, b.clock); err != nil {
 		pool.Close()
 		return nil, err
 	}
@@ -206,10 +206,10 @@ func (b *pgBackend) setMark(ctx context.Context, id, gen int64, mark time.Time) 
 func (b *pgBackend) close() { b.pool.Close() }
 
 // clock reads the server's clock_timestamp().
-func (b *pgBackend) clock(ctx context.Context) (time.Time, error) {
+func (b *pgBackend) clock(ctx context.Context) (time.Time, string, bool, error) {
 	var t time.Time
 	if err := b.pool.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&t); err != nil {
-		return time.Time{}, b.unreachable(err)
+		return time.Time{}, "", false, b.unreachable(err)
 	}
-	return t, nil
+	return t, "PostgreSQL " + b.dsn + " clock_timestamp()", true, nil
 }
