@@ -20,20 +20,22 @@
 // A Generator keeps what it has issued in one atomic uint64, the state, on a
 // cache line of its own:
 //
-//	 63       csShift     sShift                                       0
-//	+----------+-----------+-----------------+--------------------------+
-//	| clockseq | tick      | guard bits      | sequence                 |
-//	+----------+-----------+-----------------+--------------------------+
-//	                       |<------------- counter -------------------->|
+//	 63                                                                 0
+//	+------+----------+----------------+-----------------+----------------+
+//	| zero | clockseq | tick           | guard bits      | sequence       |
+//	+------+----------+----------------+-----------------+----------------+
+//	                                   |<------------ counter ----------->|
 //
-//	tick      the last tick issued, as many bits as the layout's time field
-//	counter   sequence numbers taken in that tick: the sequence field's
-//	          bits, plus guard bits above them (64 minus the time, sequence
-//	          and clockseq bits, at most 20); sShift is their sum
+//	counter   the last sequence number taken in the tick: the sequence
+//	          field's bits, and guard bits above them (min(64 - the time,
+//	          sequence and clockseq bits, 20)) that take the values past
+//	          the sequence's end; sShift bits in all
+//	tick      the last tick issued, the time field's bits, from bit sShift
 //	clockseq  only in a layout with a clockseq field (policy Bump): the
-//	          clockseq value IDs are issued under, at csShift = sShift +
-//	          time bits, so that one compare-and-swap moves tick and
-//	          clockseq together
+//	          value IDs are issued under, from bit csShift = sShift + time
+//	          bits, so that one compare-and-swap moves tick and clockseq
+//	          together
+//	zero      the bits left over when the guard bits stop at 20
 //
 // The twitter preset (41 time bits, 12 sequence bits, no clockseq) has 11
 // guard bits:
