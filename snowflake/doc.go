@@ -58,12 +58,17 @@
 //
 // # Invariants
 //
-//   - IDs from one Generator are unique and strictly increasing: an ID
-//     returned after another (in happens-before order, as within one
-//     goroutine) is larger. The state only moves up, and every ID is the one
-//     value an add or a compare-and-swap claimed. The exception is policy
-//     Bump: IDs across a bump are unique by their clockseq value but not in
-//     time order.
+//   - IDs from one Generator, under one identity (node values), are unique
+//     and strictly increasing: an ID returned after another (in
+//     happens-before order, as within one goroutine) is larger. The state
+//     only moves up, and every ID is the one value an add or a
+//     compare-and-swap claimed. Exceptions: a random field above the
+//     sequence orders IDs within a tick by their random bits (and a random
+//     field without a sequence makes them unique with high probability
+//     only); under policy Bump, IDs across a bump are unique
+//     by their clockseq value but not in time order; after a Lease hands the
+//     generator another identity, its IDs are unique by their node bits but
+//     may sort below the previous identity's in the same tick.
 //   - No ID carries a tick that starts later than the clock's reading plus
 //     Config.MaxAhead (10 s by default, 1 s under Bump). Only Hold and Bump
 //     issue ahead of the clock at all, after a rollback or a restart behind
