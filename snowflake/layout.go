@@ -99,11 +99,11 @@ type plan struct {
 	csShift           uint // the clockseq field's shift in an ID
 	csBits            uint
 	csMax             uint64
-	spans             []Span // every field, high bits first
 	nodes             []Span // the node fields, high bits first
 	tickNs, epochNs   int64
 	totalBits         int
 	canonical         string
+	spans             []Span // every field, high bits first
 }
 
 // A Span is where one field of a compiled Layout sits in a 64-bit ID: the
