@@ -218,6 +218,16 @@ func (id *ID) UnmarshalText(text []byte) error {
 	return nil
 }
 
+// Set parses text as UnmarshalText does, keeping id's scheme, so that *ID
+// is a flag.Value whose scheme is fixed up front by the value the flag
+// starts from: Scheme.Zero() for a flag without a default (shown as the
+// scheme's all-zero text, 0 for 64-bit schemes), or a default ID of the
+// scheme. An ID without a scheme takes a decimal integer and becomes an
+// Int64Scheme ID. Errors are Scheme.Parse's (wrapping ErrSyntax or
+// ErrOutOfRange, quoting the text), or ErrNoScheme; on error id is
+// unchanged.
+func (id *ID) Set(text string) error { return id.UnmarshalText([]byte(text)) }
+
 // MarshalJSON encodes the ID as a JSON string of its canonical text, so that
 // 64-bit values survive JavaScript's doubles (2^53-1).
 func (id ID) MarshalJSON() ([]byte, error) {

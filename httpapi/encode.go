@@ -14,8 +14,8 @@ import (
 //
 //	{"value_string":"...","value_hex":"...","breakdown":{...}}
 //
-// For a Snowflake layout the breakdown is computed from precompiled shifts
-// and masks without allocating; other schemes go through Scheme.Decompose.
+// For a Snowflake layout the breakdown is computed from the layout's Spans
+// without allocating; other schemes go through Scheme.Decompose.
 type idEncoder struct {
 	scheme *idgen.Scheme
 	layout string // the Snowflake layout's text; "" for other schemes
@@ -23,20 +23,18 @@ type idEncoder struct {
 	uuidVersion byte // the version a uuidv4 or uuidv7 scheme's IDs carry; 0 for other schemes
 
 	// Snowflake only.
-	sf        bool
-	timeShift uint
-	timeMask  uint64
-	fields    []sfField // the layout's fields but time, high to low
-	l         snowflake.Layout
-	msTick    int64 // ms per tick when the tick is whole ms and the epoch ms-aligned, else 0
-	epochMs   int64
+	sf      bool
+	time    snowflake.Span
+	fields  []sfField // the layout's fields but time, high to low
+	l       snowflake.Layout
+	msTick  int64 // ms per tick when the tick is whole ms and the epoch ms-aligned, else 0
+	epochMs int64
 }
 
 // sfField is one non-time field of a Snowflake layout.
 type sfField struct {
-	key   []byte // `,"worker_id":`
-	shift uint
-	mask  uint64
+	key []byte // `,"worker_id":`
+	snowflake.Span
 }
 
 // breakdownKey is the JSON name of a Snowflake field in the breakdown.
@@ -67,19 +65,13 @@ func encoderFor(s *idgen.Scheme) *idEncoder {
 		return e
 	}
 	e.sf, e.l, e.layout = true, l, l.String()
-	shift := l.Bits()
-	for _, f := range l.Fields {
-		shift -= f.Bits
-		m := uint64(1)<<uint(f.Bits) - 1
-		if f.Bits == 64 {
-			m = ^uint64(0)
-		}
+	for _, f := range l.Spans() {
 		if f.Name == snowflake.FieldTime {
-			e.timeShift, e.timeMask = uint(shift), m
+			e.time = f
 			continue
 		}
 		key := append([]byte{','}, strconv.Quote(breakdownKey(f.Name))...)
-		e.fields = append(e.fields, sfField{key: append(key, ':'), shift: uint(shift), mask: m})
+		e.fields = append(e.fields, sfField{key: append(key, ':'), Span: f})
 	}
 	tick, epoch := l.TickTime(1).Sub(l.TickTime(0)), l.TickTime(0)
 	if tick%time.Millisecond == 0 && epoch.Nanosecond()%int(time.Millisecond) == 0 {
@@ -107,7 +99,7 @@ func (e *idEncoder) appendObject(b []byte, id idgen.ID) []byte {
 		b = append(b, `","value_hex":"`...)
 		b = appendHex64(b, v)
 		b = append(b, `","breakdown":{"timestamp_ms":`...)
-		tick := v >> e.timeShift & e.timeMask
+		tick := e.time.Value(v)
 		if e.msTick != 0 {
 			b = strconv.AppendInt(b, e.epochMs+int64(tick)*e.msTick, 10)
 		} else {
@@ -115,7 +107,7 @@ func (e *idEncoder) appendObject(b []byte, id idgen.ID) []byte {
 		}
 		for _, f := range e.fields {
 			b = append(b, f.key...)
-			b = appendUint(b, v>>f.shift&f.mask)
+			b = appendUint(b, f.Value(v))
 		}
 		return append(b, "}}"...)
 	}

@@ -14,7 +14,8 @@ import (
 
 // Counters a Generator may expose for /metrics, detected with a type
 // assertion at each scrape. They are plain methods, so that a library
-// implements them without importing httpapi.
+// implements them without importing httpapi. A segment generator's IDs in
+// memory are read from its Stats() segment.Stats.
 type (
 	// A RollbackCounter counts the clock rollbacks a generator met: those
 	// it waited out (policies wait and wait-then-fail) and those it failed
@@ -28,12 +29,6 @@ type (
 	// next tick because the tick's sequence was used up.
 	SequenceWaitCounter interface {
 		SequenceWaits() uint64
-	}
-	// A RemainingReporter tells how many IDs a segment generator holds in
-	// memory (current segment plus the prefetched one), issuable with no
-	// store round trip.
-	RemainingReporter interface {
-		Remaining() uint64
 	}
 	// A ClockAheadReporter tells how far ahead of its clock a generator
 	// issues: the start of the last tick issued minus the clock's reading,
@@ -191,13 +186,16 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	counter(m.panicsDesc, m.panics.Load())
 }
 
-// remaining returns the IDs g holds in memory, for segment generators.
+// A segmentStats is a generator that reports segment.Stats: a
+// *segment.Allocator, or a wrapper of one that passes its Stats on.
+type segmentStats interface{ Stats() segment.Stats }
+
+// remaining returns the IDs a segment generator holds in memory (its
+// Stats().Remaining: the current segment plus the prefetched one), and
+// whether g is one.
 func remaining(g idgen.Generator) (uint64, bool) {
-	switch x := g.(type) {
-	case *segment.Allocator:
-		return uint64(max(0, x.Stats().Remaining)), true
-	case RemainingReporter:
-		return x.Remaining(), true
+	if s, ok := g.(segmentStats); ok {
+		return uint64(max(0, s.Stats().Remaining)), true
 	}
 	return 0, false
 }

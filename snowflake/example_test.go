@@ -57,3 +57,16 @@ func ExampleNew_outOfRange() {
 	// Output:
 	// idgen: value out of range: worker 32 outside [0, 31] (5 bits)
 }
+
+func ExampleLayout_Spans() {
+	l, _ := snowflake.Preset("twitter")
+	id := uint64(2061404137190924288)
+	for _, s := range l.Spans() {
+		fmt.Printf("%-10s bits %2d-%-2d mask %#x value %d\n", s.Name, s.High(), s.Shift, s.Mask, s.Value(id))
+	}
+	// Output:
+	// time       bits 62-22 mask 0x1ffffffffff value 491477045343
+	// datacenter bits 21-17 mask 0x1f value 4
+	// worker     bits 16-12 mask 0x1f value 18
+	// sequence   bits 11-0  mask 0xfff value 0
+}

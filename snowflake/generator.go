@@ -245,10 +245,10 @@ func (p *plan) nodeBits(values map[string]int64) (uint64, error) {
 		if !ok {
 			return 0, fmt.Errorf("snowflake: layout has no node field %q; it has %s", name, p.nodeNames())
 		}
-		if val < 0 || uint64(val) > f.max {
-			return 0, fmt.Errorf("%w: %s %d outside [0, %d] (%d bits)", idgen.ErrOutOfRange, name, val, f.max, f.bits)
+		if val < 0 || uint64(val) > f.Mask {
+			return 0, fmt.Errorf("%w: %s %d outside [0, %d] (%d bits)", idgen.ErrOutOfRange, name, val, f.Mask, f.Width)
 		}
-		v |= uint64(val) << f.shift
+		v |= uint64(val) << f.Shift
 	}
 	return v, nil
 }

@@ -99,18 +99,28 @@ type plan struct {
 	csShift           uint // the clockseq field's shift in an ID
 	csBits            uint
 	csMax             uint64
-	nodes             []nodeField
+	nodes             []Span // the node fields, high bits first
 	tickNs, epochNs   int64
 	totalBits         int
 	canonical         string
+	spans             []Span // every field, high bits first
 }
 
-type nodeField struct {
-	name  string
-	shift uint
-	bits  int
-	max   uint64
+// A Span is where one field of a compiled Layout sits in a 64-bit ID: the
+// field's value in ID v is v>>Shift & Mask, Width bits wide, and its bits
+// are Shift (low) to Shift+Width-1 (high), bit 0 being the lowest.
+type Span struct {
+	Name  string // the field's name (FieldTime, FieldSequence, a node field, ...)
+	Shift uint   // bits below the field
+	Width int    // the field's width in bits, 1-64
+	Mask  uint64 // 2^Width-1: the field's largest value
 }
+
+// Value returns the field's value in the ID v: v>>Shift & Mask.
+func (s Span) Value(v uint64) uint64 { return v >> s.Shift & s.Mask }
+
+// High returns the number of the field's highest bit: Shift+Width-1.
+func (s Span) High() int { return int(s.Shift) + s.Width - 1 }
 
 func mask(bits int) uint64 {
 	if bits >= 64 {
@@ -166,6 +176,8 @@ func (l Layout) compile() (*plan, error) {
 			return nil, invalid("field %s appears twice", f.Name)
 		}
 		seen = append(seen, f.Name)
+		sp := Span{Name: f.Name, Shift: uint(shift), Width: f.Bits, Mask: mask(f.Bits)}
+		p.spans = append(p.spans, sp)
 		switch f.Name {
 		case FieldTime:
 			nTime++
@@ -186,7 +198,7 @@ func (l Layout) compile() (*plan, error) {
 			if !slices.Contains(NodeFields, f.Name) {
 				return nil, invalid("unknown field %q; allowed time, sequence, random, clockseq, %s", f.Name, strings.Join(NodeFields, ", "))
 			}
-			p.nodes = append(p.nodes, nodeField{name: f.Name, shift: uint(shift), bits: f.Bits, max: mask(f.Bits)})
+			p.nodes = append(p.nodes, sp)
 		}
 	}
 	if nTime != 1 {
@@ -302,6 +314,17 @@ func ParseEpoch(s string) (time.Time, error) {
 		}
 	}
 	return time.Time{}, invalid("epoch %q: want RFC 3339 (2026-01-01T00:00:00Z), a date (2026-01-01) or unix ms", s)
+}
+
+// Spans returns where each field sits in an ID, from the high bits to the
+// low, as the generator compiles them; nil when l is invalid (see
+// Validate). The bits above the first span are zero.
+func (l Layout) Spans() []Span {
+	p, err := l.compile()
+	if err != nil {
+		return nil
+	}
+	return p.spans
 }
 
 // Bits returns the number of bits the layout spans.

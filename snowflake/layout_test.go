@@ -2,10 +2,12 @@ package snowflake_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/snowflake"
 )
 
@@ -188,5 +190,41 @@ func TestWithDefaults(t *testing.T) {
 	}
 	if d.String() != l.String() || !d.End().Equal(l.End()) {
 		t.Errorf("WithDefaults() = %s ending %v; want %s ending %v", d, d.End(), l, l.End())
+	}
+}
+
+func TestSpans(t *testing.T) {
+	l, err := snowflake.ParseLayout("time:40,clockseq:2,region:3,worker:6,sequence:12")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []snowflake.Span{
+		{Name: "time", Shift: 23, Width: 40, Mask: 1<<40 - 1},
+		{Name: "clockseq", Shift: 21, Width: 2, Mask: 3},
+		{Name: "region", Shift: 18, Width: 3, Mask: 7},
+		{Name: "worker", Shift: 12, Width: 6, Mask: 63},
+		{Name: "sequence", Shift: 0, Width: 12, Mask: 4095},
+	}
+	if got := l.Spans(); !slices.Equal(got, want) {
+		t.Errorf("Spans() = %+v; want %+v", got, want)
+	}
+	// Each span takes its field back out of a composed ID.
+	v, err := l.Compose(snowflake.Parts{Tick: 123456789, ClockSeq: 2, Sequence: 4000,
+		Nodes: []idgen.Field{{Name: "region", Value: 5}, {Name: "worker", Value: 33}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s, wantV := range map[string]uint64{"time": 123456789, "clockseq": 2, "region": 5, "worker": 33, "sequence": 4000} {
+		i := slices.IndexFunc(want, func(sp snowflake.Span) bool { return sp.Name == s })
+		if got := want[i].Value(v); got != wantV {
+			t.Errorf("%s Value(%d) = %d; want %d", s, v, got, wantV)
+		}
+	}
+	full, _ := snowflake.ParseLayout("time:52,sequence:12;unsigned")
+	if got := full.Spans()[0]; got.High() != 63 || got.Shift != 12 {
+		t.Errorf("unsigned time span %+v: High() = %d; want 63, Shift 12", got, got.High())
+	}
+	if got := (snowflake.Layout{Fields: []snowflake.LayoutField{{Name: "worker", Bits: 10}}}).Spans(); got != nil {
+		t.Errorf("Spans() of a layout without a time field = %+v; want nil", got)
 	}
 }

@@ -27,13 +27,13 @@ func (p Parts) Node(name string) (uint64, bool) {
 	return 0, false
 }
 
-func (p *plan) node(name string) (nodeField, bool) {
+func (p *plan) node(name string) (Span, bool) {
 	for _, f := range p.nodes {
-		if f.name == name {
+		if f.Name == name {
 			return f, true
 		}
 	}
-	return nodeField{}, false
+	return Span{}, false
 }
 
 func (p *plan) nodeNames() string {
@@ -42,7 +42,7 @@ func (p *plan) nodeNames() string {
 		if i > 0 {
 			s += ", "
 		}
-		s += f.name
+		s += f.Name
 	}
 	if s == "" {
 		return "no node fields"
@@ -60,7 +60,7 @@ func (p *plan) decompose(v uint64) Parts {
 		ClockSeq: v >> p.csShift & p.csMax,
 	}
 	for _, f := range p.nodes {
-		parts.Nodes = append(parts.Nodes, idgen.Field{Name: f.name, Value: v >> f.shift & f.max, Bits: f.bits})
+		parts.Nodes = append(parts.Nodes, idgen.Field{Name: f.Name, Value: f.Value(v), Bits: f.Width})
 	}
 	return parts
 }
@@ -109,10 +109,10 @@ func (l Layout) Compose(parts Parts) (uint64, error) {
 		if !ok {
 			return 0, fmt.Errorf("snowflake: layout has no node field %q; it has %s", nf.Name, p.nodeNames())
 		}
-		if err := check(nf.Name, nf.Value, f.max); err != nil {
+		if err := check(nf.Name, nf.Value, f.Mask); err != nil {
 			return 0, err
 		}
-		v |= nf.Value << f.shift
+		v |= nf.Value << f.Shift
 	}
 	return v, nil
 }

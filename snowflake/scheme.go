@@ -33,22 +33,9 @@ func (c codec) Time(b []byte) time.Time {
 
 func (c codec) Decompose(b []byte) []idgen.Field {
 	v := binary.BigEndian.Uint64(b)
-	parts := c.p.decompose(v)
-	var out []idgen.Field
-	for _, f := range c.p.layout.Fields {
-		switch f.Name {
-		case FieldTime:
-			out = append(out, idgen.Field{Name: f.Name, Value: uint64(parts.Tick), Bits: f.Bits})
-		case FieldSequence:
-			out = append(out, idgen.Field{Name: f.Name, Value: parts.Sequence, Bits: f.Bits})
-		case FieldRandom:
-			out = append(out, idgen.Field{Name: f.Name, Value: parts.Random, Bits: f.Bits})
-		case FieldClockSeq:
-			out = append(out, idgen.Field{Name: f.Name, Value: parts.ClockSeq, Bits: f.Bits})
-		default:
-			val, _ := parts.Node(f.Name)
-			out = append(out, idgen.Field{Name: f.Name, Value: val, Bits: f.Bits})
-		}
+	out := make([]idgen.Field, 0, len(c.p.spans))
+	for _, f := range c.p.spans {
+		out = append(out, idgen.Field{Name: f.Name, Value: f.Value(v), Bits: f.Width})
 	}
 	return out
 }

@@ -99,18 +99,15 @@ func drawLayout(w io.Writer, l snowflake.Layout) {
 		content string
 	}
 	var spans []span
-	bit := 63
 	if unused := 64 - l.Bits(); unused > 0 {
 		name := "0"
 		if unused > 1 {
 			name = "unused"
 		}
 		spans = append(spans, span{name: name, hi: 63, lo: 64 - unused})
-		bit = 63 - unused
 	}
-	for _, f := range l.Fields {
-		spans = append(spans, span{name: f.Name, hi: bit, lo: bit - f.Bits + 1})
-		bit -= f.Bits
+	for _, f := range l.Spans() {
+		spans = append(spans, span{name: f.Name, hi: f.High(), lo: int(f.Shift)})
 	}
 	var bar, labels, border strings.Builder
 	bar.WriteByte('|')
@@ -148,10 +145,8 @@ func explain(w io.Writer, l snowflake.Layout, now time.Time) {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "field\tbits\tbit range\tmax")
-	bit := l.Bits() - 1
-	for _, f := range l.Fields {
-		fmt.Fprintf(tw, "%s\t%d\t%d-%d\t%d\n", f.Name, f.Bits, bit, bit-f.Bits+1, uint64(1)<<uint(f.Bits)-1)
-		bit -= f.Bits
+	for _, f := range l.Spans() {
+		fmt.Fprintf(tw, "%s\t%d\t%d-%d\t%d\n", f.Name, f.Width, f.High(), f.Shift, f.Mask)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
