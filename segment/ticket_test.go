@@ -173,7 +173,8 @@ func TestTicketFailover(t *testing.T) {
 				defer s.Close()
 				servers = append(servers, s)
 			}
-			g, err := segment.NewTickets(segment.TicketsConfig{Servers: servers, Cooldown: 50 * time.Millisecond})
+			clk := idgentest.NewClock(time.Now())
+			g, err := segment.NewTickets(segment.TicketsConfig{Servers: servers, Cooldown: 50 * time.Millisecond, Clock: clk})
 			if err != nil {
 				t.Fatalf("NewTickets() = %v", err)
 			}
@@ -186,7 +187,7 @@ func TestTicketFailover(t *testing.T) {
 				}
 			}
 			p.Restore()
-			time.Sleep(60 * time.Millisecond) // the cooldown ends
+			clk.Add(60 * time.Millisecond) // the cooldown ends
 			after := takeUntilEven(t, g)
 			noDuplicates(t, before, during, after)
 
