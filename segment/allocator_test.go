@@ -21,8 +21,7 @@ func TestConformance(t *testing.T) {
 			dsn := s.dsn(t)
 			tag := uniqueTag(t, dsn)
 			initTag(t, dsn, tag, 1000)
-			a := dial(t, dsn, segment.Config{Tag: tag})
-			idgentest.Run(t, a, idgentest.Options{})
+			idgentest.Run(t, func(t *testing.T) idgen.Generator { return dial(t, dsn, segment.Config{Tag: tag}) }, idgentest.Options{})
 		})
 	}
 }

@@ -151,7 +151,13 @@ func TestTickets(t *testing.T) {
 			if kind == "mysql" {
 				per = 250 // Flickr's REPLACE commits (and fsyncs) once per ticket
 			}
-			idgentest.Run(t, g, idgentest.Options{Goroutines: 4, PerGoroutine: per})
+			idgentest.Run(t, func(t *testing.T) idgen.Generator {
+				g, err := segment.DialTickets(ctx, dsns, name)
+				if err != nil {
+					t.Fatalf("DialTickets(%q) = %v", dsns, err)
+				}
+				return g
+			}, idgentest.Options{Goroutines: 4, PerGoroutine: per})
 		})
 	}
 }
