@@ -14,9 +14,9 @@ import (
 // idgen.TimerClock (so a snowflake.Clock, and the clock of a segment
 // Allocator or a workerid lease), and a snowflake.Sleeper whose Sleep
 // advances it instead of blocking and counts the time slept. Timers made by
-// AfterFunc fire, each in its own goroutine and in the order of their
-// times, when Add or Sleep moves the clock to or past them. Safe for
-// concurrent use.
+// AfterFunc fire when Add or Sleep moves the clock to or past them, each
+// in a goroutine of its own (started in the order of their times, so they
+// may run in any order). Safe for concurrent use.
 type Clock struct {
 	mu     sync.Mutex
 	t      time.Time
