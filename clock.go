@@ -7,9 +7,12 @@ import "time"
 // (how long a segment lasted, for the dynamic step), the worker-ID leases
 // of package workerid (renewals, LostAfter, the high-water marks' order at
 // acquire, the skew check at start) and the adapters in package strategies
-// that put a time in their IDs (UUIDv7, ULID, KSUID, xid, Sonyflake). It is
-// defined once, here, so that one test clock (idgentest.Clock) drives them
-// all.
+// that put a time in their IDs (ULID, KSUID, xid, flake128, and Sonyflake
+// under a lease). It is defined once, here, so that one test clock
+// (idgentest.Clock) drives them all. The UUIDv1/v6/v7 adapters keep
+// google/uuid's process-wide clock state, which is what makes their IDs
+// increase across its callers, and Sonyflake without a lease the sony
+// library's clock: neither library takes a clock.
 //
 // Every Config field of this type takes nil to mean the system clock,
 // [SystemClock]. A Clock must be safe for concurrent use.
