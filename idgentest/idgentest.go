@@ -1,20 +1,30 @@
 // Package idgentest is a conformance suite that any idgen.Generator can be
-// run through, in the manner of testing/slogtest:
+// run through, in the manner of testing/slogtest: Run takes a constructor
+// and builds a fresh generator for each subtest, so that no check depends
+// on what another left behind.
 //
 //	func TestConformance(t *testing.T) {
-//		g, _ := mypkg.New(...)
-//		idgentest.Run(t, g, idgentest.Options{})
+//		idgentest.Run(t, func(t *testing.T) idgen.Generator {
+//			g, err := mypkg.New(...)
+//			if err != nil {
+//				t.Fatal(err)
+//			}
+//			return g
+//		}, idgentest.Options{})
 //	}
 //
 // It checks uniqueness across 8 goroutines × 100,000 IDs, strictly
-// increasing order within each goroutine for time-ordered schemes, the
-// Batcher capability when present, and the round trips Parse(String()),
-// MarshalText/UnmarshalText, JSON and FromBytes(Bytes()).
+// increasing order within each goroutine for time-ordered schemes, NextN
+// (the Batcher capability when present), the round trips Parse(String()),
+// MarshalText/UnmarshalText, JSON and FromBytes(Bytes()), Next and NextN
+// under a cancelled context, and Close when the generator is an io.Closer.
 package idgentest
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"sync"
 	"testing"
 
@@ -33,10 +43,23 @@ type Options struct {
 	// Unordered skips the order check for a time-ordered scheme that is
 	// only k-sorted, not increasing, within one goroutine.
 	Unordered bool
+	// CloseAgain is the documented error that a second Close of a generator
+	// that is an io.Closer returns, matched with errors.Is. Nil means Close
+	// is idempotent: the second call returns nil too.
+	CloseAgain error
 }
 
-// Run runs the suite as subtests of t.
-func Run(t *testing.T, g idgen.Generator, o Options) {
+// Run runs the suite as subtests of t. newGenerator builds a fresh
+// generator for each subtest, as slogtest.Run's newHandler does: it is
+// given the subtest's t, fails it (t.Fatal) when it cannot build, and
+// registers there the cleanup of what it opened besides the generator. Run
+// closes each generator that is an io.Closer at the end of its subtest
+// (and checks that Close returns nil).
+//
+// The subtests: Concurrent (uniqueness and per-goroutine order), NextN
+// (idgen.NextN: one step on a Batcher, Next calls otherwise), RoundTrip,
+// Cancelled and Close.
+func Run(t *testing.T, newGenerator func(t *testing.T) idgen.Generator, o Options) {
 	t.Helper()
 	if o.Goroutines == 0 {
 		o.Goroutines = 8
@@ -44,37 +67,33 @@ func Run(t *testing.T, g idgen.Generator, o Options) {
 	if o.PerGoroutine == 0 {
 		o.PerGoroutine = 100_000
 	}
-	s := g.Scheme()
-	if s == nil || s.Size < 1 || s.Size > idgen.MaxSize || s.Codec == nil || s.Name == "" || s.Column == "" {
-		t.Fatalf("Scheme() = %+v: want a name, size 1-%d, a column and a codec", s, idgen.MaxSize)
-	}
-	ordered := s.TimeOrdered && !o.Unordered
 	t.Run("Concurrent", func(t *testing.T) {
+		g, ordered := build(t, newGenerator, o, true)
 		ids := issue(t, g, o.Goroutines, o.PerGoroutine, ordered)
 		if !o.Probabilistic {
 			unique(t, ids)
 		}
 	})
-	if _, ok := g.(idgen.Batcher); ok {
-		t.Run("Batcher", func(t *testing.T) {
-			dst := make([]idgen.ID, 10_000)
-			n, err := idgen.NextN(context.Background(), g, dst)
-			if err != nil || n != len(dst) {
-				t.Fatalf("NextN(%d) = %d, %v; want %d, nil", len(dst), n, err, len(dst))
-			}
-			if ordered {
-				for i := 1; i < n; i++ {
-					if dst[i-1].Compare(dst[i]) >= 0 {
-						t.Fatalf("NextN: ID %d %s not above ID %d %s", i, dst[i], i-1, dst[i-1])
-					}
+	t.Run("NextN", func(t *testing.T) {
+		g, ordered := build(t, newGenerator, o, true)
+		dst := make([]idgen.ID, 10_000)
+		n, err := idgen.NextN(context.Background(), g, dst)
+		if err != nil || n != len(dst) {
+			t.Fatalf("NextN(%d) = %d, %v; want %d, nil", len(dst), n, err, len(dst))
+		}
+		if ordered {
+			for i := 1; i < n; i++ {
+				if dst[i-1].Compare(dst[i]) >= 0 {
+					t.Fatalf("NextN: ID %d %s not above ID %d %s", i, dst[i], i-1, dst[i-1])
 				}
 			}
-			if !o.Probabilistic {
-				unique(t, [][]idgen.ID{dst})
-			}
-		})
-	}
+		}
+		if !o.Probabilistic {
+			unique(t, [][]idgen.ID{dst})
+		}
+	})
 	t.Run("RoundTrip", func(t *testing.T) {
+		g, _ := build(t, newGenerator, o, true)
 		for range 100 {
 			id, err := g.Next(context.Background())
 			if err != nil {
@@ -83,6 +102,95 @@ func Run(t *testing.T, g idgen.Generator, o Options) {
 			RoundTrip(t, id)
 		}
 	})
+	t.Run("Cancelled", func(t *testing.T) {
+		g, _ := build(t, newGenerator, o, true)
+		cancelled(t, g, o)
+	})
+	t.Run("Close", func(t *testing.T) {
+		g, _ := build(t, newGenerator, o, false)
+		c, ok := g.(io.Closer)
+		if !ok {
+			return // nothing to close
+		}
+		if _, err := g.Next(context.Background()); err != nil {
+			t.Fatalf("Next() before Close: %v", err)
+		}
+		if err := c.Close(); err != nil {
+			t.Fatalf("Close() = %v; want nil", err)
+		}
+		err := c.Close()
+		switch {
+		case o.CloseAgain == nil && err != nil:
+			t.Fatalf("second Close() = %v; want nil (Close idempotent)", err)
+		case o.CloseAgain != nil && !errors.Is(err, o.CloseAgain):
+			t.Fatalf("second Close() = %v; want %v", err, o.CloseAgain)
+		}
+	})
+}
+
+// build makes a generator, checks its Scheme and, with closeAtEnd, closes
+// it (if an io.Closer) when t ends. It reports whether the subtest checks
+// order.
+func build(t *testing.T, newGenerator func(t *testing.T) idgen.Generator, o Options, closeAtEnd bool) (idgen.Generator, bool) {
+	t.Helper()
+	g := newGenerator(t)
+	if g == nil {
+		t.Fatalf("newGenerator returned nil")
+	}
+	if c, ok := g.(io.Closer); ok && closeAtEnd {
+		t.Cleanup(func() {
+			if err := c.Close(); err != nil {
+				t.Errorf("Close() = %v; want nil", err)
+			}
+		})
+	}
+	s := g.Scheme()
+	if s == nil || s.Size < 1 || s.Size > idgen.MaxSize || s.Codec == nil || s.Name == "" || s.Column == "" {
+		t.Fatalf("Scheme() = %+v: want a name, size 1-%d, a column and a codec", s, idgen.MaxSize)
+	}
+	return g, s.TimeOrdered && !o.Unordered
+}
+
+// cancelled checks Next and NextN under a cancelled context: each either
+// issues as usual (a generator that does not block need not look at ctx)
+// or fails with an error wrapping context.Canceled, NextN having written
+// fewer IDs than asked; an ID issued is whole (RoundTrip) and unique, and
+// the generator issues again under a live context.
+func cancelled(t *testing.T, g idgen.Generator, o Options) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var got []idgen.ID
+	id, err := g.Next(ctx)
+	switch {
+	case err == nil:
+		RoundTrip(t, id)
+		got = append(got, id)
+	case !errors.Is(err, context.Canceled):
+		t.Fatalf("Next(cancelled ctx) = %v, %v; want an ID, or an error wrapping context.Canceled", id, err)
+	}
+	dst := make([]idgen.ID, 100)
+	n, err := idgen.NextN(ctx, g, dst)
+	switch {
+	case n < 0 || n > len(dst):
+		t.Fatalf("NextN(cancelled ctx, %d) = %d, %v; want 0 to %d", len(dst), n, err, len(dst))
+	case err == nil && n != len(dst):
+		t.Fatalf("NextN(cancelled ctx, %d) = %d, nil; want %d IDs, or an error", len(dst), n, len(dst))
+	case err != nil && (n == len(dst) || !errors.Is(err, context.Canceled)):
+		t.Fatalf("NextN(cancelled ctx, %d) = %d, %v; want %d, nil or fewer with an error wrapping context.Canceled", len(dst), n, err, len(dst))
+	}
+	for _, id := range dst[:n] {
+		RoundTrip(t, id)
+	}
+	got = append(got, dst[:n]...)
+	id, err = g.Next(context.Background())
+	if err != nil {
+		t.Fatalf("Next() after calls under a cancelled ctx: %v", err)
+	}
+	got = append(got, id)
+	if !o.Probabilistic {
+		unique(t, [][]idgen.ID{got})
+	}
 }
 
 // issue takes per IDs on each of n goroutines and checks each goroutine's

@@ -83,10 +83,10 @@ type Config struct {
 	// instead of failing with ErrUnknownTag.
 	AutoCreate bool
 
-	// Now is the clock of the dynamic step (how long a segment lasted).
-	// Nil means time.Now. Fetch latencies are measured on the monotonic
-	// clock regardless.
-	Now func() time.Time
+	// Clock is the clock of the dynamic step (how long a segment lasted).
+	// Nil means the system clock (idgen.SystemClock, time.Now). Fetch
+	// latencies are measured on the monotonic clock regardless.
+	Clock idgen.Clock
 
 	// OnFetch, when set, is called after each fetch attempt, from the
 	// goroutine that made it. It must not block.
@@ -97,7 +97,7 @@ type Config struct {
 type Fetch struct {
 	Max     int64         // the reserved range is (Max-Step, Max]; 0 on error
 	Step    int64         // the step asked for (0: the tag's own)
-	Lasted  time.Duration // how long the previous segment lasted, by Config.Now
+	Lasted  time.Duration // how long the previous segment lasted, by Config.Clock
 	Latency time.Duration // the store's round trip
 	Err     error
 }
@@ -129,8 +129,8 @@ type span struct {
 	end     int64
 	trigger int64 // the ID whose issue starts the prefetch
 	step    int64
-	fetched time.Time // by Config.Now
-	started time.Time // by Config.Now, when it became the current segment
+	fetched time.Time // by Config.Clock
+	started time.Time // by Config.Clock, when it became the current segment
 }
 
 // closedSpan replaces an Allocator's current segment at Close: every ID
@@ -221,9 +221,7 @@ func (c *Config) validate() error {
 	if c.FetchTimeout == 0 {
 		c.FetchTimeout = DefaultFetchTimeout
 	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
+	c.Clock = idgen.ClockOr(c.Clock)
 	return nil
 }
 
@@ -273,7 +271,7 @@ func New(ctx context.Context, cfg Config) (*Allocator, error) {
 		}
 		a.plan.ObserveFetch(a.maxLat) // the first fetch's
 	}
-	first.started = a.cfg.Now()
+	first.started = a.cfg.Clock.Now()
 	a.cur.Store(first)
 	go a.run()
 	return a, nil
@@ -370,7 +368,7 @@ func (a *Allocator) prefetch() {
 // advance moves past the used-up segment old: to the prefetched segment when
 // there is one, else it waits for the fetch under way.
 func (a *Allocator) advance(ctx context.Context, old *span) error {
-	usedUp := a.cfg.Now() // before any wait: the rate is old's IDs over its life
+	usedUp := a.cfg.Clock.Now() // before any wait: the rate is old's IDs over its life
 	a.mu.Lock()
 	for {
 		if a.closed.Load() {
@@ -385,7 +383,7 @@ func (a *Allocator) advance(ctx context.Context, old *span) error {
 			if a.plan != nil {
 				a.plan.ObserveUse(old.step, usedUp.Sub(old.started))
 			}
-			a.next.started = a.cfg.Now()
+			a.next.started = a.cfg.Clock.Now()
 			a.cur.Store(a.next)
 			a.next = nil
 			a.mu.Unlock()
@@ -440,7 +438,7 @@ func (a *Allocator) run() {
 			if cur == closedSpan {
 				return
 			}
-			s, err := a.fetch(ctx, a.nextStep(cur), a.cfg.Now().Sub(cur.fetched))
+			s, err := a.fetch(ctx, a.nextStep(cur), a.cfg.Clock.Now().Sub(cur.fetched))
 			a.mu.Lock()
 			a.lastErr = err
 			if err == nil {
@@ -471,7 +469,7 @@ func (a *Allocator) run() {
 // measured, so that Leaf's rule stays the outer bound. All within
 // [MinStep, MaxStep].
 func (a *Allocator) nextStep(cur *span) int64 {
-	now := a.cfg.Now()
+	now := a.cfg.Clock.Now()
 	lasted := now.Sub(cur.fetched)
 	step := cur.step
 	switch {
@@ -512,7 +510,7 @@ func (a *Allocator) fetch(ctx context.Context, step int64, lasted time.Duration)
 		a.fetchErrors.Add(1)
 		return nil, err
 	}
-	s := &span{start: hi - added + 1, end: hi + 1, step: added, fetched: a.cfg.Now()}
+	s := &span{start: hi - added + 1, end: hi + 1, step: added, fetched: a.cfg.Clock.Now()}
 	s.next.Store(s.start)
 	s.trigger = s.start + min(int64(float64(added)*a.cfg.Prefetch), added-1)
 	if a.plan != nil {

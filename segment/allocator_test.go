@@ -21,8 +21,7 @@ func TestConformance(t *testing.T) {
 			dsn := s.dsn(t)
 			tag := uniqueTag(t, dsn)
 			initTag(t, dsn, tag, 1000)
-			a := dial(t, dsn, segment.Config{Tag: tag})
-			idgentest.Run(t, a, idgentest.Options{})
+			idgentest.Run(t, func(t *testing.T) idgen.Generator { return dial(t, dsn, segment.Config{Tag: tag}) }, idgentest.Options{})
 		})
 	}
 }
@@ -175,27 +174,17 @@ func TestRestart(t *testing.T) {
 	}
 }
 
-// fakeClock is Config.Now under the test's control.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *fakeClock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
-func newFakeClock() *fakeClock           { return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
-
 // The step doubles when a segment lasted under 15 min, halves when over
 // 30 min, stays in between, within [MinStep, MaxStep].
 func TestDynamicStep(t *testing.T) {
 	dsn := redisDSN(t)
 	tag := uniqueTag(t, dsn)
 	initTag(t, dsn, tag, 100)
-	clk := newFakeClock()
+	clk := idgentest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	var mu sync.Mutex
 	var steps []int64
 	a := dial(t, dsn, segment.Config{
-		Tag: tag, MinStep: 25, MaxStep: 400, Prefetch: 1, Now: clk.Now,
+		Tag: tag, MinStep: 25, MaxStep: 400, Prefetch: 1, Clock: clk,
 		OnFetch: func(f segment.Fetch) {
 			mu.Lock()
 			steps = append(steps, f.Step)

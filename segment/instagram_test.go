@@ -67,7 +67,13 @@ func TestInstagram(t *testing.T) {
 		t.Fatalf("NextN(600) = %d, %v", n, err)
 	}
 	// Unordered: a shard's sequence wraps mod 1024 within a millisecond.
-	idgentest.Run(t, g, idgentest.Options{Goroutines: 4, PerGoroutine: 500, Unordered: true})
+	idgentest.Run(t, func(t *testing.T) idgen.Generator {
+		g, err := segment.DialInstagram(ctx, dsn, segment.InstagramConfig{Shard: 5, Seq: seq})
+		if err != nil {
+			t.Fatalf("DialInstagram() = %v", err)
+		}
+		return g
+	}, idgentest.Options{Goroutines: 4, PerGoroutine: 500, Unordered: true})
 
 	for _, shard := range []int{-1, 8192} {
 		if _, err := segment.DialInstagram(ctx, dsn, segment.InstagramConfig{Shard: shard, Seq: seq}); !errors.Is(err, segment.ErrConfig) {

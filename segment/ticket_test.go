@@ -151,7 +151,13 @@ func TestTickets(t *testing.T) {
 			if kind == "mysql" {
 				per = 250 // Flickr's REPLACE commits (and fsyncs) once per ticket
 			}
-			idgentest.Run(t, g, idgentest.Options{Goroutines: 4, PerGoroutine: per})
+			idgentest.Run(t, func(t *testing.T) idgen.Generator {
+				g, err := segment.DialTickets(ctx, dsns, name)
+				if err != nil {
+					t.Fatalf("DialTickets(%q) = %v", dsns, err)
+				}
+				return g
+			}, idgentest.Options{Goroutines: 4, PerGoroutine: per})
 		})
 	}
 }
@@ -173,7 +179,8 @@ func TestTicketFailover(t *testing.T) {
 				defer s.Close()
 				servers = append(servers, s)
 			}
-			g, err := segment.NewTickets(segment.TicketsConfig{Servers: servers, Cooldown: 50 * time.Millisecond})
+			clk := idgentest.NewClock(time.Now())
+			g, err := segment.NewTickets(segment.TicketsConfig{Servers: servers, Cooldown: 50 * time.Millisecond, Clock: clk})
 			if err != nil {
 				t.Fatalf("NewTickets() = %v", err)
 			}
@@ -186,7 +193,7 @@ func TestTicketFailover(t *testing.T) {
 				}
 			}
 			p.Restore()
-			time.Sleep(60 * time.Millisecond) // the cooldown ends
+			clk.Add(60 * time.Millisecond) // the cooldown ends
 			after := takeUntilEven(t, g)
 			noDuplicates(t, before, during, after)
 

@@ -34,6 +34,9 @@ type TicketsConfig struct {
 	// Cooldown: a server that failed is skipped for this long, unless every
 	// server is. Zero means DefaultCooldown (1 s).
 	Cooldown time.Duration
+	// Clock times the cooldown. Nil means the system clock
+	// (idgen.SystemClock).
+	Clock idgen.Clock
 }
 
 // Tickets round-robins over n ticket servers and fails over to the next
@@ -42,6 +45,7 @@ type TicketsConfig struct {
 type Tickets struct {
 	slots    []atomic.Pointer[ticketConn] // nil while server i has not joined
 	cooldown time.Duration
+	clock    idgen.Clock
 	rr       atomic.Uint64
 	downTill []atomic.Int64 // unix ns until which server i is skipped
 	owned    bool
@@ -74,15 +78,15 @@ func NewTickets(cfg TicketsConfig) (*Tickets, error) {
 	if cfg.Cooldown == 0 {
 		cfg.Cooldown = DefaultCooldown
 	}
-	t := newTickets(len(cfg.Servers), cfg.Cooldown)
+	t := newTickets(len(cfg.Servers), cfg.Cooldown, idgen.ClockOr(cfg.Clock))
 	for i, s := range cfg.Servers {
 		t.slots[i].Store(&ticketConn{s})
 	}
 	return t, nil
 }
 
-func newTickets(n int, cooldown time.Duration) *Tickets {
-	return &Tickets{slots: make([]atomic.Pointer[ticketConn], n), cooldown: cooldown, downTill: make([]atomic.Int64, n)}
+func newTickets(n int, cooldown time.Duration, clock idgen.Clock) *Tickets {
+	return &Tickets{slots: make([]atomic.Pointer[ticketConn], n), cooldown: cooldown, clock: clock, downTill: make([]atomic.Int64, n)}
 }
 
 // serverKey names the place a ticket server counts in, for finding a
@@ -302,7 +306,7 @@ func DialTickets(ctx context.Context, dsns []string, name string) (*Tickets, err
 			return fail(err)
 		}
 	}
-	t := newTickets(len(dsns), DefaultCooldown)
+	t := newTickets(len(dsns), DefaultCooldown, idgen.SystemClock())
 	t.owned, t.dsns, t.name, t.pending, t.offsets = true, dsns, name, map[int]error{}, make([]int64, len(dsns))
 	for i, b := range bs {
 		switch {
@@ -478,7 +482,7 @@ func (t *Tickets) Next(ctx context.Context) (idgen.ID, error) {
 			if s == nil {
 				continue
 			}
-			down := time.Now().UnixNano() < t.downTill[i].Load()
+			down := t.clock.Now().UnixNano() < t.downTill[i].Load()
 			if down != (pass == 1) {
 				continue
 			}
@@ -490,7 +494,7 @@ func (t *Tickets) Next(ctx context.Context) (idgen.ID, error) {
 			if ctx.Err() != nil {
 				return idgen.ID{}, ctx.Err()
 			}
-			t.downTill[i].Store(time.Now().Add(t.cooldown).UnixNano())
+			t.downTill[i].Store(t.clock.Now().Add(t.cooldown).UnixNano())
 			errs = append(errs, err)
 		}
 	}

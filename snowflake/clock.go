@@ -6,13 +6,16 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/idgenkit/idgen"
 )
 
 // A Clock tells a Generator the time. Tests inject one that they step back
-// and forward; production uses SystemClock.
-type Clock interface {
-	Now() time.Time
-}
+// and forward; production uses SystemClock. It is the toolkit's one clock,
+// idgen.Clock: the tick semantics (epoch, tick length, rollback policy) are
+// the Generator's, applied to whatever Now returns, so the same test clock
+// drives a Generator, its lease and a segment Allocator.
+type Clock = idgen.Clock
 
 // A Sleeper is a Clock that also sleeps. A Generator that waits (a full
 // sequence, a clock rollback under Wait) sleeps through its Clock when the

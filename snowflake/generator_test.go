@@ -58,12 +58,12 @@ func TestConformance(t *testing.T) {
 			if preset == "sonyflake" {
 				o.PerGoroutine = 2_000 // 25,600 IDs/s per machine
 			}
-			idgentest.Run(t, mustNew(t, snowflake.Config{Layout: l}), o)
+			idgentest.Run(t, func(t *testing.T) idgen.Generator { return mustNew(t, snowflake.Config{Layout: l}) }, o)
 		})
 	}
 	t.Run("simpleflake", func(t *testing.T) {
 		l, _ := snowflake.Preset("simpleflake")
-		idgentest.Run(t, mustNew(t, snowflake.Config{Layout: l}), idgentest.Options{Probabilistic: true, Unordered: true, PerGoroutine: 1000})
+		idgentest.Run(t, func(t *testing.T) idgen.Generator { return mustNew(t, snowflake.Config{Layout: l}) }, idgentest.Options{Probabilistic: true, Unordered: true, PerGoroutine: 1000})
 	})
 }
 
@@ -383,8 +383,7 @@ func TestCoarseClock(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	g := mustNew(t, snowflake.Config{Clock: c})
-	idgentest.Run(t, g, idgentest.Options{Goroutines: 2, PerGoroutine: 5000})
+	idgentest.Run(t, func(t *testing.T) idgen.Generator { return mustNew(t, snowflake.Config{Clock: c}) }, idgentest.Options{Goroutines: 2, PerGoroutine: 5000})
 }
 
 // TestUniqueAcrossProcesses runs this test binary as three processes with

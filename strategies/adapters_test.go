@@ -37,12 +37,21 @@ var conformance = []struct {
 func TestConformance(t *testing.T) {
 	for _, tc := range conformance {
 		t.Run(tc.name, func(t *testing.T) {
-			g, err := strategies.New(tc.spec)
-			if err != nil {
-				t.Fatalf("New(%q) = %v", tc.spec, err)
-			}
-			idgentest.Run(t, g, tc.opts)
+			idgentest.Run(t, fromSpec(tc.spec), tc.opts)
 		})
+	}
+}
+
+// fromSpec is an idgentest.Run constructor: a generator from spec, which
+// Run closes.
+func fromSpec(spec string) func(t *testing.T) idgen.Generator {
+	return func(t *testing.T) idgen.Generator {
+		t.Helper()
+		g, err := strategies.New(spec)
+		if err != nil {
+			t.Fatalf("New(%q) = %v", spec, err)
+		}
+		return g
 	}
 }
 

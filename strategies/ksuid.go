@@ -96,6 +96,10 @@ func init() {
 // mutex. A clock that steps back is ignored: IDs keep the last second until
 // it catches up. Safe for concurrent use.
 type KSUIDGenerator struct {
+	// Clock gives Next its time. Nil means the system clock
+	// (idgen.SystemClock). Set it before the first Next.
+	Clock idgen.Clock
+
 	monotonic bool
 	ent       *entropy
 
@@ -133,7 +137,7 @@ func ksuidTimestamp(t time.Time) (uint32, error) {
 // Next returns a new KSUID. Errors: idgen.ErrBeforeEpoch or
 // idgen.ErrLayoutExhausted when the clock is outside 2014-2150.
 func (g *KSUIDGenerator) Next(context.Context) (idgen.ID, error) {
-	now := time.Now()
+	now := idgen.ClockOr(g.Clock).Now()
 	ts, err := ksuidTimestamp(now)
 	if err != nil {
 		return idgen.ID{}, err

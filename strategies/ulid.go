@@ -94,6 +94,10 @@ func init() {
 // back is ignored: IDs keep the last millisecond until it catches up.
 // Safe for concurrent use.
 type ULIDGenerator struct {
+	// Clock gives Next and NextN their time. Nil means the system clock
+	// (idgen.SystemClock). Set it before the first Next.
+	Clock idgen.Clock
+
 	mu     sync.Mutex
 	last   uint64 // ms of the last ULID Next issued
 	mono   *ulid.MonotonicEntropy
@@ -122,7 +126,7 @@ func (g *ULIDGenerator) Scheme() *idgen.Scheme { return ULIDScheme }
 // Next returns a new ULID. It fails only past the year 10889
 // (idgen.ErrLayoutExhausted).
 func (g *ULIDGenerator) Next(context.Context) (idgen.ID, error) {
-	ms := ulid.Now()
+	ms := ulid.Timestamp(idgen.ClockOr(g.Clock).Now())
 	g.mu.Lock()
 	u, err := g.nextLocked(ms)
 	g.mu.Unlock()
@@ -134,7 +138,7 @@ func (g *ULIDGenerator) Next(context.Context) (idgen.ID, error) {
 
 // NextN fills dst with increasing ULIDs under one lock.
 func (g *ULIDGenerator) NextN(_ context.Context, dst []idgen.ID) (int, error) {
-	ms := ulid.Now()
+	ms := ulid.Timestamp(idgen.ClockOr(g.Clock).Now())
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for i := range dst {

@@ -107,7 +107,7 @@ func TestWorkerSourcePostgres(t *testing.T) {
 			t.Fatalf("New(%q) second = %v", spec, err)
 		}
 		workers = append(workers, workerOf(t, a), workerOf(t, b))
-		idgentest.Run(t, b, idgentest.Options{PerGoroutine: 2000}) // sonyflake: 25,600 IDs/s
+		idgentest.Run(t, fromSpec(spec), idgentest.Options{PerGoroutine: 2000}) // sonyflake: 25,600 IDs/s
 		if err := b.(io.Closer).Close(); err != nil {
 			t.Fatalf("Close() = %v", err)
 		}
@@ -175,7 +175,8 @@ func TestFlake128Lease(t *testing.T) {
 
 func TestFlake128WorkerSource(t *testing.T) {
 	t.Setenv(strategies.EnvWorkerID, "")
-	g, err := strategies.New("flake128?worker_source=static:123456789")
+	const spec = "flake128?worker_source=static:123456789"
+	g, err := strategies.New(spec)
 	if err != nil {
 		t.Fatalf("New() = %v", err)
 	}
@@ -184,7 +185,7 @@ func TestFlake128WorkerSource(t *testing.T) {
 	if err != nil || flakeWorker(id) != 123456789 {
 		t.Fatalf("Next() = %v, %v; want worker 123456789", id, err)
 	}
-	idgentest.Run(t, g, idgentest.Options{})
+	idgentest.Run(t, fromSpec(spec), idgentest.Options{})
 }
 
 func sonyField(t *testing.T, id idgen.ID, name string) uint64 {
@@ -272,7 +273,8 @@ func TestSonyflakeLeaseBehindHighWater(t *testing.T) {
 
 func TestSonyflakeWorkerSource(t *testing.T) {
 	t.Setenv(strategies.EnvWorkerID, "")
-	g, err := strategies.New("sonyflake?bits_machine=12&worker_source=static:4095")
+	const spec = "sonyflake?bits_machine=12&worker_source=static:4095"
+	g, err := strategies.New(spec)
 	if err != nil {
 		t.Fatalf("New() = %v", err)
 	}
@@ -281,7 +283,7 @@ func TestSonyflakeWorkerSource(t *testing.T) {
 	if err != nil || sonyField(t, id, "machine") != 4095 {
 		t.Fatalf("Next() = %v, %v; want machine 4095", id, err)
 	}
-	idgentest.Run(t, g, idgentest.Options{PerGoroutine: 2000})
+	idgentest.Run(t, fromSpec(spec), idgentest.Options{PerGoroutine: 2000})
 	for _, spec := range []string{
 		"sonyflake?bits_machine=12&worker_source=static:4096",
 		"sonyflake?high_water=/tmp/mark",

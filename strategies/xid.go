@@ -82,6 +82,10 @@ func xidFromParams(p *Params) (*XIDGenerator, error) {
 
 // XIDGenerator issues xids through rs/xid. Safe for concurrent use.
 type XIDGenerator struct {
+	// Clock gives Next its time. Nil means the system clock
+	// (idgen.SystemClock). Set it before the first Next.
+	Clock idgen.Clock
+
 	machine int32 // 24-bit machine ID in place of rs/xid's; -1 keeps rs/xid's
 }
 
@@ -104,7 +108,7 @@ func (g *XIDGenerator) Scheme() *idgen.Scheme { return XIDScheme }
 
 // Next returns a new xid. It does not fail.
 func (g *XIDGenerator) Next(context.Context) (idgen.ID, error) {
-	return g.id(xid.New()), nil
+	return g.id(xid.NewWithTime(idgen.ClockOr(g.Clock).Now())), nil
 }
 
 // id places the machine ID, if set, and builds the ID without a copy.

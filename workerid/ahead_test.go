@@ -84,13 +84,13 @@ func TestReleaseSettlesMark(t *testing.T) {
 	for _, bk := range backends {
 		t.Run(bk.name, func(t *testing.T) {
 			b := bk.setup(t)
-			cfg := fast(1)
+			cfg, clk := onClock(fast(1))
 			s := mustOpen(t, b, b.addr, cfg)
 			g, err := snowflake.New(context.Background(), snowflake.Config{Lease: s, HighWater: s, HighWaterAhead: 50 * time.Millisecond})
 			if err != nil {
 				t.Fatalf("snowflake.New() = %v", err)
 			}
-			time.Sleep(2 * cfg.RenewEvery) // renewed: the mark is written ahead
+			markWrittenAhead(t, clk)
 			var last idgen.ID
 			for range 100 {
 				if last, err = g.Next(context.Background()); err != nil {
@@ -119,9 +119,9 @@ func TestStoreCutBounded(t *testing.T) {
 		t.Run(bk.name, func(t *testing.T) {
 			b := bk.setup(t)
 			addr, p := b.via(t)
-			cfg := fast(1)
+			cfg, clk := onClock(fast(1))
 			s := mustOpen(t, b, addr, cfg)
-			time.Sleep(cfg.RenewEvery / 2) // the first mark is written ahead
+			markWrittenAhead(t, clk)
 			// A mark an hour ahead is past the one written ahead: Store
 			// makes a round trip.
 			g, err := snowflake.New(context.Background(), snowflake.Config{Lease: s, HighWater: s, HighWaterAhead: time.Hour})

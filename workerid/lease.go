@@ -60,22 +60,23 @@ type LeaseConfig struct {
 	// opening the lease fails with ErrClockSkew. Zero means DefaultMaxSkew
 	// (10 s); a negative value turns the check off.
 	MaxSkew time.Duration
-	// Clock is the local clock compared with the store's at start (and,
-	// under etcd, the wall time written into the lease record at each
-	// renewal). Nil means the system wall clock (time.Now).
-	Clock interface{ Now() time.Time }
+	// Clock is the lease's clock: it times the renewals (RenewEvery) and
+	// the LostAfter deadline, orders the free IDs by their high-water marks
+	// at acquire, is compared with the store's clock at start, and, under
+	// etcd, gives the wall time written into the lease record at each
+	// renewal. The TTL runs on the store's clock. When Clock is an
+	// idgen.TimerClock (such as idgentest.Clock), renewals and LostAfter are
+	// scheduled on it, so a test moves a lease past LostAfter without
+	// waiting; else in real time. Nil means the system clock
+	// (idgen.SystemClock).
+	Clock idgen.Clock
 }
 
 // DefaultMaxSkew is LeaseConfig.MaxSkew when zero.
 const DefaultMaxSkew = 10 * time.Second
 
-// now reads the local clock: Clock, or time.Now.
-func (c LeaseConfig) now() time.Time {
-	if c.Clock != nil {
-		return c.Clock.Now()
-	}
-	return time.Now()
-}
+// now reads the local clock: Clock, or the system clock.
+func (c LeaseConfig) now() time.Time { return idgen.ClockOr(c.Clock).Now() }
 
 // checkSkew compares the local clock with the store's, read by serverNow
 // between two local readings: the server's reading is taken to fall midway.
@@ -154,7 +155,8 @@ type backend interface {
 	// wait the mark out, so a node restarted inside the high-water window
 	// takes another ID rather than the one its state file names. Every ID
 	// held: idgen.ErrNoWorkerIDs.
-	acquire(ctx context.Context, preferred int64) (id, gen int64, hw time.Time, err error)
+	// A mark is ahead or passed by clk, the lease's clock.
+	acquire(ctx context.Context, preferred int64, clk idgen.Clock) (id, gen int64, hw time.Time, err error)
 	// renew extends the lease; errGone when it is no longer held.
 	renew(ctx context.Context, id, gen int64) error
 	// release gives the ID up.
@@ -211,11 +213,12 @@ type held struct {
 type lease struct {
 	b   backend
 	cfg LeaseConfig
+	clk idgen.TimerClock // cfg.Clock, or the system clock
 	cur atomic.Pointer[idgen.Identity]
 
 	mu     sync.Mutex
 	lost   chan struct{} // closed when cur's identity is lost
-	timer  *time.Timer   // fires at the published identity's deadline
+	timer  idgen.Timer   // fires at the published identity's deadline
 	closed bool
 
 	mark time.Time // the stored mark read when cur was acquired, for Load
@@ -243,9 +246,9 @@ var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return
 
 // open acquires synchronously and starts the renewal goroutine.
 func open(ctx context.Context, b backend, cfg LeaseConfig) (*lease, error) {
-	l := &lease{b: b, cfg: cfg, lost: closedCh, stop: make(chan struct{}), done: make(chan struct{})}
-	start := time.Now()
-	id, gen, mark, err := b.acquire(ctx, readState(cfg.StateFile))
+	l := &lease{b: b, cfg: cfg, clk: idgen.Timers(idgen.ClockOr(cfg.Clock)), lost: closedCh, stop: make(chan struct{}), done: make(chan struct{})}
+	start := l.clk.Now()
+	id, gen, mark, err := b.acquire(ctx, readState(cfg.StateFile), l.clk)
 	if err != nil {
 		b.close()
 		return nil, err
@@ -351,7 +354,7 @@ func (l *lease) publish() {
 	l.mark = l.h.mark
 	l.lost = make(chan struct{})
 	l.cur.Store(ident)
-	l.timer = time.AfterFunc(time.Until(l.h.deadline), func() { l.expire(ident) })
+	l.timer = l.clk.AfterFunc(l.until(l.h.deadline), func() { l.expire(ident) })
 }
 
 // expire marks ident lost if it is still current.
@@ -386,13 +389,17 @@ func (l *lease) extend() bool {
 	if !l.timer.Stop() {
 		return false // expire runs now
 	}
-	l.timer.Reset(time.Until(l.h.deadline))
+	l.timer.Reset(l.until(l.h.deadline))
 	return true
 }
 
-// stepCtx returns a context ending at deadline or at Close.
+// until returns the time from now to t on the lease's clock.
+func (l *lease) until(t time.Time) time.Duration { return t.Sub(l.clk.Now()) }
+
+// stepCtx returns a context ending at deadline (on the lease's clock: the
+// context's timeout is the time left until it) or at Close.
 func (l *lease) stepCtx(deadline time.Time) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	ctx, cancel := context.WithTimeout(context.Background(), l.until(deadline))
 	go func() {
 		select {
 		case <-l.stop:
@@ -408,13 +415,19 @@ func (l *lease) run() {
 	ctx, cancel := l.stepCtx(l.h.deadline)
 	l.writeAhead(ctx, l.h.deadline.Add(-l.cfg.LostAfter))
 	cancel()
-	t := time.NewTimer(l.cfg.RenewEvery)
+	tick := make(chan struct{}, 1)
+	t := l.clk.AfterFunc(l.cfg.RenewEvery, func() {
+		select {
+		case tick <- struct{}{}:
+		default:
+		}
+	})
 	defer t.Stop()
 	for {
 		select {
 		case <-l.stop:
 			return
-		case <-t.C:
+		case <-tick:
 		}
 		t.Reset(l.step())
 	}
@@ -424,7 +437,7 @@ func (l *lease) run() {
 func (l *lease) step() time.Duration {
 	retry := max(l.cfg.RenewEvery/4, 10*time.Millisecond)
 	if l.h.ok {
-		start := time.Now()
+		start := l.clk.Now()
 		ctx, cancel := l.stepCtx(l.h.deadline)
 		err := l.b.renew(ctx, l.h.id, l.h.gen)
 		cancel()
@@ -441,16 +454,16 @@ func (l *lease) step() time.Duration {
 			l.writeAhead(ctx, start)
 			cancel()
 			return l.cfg.RenewEvery
-		case err == nil || errors.Is(err, errGone) || !time.Now().Before(l.h.deadline):
+		case err == nil || errors.Is(err, errGone) || !l.clk.Now().Before(l.h.deadline):
 			l.giveUp()
 			return 0
 		default:
 			return retry // transient: try again before the deadline
 		}
 	}
-	start := time.Now()
+	start := l.clk.Now()
 	ctx, cancel := l.stepCtx(start.Add(l.cfg.LostAfter))
-	id, gen, mark, err := l.b.acquire(ctx, readState(l.cfg.StateFile))
+	id, gen, mark, err := l.b.acquire(ctx, readState(l.cfg.StateFile), l.clk)
 	cancel()
 	if err != nil {
 		return retry
@@ -472,7 +485,7 @@ func (l *lease) giveUp() {
 	l.loseLocked()
 	l.mu.Unlock()
 	if l.h.ok {
-		ctx, cancel := l.stepCtx(time.Now().Add(l.cfg.RenewEvery))
+		ctx, cancel := l.stepCtx(l.clk.Now().Add(l.cfg.RenewEvery))
 		l.settleMark(ctx)
 		l.b.release(ctx, l.h.id, l.h.gen)
 		cancel()

@@ -73,6 +73,28 @@ func fast(workers int64) workerid.LeaseConfig {
 	return workerid.LeaseConfig{Space: workerid.Space{Workers: workers}, TTL: 2 * time.Second, RenewEvery: 300 * time.Millisecond, LostAfter: time.Second}
 }
 
+// onClock returns cfg on a test clock that stands still until the test
+// moves it: the lease renews, and counts LostAfter, only when told to.
+func onClock(cfg workerid.LeaseConfig) (workerid.LeaseConfig, *idgentest.Clock) {
+	clk := idgentest.NewClock(time.Now())
+	cfg.Clock = clk
+	return cfg, clk
+}
+
+// markWrittenAhead waits until a lease on clk, just opened, has written its
+// first high-water mark ahead: its renewal goroutine arms the renewal timer
+// (beside the LostAfter timer armed at open) right after that write.
+func markWrittenAhead(t *testing.T, clk *idgentest.Clock) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for clk.Pending() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the lease armed %d timers in 10s; want its LostAfter and renewal timers", clk.Pending())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 func mustOpen(t *testing.T, b backend, addr string, cfg workerid.LeaseConfig) leaseSource {
 	t.Helper()
 	s, err := b.open(context.Background(), addr, cfg)
@@ -156,7 +178,7 @@ func TestLeaseLostAndReacquired(t *testing.T) {
 		t.Run(bk.name, func(t *testing.T) {
 			b := bk.setup(t)
 			addr, p := b.via(t)
-			cfg := fast(1) // one worker ID: the successor must get the same
+			cfg, clk := onClock(fast(1)) // one worker ID: the successor must get the same
 			holder := mustOpen(t, b, addr, cfg)
 			first := holder.Identity()
 			if first == nil || first.WorkerID != 0 {
@@ -186,7 +208,9 @@ func TestLeaseLostAndReacquired(t *testing.T) {
 				t.Fatalf("open() while the holder's lease is alive = %v; want ErrNoWorkerIDs", err)
 			}
 			// The holder reports lost before its lease can expire: within
-			// LostAfter of its last renewal, so before cut + TTL.
+			// LostAfter of its last renewal (at open: its clock stood still
+			// since), so before cut + TTL.
+			clk.Add(cfg.LostAfter)
 			select {
 			case <-lost:
 			case <-time.After(time.Until(cut.Add(cfg.TTL))):
@@ -491,7 +515,7 @@ func TestReacquireAfterRestore(t *testing.T) {
 		t.Run(bk.name, func(t *testing.T) {
 			b := bk.setup(t)
 			addr, p := b.via(t)
-			cfg := fast(1)
+			cfg, clk := onClock(fast(1))
 			holder := mustOpen(t, b, addr, cfg)
 			first := holder.Identity()
 			// Hold: the mark the cut holder wrote ahead at its last renewal
@@ -508,6 +532,7 @@ func TestReacquireAfterRestore(t *testing.T) {
 			}
 			lost := holder.Lost()
 			p.Cut()
+			clk.Add(cfg.LostAfter) // past the deadline of the renewal at open
 			select {
 			case <-lost:
 			case <-time.After(cfg.TTL):
@@ -522,6 +547,7 @@ func TestReacquireAfterRestore(t *testing.T) {
 				if time.Now().After(deadline) {
 					t.Fatalf("holder did not reacquire within %v of the restore", 4*cfg.TTL)
 				}
+				clk.Add(cfg.RenewEvery / 4) // the retry interval: acquire again
 				time.Sleep(50 * time.Millisecond)
 			}
 			again := holder.Identity()

@@ -236,7 +236,7 @@ func (b *zkBackend) putForever(id int64) error {
 	return err
 }
 
-func (b *zkBackend) acquire(ctx context.Context, preferred int64) (id, gen int64, hw time.Time, err error) {
+func (b *zkBackend) acquire(ctx context.Context, preferred int64, clk idgen.Clock) (id, gen int64, hw time.Time, err error) {
 	err = b.do(ctx, func() error {
 		var last *endpoint
 		if data, _, err := b.c.Get(b.foreverPath()); err == nil {
@@ -284,7 +284,7 @@ func (b *zkBackend) acquire(ctx context.Context, preferred int64) (id, gen int64
 				free = append(free, i)
 			}
 		}
-		for _, cand := range acquireOrder(free, marks, preferred, time.Now()) {
+		for _, cand := range acquireOrder(free, marks, preferred, clk.Now()) {
 			_, err := b.c.Create(b.workerPath(cand), []byte(b.owner), zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
 			if errors.Is(err, zk.ErrNodeExists) {
 				continue
