@@ -74,15 +74,27 @@ func (c *systemClock) Now() time.Time { return time.Unix(0, c.UnixNano()) }
 func (c *systemClock) UnixNano() int64 {
 	since := int64(time.Since(c.start))
 	if next := c.nextCheck.Load(); since >= next && c.nextCheck.CompareAndSwap(next, since+int64(StepCheckEvery)) {
-		c.follow(since)
+		c.follow()
 	}
 	return c.base.Load() + since
 }
 
-// follow reads the wall clock and moves base by the step, if any.
-func (c *systemClock) follow(since int64) {
+// follow reads the wall clock between two monotonic readings and moves
+// base by the step, if any. When the two readings are more than StepMin/2
+// apart (the reader was descheduled around the wall read, as happens on a
+// loaded machine), the wall reading cannot be placed on the monotonic
+// clock finely enough, and follow leaves the check to the next reader:
+// taking it would follow a step that never happened, forward and then back.
+func (c *systemClock) follow() {
 	base := c.base.Load()
-	step := c.wall().UnixNano() - (base + since)
+	before := int64(time.Since(c.start))
+	wall := c.wall().UnixNano()
+	after := int64(time.Since(c.start))
+	if after-before > int64(StepMin)/2 {
+		c.nextCheck.Store(after) // look again at the next reading
+		return
+	}
+	step := wall - (base + before + (after-before)/2)
 	if step > -int64(StepMin) && step < int64(StepMin) {
 		return
 	}

@@ -144,16 +144,26 @@ func TestEtcdRecordTime(t *testing.T) {
 	if got := recordTime(t, c, key); !got.Equal(clk.Now()) {
 		t.Fatalf("record time after acquire = %v; want the holder's clock %v", got, clk.Now())
 	}
-	clk.Add(time.Hour)
-	want := clk.Now()
+	// The clock is a TimerClock: the lease renews each time it passes
+	// RenewEvery (the first time once the renewal loop has set its timer),
+	// and writes the holder's time of that renewal.
+	start := clk.Now()
+	var want time.Time
 	deadline := time.Now().Add(10 * time.Second)
-	for !recordTime(t, c, key).Equal(want) {
+	for want.IsZero() {
 		if time.Now().After(deadline) {
-			t.Fatalf("record time 10s after the clock moved = %v; want %v", recordTime(t, c, key), want)
+			t.Fatalf("record time 10s after the clock moved = %v; want a later reading of the holder's clock", recordTime(t, c, key))
 		}
+		clk.Add(cfg.RenewEvery)
 		time.Sleep(50 * time.Millisecond)
+		if got := recordTime(t, c, key); got.After(start) {
+			if got.Sub(start)%cfg.RenewEvery != 0 || got.After(clk.Now()) {
+				t.Fatalf("record time after renewals = %v; want one of the holder's clock readings %v + k×%v", got, start, cfg.RenewEvery)
+			}
+			want = got
+		}
 	}
-	// A node on the true clock is about 3 years behind the peer's.
+	// A node on the true clock is years behind the peer's.
 	_, err = workerid.OpenEtcd(context.Background(), workerid.EtcdConfig{LeaseConfig: workerid.LeaseConfig{Space: workerid.Space{Workers: 4}, Namespace: ns}, Endpoints: []string{addr}})
 	if !errors.Is(err, workerid.ErrClockSkew) || !strings.Contains(err.Error(), " behind the mean of 1 live etcd peers' clocks ") ||
 		!strings.Contains(err.Error(), "("+want.Format(time.RFC3339)[:13]) {

@@ -153,6 +153,12 @@ type zkBackend struct {
 
 	mu      sync.Mutex
 	granted time.Duration // the session timeout the server granted
+
+	// markMu is held by a mark write for as long as it runs, even past its
+	// context: do returns at the context's end but the ZooKeeper calls run
+	// on, so without it a mark written ahead and cut short by Close could
+	// land after the true mark Close writes back.
+	markMu sync.Mutex
 }
 
 // Printf receives the client's log lines: it keeps the session timeout the
@@ -371,6 +377,8 @@ func (b *zkBackend) setMark(ctx context.Context, id, gen int64, mark time.Time) 
 // stored mark only when down is set.
 func (b *zkBackend) putMark(ctx context.Context, id, gen int64, mark time.Time, down bool) error {
 	return b.do(ctx, func() error {
+		b.markMu.Lock()
+		defer b.markMu.Unlock()
 		v, err := b.mine(id, gen)
 		if err != nil {
 			return err
