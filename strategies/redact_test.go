@@ -13,7 +13,6 @@ import (
 )
 
 func TestWorkerSourcePasswordMasked(t *testing.T) {
-	t.Setenv(strategies.EnvWorkerID, "")
 	const secret = "s3cret-Pw"
 	tests := []struct {
 		name, source string
@@ -31,7 +30,7 @@ func TestWorkerSourcePasswordMasked(t *testing.T) {
 				t.Fatalf("OpenWorkerSource(%q) = %v, %v; want %v with the password masked", tt.source, src, err, tt.want)
 			}
 			spec := "snowflake?preset=twitter&worker_source=" + url.QueryEscape(tt.source)
-			if g, err := strategies.New(spec); err == nil || strings.Contains(err.Error(), secret) {
+			if g, err := strategies.New(context.Background(), spec); err == nil || strings.Contains(err.Error(), secret) {
 				t.Fatalf("New(%q) = %v, %v; want an error with the password masked", spec, g, err)
 			}
 		})

@@ -37,7 +37,7 @@ func TestSegmentStrategies(t *testing.T) {
 	})
 
 	spec := "segment?dsn=" + dsn + "&tag=" + tag + "&step=500&prefetch=0.2"
-	g, err := strategies.New(spec)
+	g, err := strategies.New(context.Background(), spec)
 	if err != nil {
 		t.Fatalf("New(%q) = %v", spec, err)
 	}
@@ -88,7 +88,7 @@ func TestSegmentStrategyBadInput(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			g, err := strategies.New(c.spec)
+			g, err := strategies.New(context.Background(), c.spec)
 			if err == nil {
 				g.(io.Closer).Close()
 			}

@@ -3,7 +3,6 @@ package strategies
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"time"
 
@@ -12,7 +11,8 @@ import (
 	"github.com/idgenkit/idgen/workerid"
 )
 
-// EnvWorkerID names the environment variable that overrides the worker ID.
+// EnvWorkerID names the environment variable idgen's CLI reads
+// Options.WorkerID from; errors about that value name it.
 const EnvWorkerID = "IDGEN_WORKER_ID"
 
 func init() {
@@ -46,7 +46,7 @@ func schemeOrErr(l snowflake.Layout, err error) (*idgen.Scheme, error) {
 
 func snowflakeLayout(p *Params) (snowflake.Layout, error) {
 	if p.Has("preset") && p.Has("layout") {
-		return snowflake.Layout{}, fmt.Errorf("%w: snowflake: give preset or layout, not both", ErrSpec)
+		return snowflake.Layout{}, specError(p.spec, "preset", p.String("preset", ""), fmt.Errorf("%w: snowflake: give preset or layout, not both", ErrSpec))
 	}
 	var l snowflake.Layout
 	var err error
@@ -78,14 +78,14 @@ func buildSnowflake(ctx context.Context, p *Params) (idgen.Generator, error) {
 	if err != nil {
 		return nil, err
 	}
-	g, src, err := underSource(ctx, p, space, func(src workerid.Source) (*snowflake.Generator, error) {
-		cfg.Lease, cfg.HighWater = src, sourceMark(src, cfg.HighWater)
+	g, err := underSource(ctx, p, space, func(src workerid.Source) (*snowflake.Generator, error) {
+		cfg.Lease, cfg.Closer, cfg.HighWater = src, src, sourceMark(src, cfg.HighWater)
 		return snowflake.New(ctx, cfg)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &LeasedSnowflake{Generator: g, src: src}, nil
+	return g, nil
 }
 
 func snowflakeConfig(p *Params) (snowflake.Config, error) {
@@ -105,7 +105,7 @@ func snowflakeConfig(p *Params) (snowflake.Config, error) {
 		}
 		cfg.Nodes[n] = v
 	}
-	if env := os.Getenv(EnvWorkerID); env != "" {
+	if env := p.opts.WorkerID; env != "" {
 		if _, ok := cfg.Layout.Field("worker"); ok {
 			v, err := strconv.ParseInt(env, 10, 64)
 			if err != nil {

@@ -35,8 +35,7 @@ func workerOf(t *testing.T, g idgen.Generator) uint64 {
 }
 
 func TestWorkerSourceStatic(t *testing.T) {
-	t.Setenv(strategies.EnvWorkerID, "")
-	g, err := strategies.New("snowflake?preset=twitter&datacenter=2&worker_source=static:17")
+	g, err := strategies.New(context.Background(), "snowflake?preset=twitter&datacenter=2&worker_source=static:17")
 	if err != nil {
 		t.Fatalf("New() = %v", err)
 	}
@@ -47,7 +46,6 @@ func TestWorkerSourceStatic(t *testing.T) {
 }
 
 func TestWorkerSourceBad(t *testing.T) {
-	t.Setenv(strategies.EnvWorkerID, "")
 	tests := []struct {
 		name, spec string
 		want       error
@@ -67,7 +65,7 @@ func TestWorkerSourceBad(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g, err := strategies.New(tt.spec)
+			g, err := strategies.New(context.Background(), tt.spec)
 			if err == nil || (tt.want != nil && !errors.Is(err, tt.want)) {
 				t.Fatalf("New(%q) = %v, %v; want error %v", tt.spec, g, err, tt.want)
 			}
@@ -76,7 +74,6 @@ func TestWorkerSourceBad(t *testing.T) {
 }
 
 func TestWorkerSourcePostgres(t *testing.T) {
-	t.Setenv(strategies.EnvWorkerID, "")
 	dsn := testenv.PostgresDSN(t)
 	table := fmt.Sprintf("test_wid_strategies_%d", time.Now().UnixNano())
 	t.Cleanup(func() {
@@ -97,12 +94,12 @@ func TestWorkerSourcePostgres(t *testing.T) {
 		"snowflake?preset=twitter&datacenter=1&worker_source=" + source,
 		"sonyflake?worker_source=" + source + url.QueryEscape("&namespace=sony"),
 	} {
-		a, err := strategies.New(spec)
+		a, err := strategies.New(context.Background(), spec)
 		if err != nil {
 			t.Fatalf("New(%q) = %v", spec, err)
 		}
 		defer a.(io.Closer).Close()
-		b, err := strategies.New(spec)
+		b, err := strategies.New(context.Background(), spec)
 		if err != nil {
 			t.Fatalf("New(%q) second = %v", spec, err)
 		}
@@ -174,8 +171,7 @@ func TestFlake128Lease(t *testing.T) {
 }
 
 func TestFlake128WorkerSource(t *testing.T) {
-	t.Setenv(strategies.EnvWorkerID, "")
-	g, err := strategies.New("flake128?worker_source=static:123456789")
+	g, err := strategies.New(context.Background(), "flake128?worker_source=static:123456789")
 	if err != nil {
 		t.Fatalf("New() = %v", err)
 	}
@@ -271,8 +267,7 @@ func TestSonyflakeLeaseBehindHighWater(t *testing.T) {
 }
 
 func TestSonyflakeWorkerSource(t *testing.T) {
-	t.Setenv(strategies.EnvWorkerID, "")
-	g, err := strategies.New("sonyflake?bits_machine=12&worker_source=static:4095")
+	g, err := strategies.New(context.Background(), "sonyflake?bits_machine=12&worker_source=static:4095")
 	if err != nil {
 		t.Fatalf("New() = %v", err)
 	}
@@ -286,7 +281,7 @@ func TestSonyflakeWorkerSource(t *testing.T) {
 		"sonyflake?bits_machine=12&worker_source=static:4096",
 		"sonyflake?high_water=/tmp/mark",
 	} {
-		if g, err := strategies.New(spec); err == nil {
+		if g, err := strategies.New(context.Background(), spec); err == nil {
 			t.Fatalf("New(%q) = %v; want an error", spec, g)
 		}
 	}
@@ -353,7 +348,7 @@ func TestWorkerSourceKeepsHighWaterFile(t *testing.T) {
 		"&worker_source=" + url.QueryEscape(u.String())
 	first := func(want time.Time) {
 		t.Helper()
-		g, err := strategies.New(spec)
+		g, err := strategies.New(context.Background(), spec)
 		if err != nil {
 			t.Fatalf("New(%q) = %v", spec, err)
 		}

@@ -117,6 +117,7 @@ are masked (xxxxx) in everything compare prints and writes.
 			}
 			pr := compare.NewPrinter(cmd.ErrOrStderr())
 			cfg.Progress = pr
+			cfg.SpecOptions = specOptions()
 			rep, err := compare.Run(cmd.Context(), cfg)
 			pr.Close()
 			if err != nil {

@@ -1,4 +1,4 @@
-package strategies_test
+package config_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/idgenkit/idgen/strategies"
+	"github.com/idgenkit/idgen/strategies/config"
 )
 
 const goodYAML = `# services' ID generators
@@ -63,15 +64,15 @@ func TestLoad(t *testing.T) {
 		{name: "toml", file: "idgen.toml", text: goodTOML, lines: []int{4, 5, 7}},
 		{name: "json", file: "idgen.json", text: goodJSON, lines: []int{4, 5, 6}},
 	}
-	want := []strategies.GeneratorSpec{
-		{Name: "orders", Spec: "snowflake?preset=twitter&worker=7"},
-		{Name: "sessions", Spec: "uuidv7"},
-		{Name: "events", Spec: "sonyflake?bits_sequence=8&machine=3"},
+	want := []config.GeneratorSpec{
+		{Name: "orders", Spec: strategies.MustParse("snowflake?preset=twitter&worker=7")},
+		{Name: "sessions", Spec: strategies.MustParse("uuidv7")},
+		{Name: "events", Spec: strategies.MustParse("sonyflake?bits_sequence=8&machine=3")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeConfig(t, tc.file, tc.text)
-			c, err := strategies.Load(path)
+			c, err := config.Load(path, strategies.Options{})
 			if err != nil {
 				t.Fatalf("Load(%s) = %v", tc.file, err)
 			}
@@ -132,7 +133,7 @@ func TestLoadErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeConfig(t, tc.file, tc.text)
-			_, err := strategies.Load(path)
+			_, err := config.Load(path, strategies.Options{})
 			want := path + ":" + tc.msg
 			if tc.name == "yaml default" {
 				want = "strategies: invalid spec: " + path + ":" + tc.msg
@@ -146,7 +147,7 @@ func TestLoadErrors(t *testing.T) {
 
 func TestLoadFormat(t *testing.T) {
 	path := writeConfig(t, "idgen.ini", "x")
-	_, err := strategies.Load(path)
+	_, err := config.Load(path, strategies.Options{})
 	want := `strategies: invalid spec: ` + path + `: unknown config format ".ini"; valid: .yaml, .yml, .toml, .json`
 	if err == nil || err.Error() != want {
 		t.Fatalf("Load(idgen.ini) = %v; want %s", err, want)
