@@ -26,8 +26,8 @@ type Spec struct {
 	query string // the keys and values, each escaped, joined by '&'; "" when none
 }
 
-// ParseSpec parses spec text "name?key=value&...", surrounding spaces
-// trimmed. It checks the syntax only: the name and keys are checked against
+// ParseSpec parses spec text "name?key=value&...", spaces around the text
+// and the name trimmed. It checks the syntax only: the name and keys are checked against
 // the registry when the spec is built (New, SchemeOf). A key given twice or
 // a value that is not valid percent-encoding is a *SpecError wrapping
 // ErrSpec.
@@ -37,7 +37,7 @@ func ParseSpec(text string) (Spec, error) { return parseSpec(text, nil) }
 // (before unescaping), ahead of the other checks.
 func parseSpec(text string, known func(key string) error) (Spec, error) {
 	name, query, _ := strings.Cut(strings.TrimSpace(text), "?")
-	s := Spec{name: name}
+	s := Spec{name: strings.TrimSpace(name)}
 	if query == "" {
 		return s, nil
 	}
