@@ -89,7 +89,7 @@ type Options struct {
 	WorkerID string
 	// LookupKey returns the key text a public spec's key_env names
 	// (public.ParseKeys's form: 64 hex digits, or ID:HEX,ID:HEX), and
-	// whether it is set; idgen's CLI passes os.LookupEnv. The text never
+	// whether it is set; idgen's CLI passes the environment's lookup. The text never
 	// appears in errors. Nil means public specs are refused.
 	LookupKey func(name string) (string, bool)
 	// Warn receives a worker source's warning for the operator (a

@@ -58,7 +58,7 @@ func Open(ctx context.Context, rawURL string, space Space) (Source, error) {
 }
 
 // OpenWith is Open, the env source reading IDGEN_WORKER_ID with getenv
-// (as Env does: the program passes os.Getenv, or the value it resolved;
+// (as Env does: the program passes its environment's, or the value it resolved;
 // nil reads nothing).
 func OpenWith(ctx context.Context, rawURL string, space Space, getenv func(string) string) (Source, error) {
 	bad := func(why string) error {

@@ -111,7 +111,7 @@ func NewStatic(workerID int64, space Space) (*Static, error) {
 }
 
 // Env returns a Static source of the IDGEN_WORKER_ID environment variable,
-// read by getenv, which the program passes (os.Getenv); nil reads nothing:
+// read by getenv, which the program passes (its environment's); nil reads nothing:
 // the variable is not set. A missing or non-integer value wraps ErrConfig; a
 // value outside the space wraps idgen.ErrOutOfRange.
 func Env(getenv func(string) string, space Space) (*Static, error) {
