@@ -3,7 +3,6 @@ package strategies_test
 import (
 	"context"
 	"errors"
-	"net/url"
 	"strings"
 	"testing"
 
@@ -29,7 +28,7 @@ func TestWorkerSourcePasswordMasked(t *testing.T) {
 			if err == nil || !errors.Is(err, tt.want) || strings.Contains(err.Error(), secret) {
 				t.Fatalf("OpenWorkerSource(%q) = %v, %v; want %v with the password masked", tt.source, src, err, tt.want)
 			}
-			spec := "snowflake?preset=twitter&worker_source=" + url.QueryEscape(tt.source)
+			spec := withSource("snowflake?preset=twitter", tt.source)
 			if g, err := strategies.New(context.Background(), spec); err == nil || strings.Contains(err.Error(), secret) {
 				t.Fatalf("New(%q) = %v, %v; want an error with the password masked", spec, g, err)
 			}

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
-	"net/url"
 	"testing"
 	"time"
 
@@ -34,7 +33,7 @@ func TestWorkerSourceMySQLRedis(t *testing.T) {
 		testenv.MySQLDSN(t) + "?table=" + ns,
 		testenv.RedisURL(t) + "?namespace=" + ns,
 	} {
-		spec := "snowflake?preset=twitter&datacenter=1&worker_source=" + url.QueryEscape(source)
+		spec := withSource("snowflake?preset=twitter&datacenter=1", source)
 		a, err := strategies.New(context.Background(), spec)
 		if err != nil {
 			t.Fatalf("New(%q) = %v", spec, err)

@@ -55,13 +55,13 @@ func TestWorkerSourceBad(t *testing.T) {
 		{"unknown", "snowflake?worker_source=zookeeper:1", strategies.ErrSpec},
 		{"env unset", "snowflake?worker_source=env", nil},
 		{"etcd no host", "snowflake?worker_source=etcd:", strategies.ErrSpec},
-		{"etcd unknown key", "snowflake?worker_source=" + url.QueryEscape("etcd://127.0.0.1:1?foo=1"), strategies.ErrSpec},
-		{"postgres ttl", "snowflake?worker_source=" + url.QueryEscape("postgres://127.0.0.1:1/x?ttl=1s"), strategies.ErrSpec},
-		{"etcd unreachable", "snowflake?worker_source=" + url.QueryEscape("etcd://127.0.0.1:1,[::1]:1/ns?ttl=5s"), idgen.ErrUnavailable},
-		{"etcd bad namespace", "snowflake?worker_source=" + url.QueryEscape("etcd://127.0.0.1:1/a/b"), strategies.ErrSpec},
-		{"workers above the layout", "snowflake?preset=twitter&worker_source=" + url.QueryEscape("postgres://127.0.0.1:1/x?workers=33"), strategies.ErrSpec},
-		{"postgres unreachable", "snowflake?worker_source=" + url.QueryEscape("postgres://postgres@127.0.0.1:1/x?sslmode=disable"), idgen.ErrUnavailable},
-		{"layout without worker", "snowflake?layout=" + url.QueryEscape("time:41,sequence:22;tick=1ms") + "&worker_source=static:1", strategies.ErrSpec},
+		{"etcd unknown key", withSource("snowflake", "etcd://127.0.0.1:1?foo=1"), strategies.ErrSpec},
+		{"postgres ttl", withSource("snowflake", "postgres://127.0.0.1:1/x?ttl=1s"), strategies.ErrSpec},
+		{"etcd unreachable", withSource("snowflake", "etcd://127.0.0.1:1,[::1]:1/ns?ttl=5s"), idgen.ErrUnavailable},
+		{"etcd bad namespace", withSource("snowflake", "etcd://127.0.0.1:1/a/b"), strategies.ErrSpec},
+		{"workers above the layout", withSource("snowflake?preset=twitter", "postgres://127.0.0.1:1/x?workers=33"), strategies.ErrSpec},
+		{"postgres unreachable", withSource("snowflake", "postgres://postgres@127.0.0.1:1/x?sslmode=disable"), idgen.ErrUnavailable},
+		{"layout without worker", strategies.MustParse("snowflake?worker_source=static:1").With("layout", "time:41,sequence:22;tick=1ms").String(), strategies.ErrSpec},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -87,12 +87,12 @@ func TestWorkerSourcePostgres(t *testing.T) {
 	q := u.Query()
 	q.Set("table", table)
 	u.RawQuery = q.Encode()
-	source := url.QueryEscape(u.String())
+	source := u.String()
 	// Each strategy leases in a namespace of its own.
 	var workers []uint64
 	for _, spec := range []string{
-		"snowflake?preset=twitter&datacenter=1&worker_source=" + source,
-		"sonyflake?worker_source=" + source + url.QueryEscape("&namespace=sony"),
+		withSource("snowflake?preset=twitter&datacenter=1", source),
+		withSource("sonyflake", source+"&namespace=sony"),
 	} {
 		a, err := strategies.New(context.Background(), spec)
 		if err != nil {
@@ -344,8 +344,8 @@ func TestWorkerSourceKeepsHighWaterFile(t *testing.T) {
 	q.Set("workers", "1")
 	u.RawQuery = q.Encode()
 	file := snowflake.FileHighWater{Path: filepath.Join(t.TempDir(), "mark")}
-	spec := "snowflake?preset=twitter&rollback=hold&max_ahead=10s&high_water=" + url.QueryEscape(file.Path) +
-		"&worker_source=" + url.QueryEscape(u.String())
+	spec := withSource("snowflake?preset=twitter&rollback=hold&max_ahead=10s", u.String())
+	spec = strategies.MustParse(spec).With("high_water", file.Path).String()
 	first := func(want time.Time) {
 		t.Helper()
 		g, err := strategies.New(context.Background(), spec)
@@ -381,4 +381,9 @@ func TestWorkerSourceKeepsHighWaterFile(t *testing.T) {
 		t.Fatalf("setting the lease row's mark: %v", err)
 	}
 	first(ahead)
+}
+
+// withSource returns spec with worker_source set to source.
+func withSource(spec, source string) string {
+	return strategies.MustParse(spec).With("worker_source", source).String()
 }
