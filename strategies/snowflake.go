@@ -2,6 +2,7 @@ package strategies
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -72,7 +73,11 @@ func buildSnowflake(ctx context.Context, p *Params) (idgen.Generator, error) {
 		return nil, err
 	}
 	if !p.Has("worker_source") {
-		return snowflake.New(ctx, cfg)
+		g, err := snowflake.New(ctx, cfg)
+		if err != nil {
+			return nil, nodeError(p, cfg, err)
+		}
+		return g, nil
 	}
 	space, err := layoutSpace(cfg.Layout, cfg.Nodes)
 	if err != nil {
@@ -83,7 +88,7 @@ func buildSnowflake(ctx context.Context, p *Params) (idgen.Generator, error) {
 		return snowflake.New(ctx, cfg)
 	})
 	if err != nil {
-		return nil, err
+		return nil, nodeError(p, cfg, err)
 	}
 	return g, nil
 }
@@ -124,6 +129,21 @@ func snowflakeConfig(p *Params) (snowflake.Config, error) {
 		return cfg, err
 	}
 	return cfg, nil
+}
+
+// nodeError returns snowflake.New's err as a *SpecError about the node key
+// of p whose value is outside its field, when it is about one.
+func nodeError(p *Params, cfg snowflake.Config, err error) error {
+	if !errors.Is(err, idgen.ErrOutOfRange) {
+		return err
+	}
+	for _, n := range snowflake.NodeFields {
+		bits, ok := cfg.Layout.Field(n)
+		if v, given := cfg.Nodes[n]; ok && given && p.Has(n) && (v < 0 || v >= 1<<bits) {
+			return specError(p.spec, n, p.String(n, ""), err)
+		}
+	}
+	return err
 }
 
 // nodeRange says what node field name of l takes: "an integer in [0, 31]"

@@ -182,14 +182,15 @@ func escape(b *strings.Builder, s string, key bool) {
 }
 
 // A SpecError reports a spec refused for one of its keys, or for its
-// strategy's name (Key empty, Value the name). Its message is Err's;
-// errors.Is(err, ErrSpec) holds for every SpecError. Programs that read
-// specs from files find the key at fault with errors.As, to name its line.
+// strategy's name (Key empty, Value the name). Its message is Err's, which
+// wraps ErrSpec, or idgen.ErrOutOfRange for a node value (worker,
+// datacenter, ...) outside its layout field. Programs that read specs from
+// files find the key at fault with errors.As, to name its line.
 type SpecError struct {
 	Spec  string // the spec text, cut to about 64 bytes (internal/echo.Cut)
 	Key   string // the key at fault; "" when it is the strategy's name
 	Value string // the value given, or the name when Key is ""
-	Err   error  // wraps ErrSpec
+	Err   error  // wraps ErrSpec or idgen.ErrOutOfRange
 }
 
 func (e *SpecError) Error() string { return e.Err.Error() }

@@ -153,3 +153,29 @@ func TestLoadFormat(t *testing.T) {
 		t.Fatalf("Load(idgen.ini) = %v; want %s", err, want)
 	}
 }
+
+// TestLoadErrorLine checks that errors about a key raised when the
+// generator is built (not by the spec's syntax) point at the key's line.
+func TestLoadErrorLine(t *testing.T) {
+	tests := []struct {
+		name, text, msg string
+	}{
+		{"node out of range", "generators:\n  a:\n    strategy: snowflake\n    preset: twitter\n    worker: 40\n",
+			`5: generator "a": idgen: value out of range: worker 40 outside [0, 31] (5 bits)`},
+		{"preset beside layout", "generators:\n  a:\n    strategy: snowflake\n    layout: time:41,worker:10,sequence:12\n    preset: twitter\n",
+			`5: generator "a": strategies: invalid spec: snowflake: give preset or layout, not both`},
+		{"sonyflake bits", "generators:\n  a:\n    strategy: sonyflake\n    bits_machine: 16\n    bits_sequence: 16\n",
+			`5: generator "a": strategies: invalid spec: sonyflake: bits_sequence + bits_machine = 32: want at most 31 (time needs 32 bits)`},
+		{"unknown strategy", "generators:\n  a:\n    worker: 1\n    strategy: snowflak\n",
+			`4: generator "a": strategies: invalid spec: unknown strategy "snowflak"; valid: ` + strings.Join(strategies.Names(), ", ")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeConfig(t, "c.yaml", tc.text)
+			_, err := config.Load(path, strategies.Options{})
+			if want := path + ":" + tc.msg; err == nil || err.Error() != want {
+				t.Fatalf("Load(%q) = %v; want %s", tc.text, err, want)
+			}
+		})
+	}
+}
