@@ -28,7 +28,7 @@ type Strategy struct {
 	Doc  string // one line
 	Keys []Key
 	// External reports that the strategy needs a store it reaches over the
-	// network (a dsn key), or a key from the environment (public): what a
+	// network (a dsn key), or a key from Options.LookupKey (public): what a
 	// bare spec cannot give, so default runs of every strategy leave it out.
 	External bool
 	// Build returns a generator. It reads its keys from p.
