@@ -33,6 +33,9 @@ type Config struct {
 	// means every registered strategy that needs no external store
 	// (Strategy.External false), by name with default keys.
 	Specs []string
+	// SpecOptions are the strategies.Options the specs are built with
+	// (a worker ID override, the keys of public IDs). Zero means none.
+	SpecOptions strategies.Options
 	// Duration is how long each strategy runs. Zero means 2 s.
 	Duration time.Duration
 	// Goroutines call Next at once on one generator. Zero means GOMAXPROCS.
@@ -102,14 +105,14 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		specs = DefaultSpecs()
 	}
 	for _, spec := range specs {
-		if _, err := strategies.SchemeOf(spec); err != nil {
+		if _, err := cfg.SpecOptions.SchemeOf(spec); err != nil {
 			return nil, err
 		}
 	}
 	var out []Result
 	for _, spec := range specs {
 		label := redact.Spec(spec)
-		g, err := strategies.NewContext(ctx, spec)
+		g, err := cfg.SpecOptions.New(ctx, spec)
 		if err != nil {
 			return out, fmt.Errorf("bench: %s: %w", label, err)
 		}

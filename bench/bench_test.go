@@ -122,7 +122,7 @@ func TestMeasureError(t *testing.T) {
 func TestMeasureCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(20*time.Millisecond, cancel)
-	g, _ := strategies.New("uuidv4")
+	g, _ := strategies.New(context.Background(), "uuidv4")
 	_, err := bench.Measure(ctx, g, time.Minute, 2)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Measure(canceled) = %v; want context.Canceled", err)

@@ -63,6 +63,12 @@ type Config struct {
 	// DefaultStrategies(). The Baseline is always run first, whether listed
 	// or not.
 	Strategies []string
+	// SpecOptions are the strategies.Options the specs are built with:
+	// what a spec does not carry (a worker ID override, the keys of public
+	// IDs). Zero means none. With WorkerID set, more than one writer of a
+	// strategy with a worker key is refused: every writer would issue the
+	// same IDs.
+	SpecOptions strategies.Options
 	// Rows is the number of rows of the measured phase. Zero means
 	// DefaultRows (300,000); negative is refused.
 	Rows int

@@ -70,8 +70,8 @@ func TestRunUnreachable(t *testing.T) {
 }
 
 func TestRunWorkerIDFromEnv(t *testing.T) {
-	t.Setenv(strategies.EnvWorkerID, "3")
-	_, err := compare.Run(context.Background(), compare.Config{DSN: unreachable, Strategies: []string{"snowflake"}, Writers: 2})
+	_, err := compare.Run(context.Background(), compare.Config{DSN: unreachable, Strategies: []string{"snowflake"}, Writers: 2,
+		SpecOptions: strategies.Options{WorkerID: "3"}})
 	if !errors.Is(err, compare.ErrBadInput) || !strings.Contains(err.Error(), strategies.EnvWorkerID) {
 		t.Fatalf("Run with %s set and 2 writers = %v; want ErrBadInput naming it", strategies.EnvWorkerID, err)
 	}
@@ -129,7 +129,7 @@ func TestWriterSpecs(t *testing.T) {
 				if tt.field == "" {
 					continue
 				}
-				g, err := strategies.New(s)
+				g, err := strategies.New(context.Background(), s)
 				if err != nil {
 					t.Fatalf("New(%q) = %v", s, err)
 				}

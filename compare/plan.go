@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,11 +59,11 @@ func buildPlans(ctx context.Context, cfg Config) ([]*plan, []string, error) {
 	for _, spec := range cfg.Strategies {
 		build := buildPlan
 		if spec == SwappedV1 {
-			build = func(ctx context.Context, _ string, writers int) (*plan, string, error) {
+			build = func(ctx context.Context, _ strategies.Options, _ string, writers int) (*plan, string, error) {
 				return buildSwapped(ctx, writers)
 			}
 		}
-		p, note, err := build(ctx, spec, cfg.Writers)
+		p, note, err := build(ctx, cfg.SpecOptions, spec, cfg.Writers)
 		if err != nil {
 			closePlans(plans)
 			return nil, nil, err
@@ -77,12 +76,12 @@ func buildPlans(ctx context.Context, cfg Config) ([]*plan, []string, error) {
 	return plans, notes, nil
 }
 
-func buildPlan(ctx context.Context, spec string, writers int) (*plan, string, error) {
-	st, _, err := strategies.ParseSpec(spec)
+func buildPlan(ctx context.Context, opts strategies.Options, spec string, writers int) (*plan, string, error) {
+	st, _, err := opts.Resolve(spec)
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
-	scheme, err := strategies.SchemeOf(spec)
+	scheme, err := opts.SchemeOf(spec)
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
@@ -95,13 +94,13 @@ func buildPlan(ctx context.Context, spec string, writers int) (*plan, string, er
 		scheme.Column != idgen.ColumnBytea && scheme.Column != idgen.ColumnText:
 		return nil, "", fmt.Errorf("%w: %s: unknown column type %q", ErrBadInput, p.label, scheme.Column)
 	}
-	specs, key, note, err := writerSpecs(ctx, st, spec, writers)
+	specs, key, note, err := writerSpecs(ctx, opts, st, spec, writers)
 	if err != nil {
 		return nil, "", err
 	}
 	p.workerKey = key
 	for _, s := range specs {
-		g, err := strategies.NewContext(ctx, s)
+		g, err := opts.New(ctx, s)
 		if err != nil {
 			p.close()
 			return nil, "", fmt.Errorf("%w: %s: %w", ErrBadInput, redact.Spec(s), err)
@@ -131,20 +130,21 @@ func buildPlan(ctx context.Context, spec string, writers int) (*plan, string, er
 // none: its generators are independent, like UUIDv4's). Writer k gets
 // key=k, or key=base+k when spec sets key=base. A strategy that declares a
 // worker key its layout lacks (a Snowflake layout with a shard field and no
-// worker field) falls through to the next of WorkerKeys.
+// worker field) falls through to the next of WorkerKeys. The specs are
+// built with zero strategies.Options.
 func WriterSpecs(ctx context.Context, spec string, writers int) (specs []string, key string, err error) {
-	st, _, err := strategies.ParseSpec(spec)
+	st, _, err := strategies.Resolve(spec)
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
-	specs, key, _, err = writerSpecs(ctx, st, spec, writers)
+	specs, key, _, err = writerSpecs(ctx, strategies.Options{}, st, spec, writers)
 	return specs, key, err
 }
 
-func writerSpecs(ctx context.Context, st *strategies.Strategy, spec string, writers int) ([]string, string, string, error) {
+func writerSpecs(ctx context.Context, opts strategies.Options, st *strategies.Strategy, spec string, writers int) ([]string, string, string, error) {
 	label := redact.Spec(spec)
 	// The spec must build as given; its own error is the one to report.
-	g, err := strategies.NewContext(ctx, spec)
+	g, err := opts.New(ctx, spec)
 	if err != nil {
 		return nil, "", "", fmt.Errorf("%w: %s: %w", ErrBadInput, label, err)
 	}
@@ -159,15 +159,15 @@ func writerSpecs(ctx context.Context, st *strategies.Strategy, spec string, writ
 		}
 		// Try the first and the last writer: the key must exist in the
 		// layout and the range must fit.
-		if g, err = strategies.NewContext(ctx, specs[0]); err != nil {
+		if g, err = opts.New(ctx, specs[0]); err != nil {
 			continue
 		}
 		closeGen(g)
-		if g, err = strategies.NewContext(ctx, specs[len(specs)-1]); err != nil {
+		if g, err = opts.New(ctx, specs[len(specs)-1]); err != nil {
 			return nil, "", "", fmt.Errorf("%w: %s: %d writers need %s IDs up to %s: %w", ErrBadInput, label, writers, key, redact.Spec(specs[len(specs)-1]), err)
 		}
 		closeGen(g)
-		if env := os.Getenv(strategies.EnvWorkerID); env != "" && writers > 1 {
+		if env := opts.WorkerID; env != "" && writers > 1 {
 			return nil, "", "", fmt.Errorf("%w: %s=%s overrides every writer's %s ID, so %d writers would issue the same IDs; unset it to compare", ErrBadInput, strategies.EnvWorkerID, env, key, writers)
 		}
 		return specs, key, "", nil
@@ -183,30 +183,25 @@ func writerSpecs(ctx context.Context, st *strategies.Strategy, spec string, writ
 	return specs, "", note, nil
 }
 
-// withWorker returns writers copies of spec with key=base+k, base being the
-// spec's own value of key (default 0).
+// withWorker returns writers copies of spec with key=base+k last, base
+// being the spec's own value of key (default 0).
 func withWorker(spec, key string, writers int) ([]string, error) {
-	name, query, _ := strings.Cut(spec, "?")
-	base := int64(0)
-	var rest []string
-	if query != "" {
-		for kv := range strings.SplitSeq(query, "&") {
-			k, v, _ := strings.Cut(kv, "=")
-			if k != key {
-				rest = append(rest, kv)
-				continue
-			}
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || n < 0 {
-				return nil, fmt.Errorf("%w: %s: %s=%q: want a non-negative integer", ErrBadInput, redact.Spec(spec), key, v)
-			}
-			base = n
-		}
+	parsed, err := strategies.ParseSpec(spec)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
+	base := int64(0)
+	if v, ok := parsed.Get(key); ok {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%w: %s: %s=%q: want a non-negative integer", ErrBadInput, redact.Spec(spec), key, v)
+		}
+		base = n
+	}
+	parsed = parsed.Without(key)
 	specs := make([]string, writers)
 	for k := range specs {
-		q := append(slices.Clone(rest), key+"="+strconv.FormatInt(base+int64(k), 10))
-		specs[k] = name + "?" + strings.Join(q, "&")
+		specs[k] = parsed.With(key, strconv.FormatInt(base+int64(k), 10)).String()
 	}
 	return specs, nil
 }

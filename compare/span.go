@@ -21,7 +21,7 @@ const MaxSpan = 10 * 365 * 24 * time.Hour
 
 // buildSwapped builds the SwappedV1 row from uuidv1's generators.
 func buildSwapped(ctx context.Context, writers int) (*plan, string, error) {
-	p, note, err := buildPlan(ctx, "uuidv1", writers)
+	p, note, err := buildPlan(ctx, strategies.Options{}, "uuidv1", writers)
 	if err != nil {
 		return nil, "", err
 	}

@@ -33,7 +33,7 @@ func TestSegmentOverRedis(t *testing.T) {
 		rc.Del(context.Background(), k, k+":step", k+":description")
 		rc.Close()
 	})
-	g, err := strategies.New("segment?dsn=" + url + "&tag=" + tag + "&step=100&auto_create=true")
+	g, err := strategies.New(context.Background(), strategies.MustParse("segment?step=100&auto_create=true").With("dsn", url).With("tag", tag).String())
 	if err != nil {
 		t.Fatalf("strategies.New: %v", err)
 	}

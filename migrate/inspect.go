@@ -331,7 +331,7 @@ func (p *Plan) inspectKey(ctx context.Context, conn *pgx.Conn, oid uint32) error
 
 // inspectTarget checks the target spec against the key column.
 func (p *Plan) inspectTarget(spec string) error {
-	s, params, err := strategies.ParseSpec(spec)
+	s, params, err := strategies.Resolve(spec)
 	if err != nil {
 		return fmt.Errorf("%w: Options.To: %w", ErrInput, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -51,6 +52,10 @@ type Config struct {
 	// restart within HighWaterAhead of the last ID meets the rollback
 	// policy until the clock passes the mark. Zero means 1 s.
 	HighWaterAhead time.Duration
+	// Closer is what the generator owns and Close closes, such as the
+	// workerid.Source that is its Lease; New leaves it open when it fails.
+	// Nil means Close does nothing.
+	Closer io.Closer
 }
 
 // A Generator issues Snowflake-family IDs of one layout. It is safe for
@@ -75,6 +80,7 @@ type Generator struct {
 	node      atomic.Pointer[nodeState]
 	nodes     map[string]int64 // Config.Nodes, the base under a lease's identity
 	lease     idgen.Lease
+	closer    io.Closer
 	policy    Policy
 	maxWait   time.Duration
 	maxAhead  int64  // Hold's bound in ns
@@ -120,6 +126,7 @@ func New(ctx context.Context, cfg Config) (*Generator, error) {
 		return nil, err
 	}
 	g := &Generator{p: p, scheme: schemeFor(p), clock: cfg.Clock, policy: cfg.Rollback, maxWait: cfg.MaxWait, hw: cfg.HighWater}
+	g.closer = cfg.Closer
 	if g.clock == nil {
 		g.clock = SystemClock()
 	}

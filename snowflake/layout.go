@@ -23,8 +23,18 @@ const (
 	FieldClockSeq = "clockseq"
 )
 
+// Node field names: a node field keeps one node's IDs apart from another's.
+const (
+	FieldDatacenter = "datacenter"
+	FieldWorker     = "worker"
+	FieldShard      = "shard"
+	FieldRegion     = "region"
+	FieldProcess    = "process"
+	FieldMachine    = "machine"
+)
+
 // NodeFields are the names a node field may take.
-var NodeFields = []string{"datacenter", "worker", "shard", "region", "process", "machine"}
+var NodeFields = []string{FieldDatacenter, FieldWorker, FieldShard, FieldRegion, FieldProcess, FieldMachine}
 
 // DefaultEpoch is the epoch of a Layout whose Epoch is zero: 2026-01-01T00:00:00Z.
 var DefaultEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -344,6 +354,19 @@ func (l Layout) Field(name string) (bits int, ok bool) {
 		}
 	}
 	return 0, false
+}
+
+// WorkerField returns the field that holds the worker ID, the one a Lease's
+// Identity fills: FieldWorker, else FieldMachine in a layout without one
+// (Sonyflake's), with its width in bits; ok is false when the layout has
+// neither.
+func (l Layout) WorkerField() (name string, bits int, ok bool) {
+	for _, name := range []string{FieldWorker, FieldMachine} {
+		if bits, ok := l.Field(name); ok {
+			return name, bits, true
+		}
+	}
+	return "", 0, false
 }
 
 // TickTime returns the start of tick t: Epoch + t*Tick, without overflow for

@@ -47,7 +47,7 @@ func TestConformance(t *testing.T) {
 func fromSpec(spec string) func(t *testing.T) idgen.Generator {
 	return func(t *testing.T) idgen.Generator {
 		t.Helper()
-		g, err := strategies.New(spec)
+		g, err := strategies.New(context.Background(), spec)
 		if err != nil {
 			t.Fatalf("New(%q) = %v", spec, err)
 		}
@@ -87,7 +87,7 @@ func TestSchemeOf(t *testing.T) {
 				t.Fatalf("SchemeOf(%q) = {%s %s %d %v}; want {%s %s %d %v}", tc.spec, s.Name, s.Column, s.Size, s.TimeOrdered,
 					tc.name, tc.column, tc.size, tc.ordered)
 			}
-			g, err := strategies.New(tc.spec)
+			g, err := strategies.New(context.Background(), tc.spec)
 			if err != nil {
 				t.Fatalf("New(%q) = %v", tc.spec, err)
 			}
@@ -118,7 +118,7 @@ func TestSonyflakeLayout(t *testing.T) {
 }
 
 func TestSonyflakeFields(t *testing.T) {
-	g, err := strategies.New("sonyflake?machine=513&bits_sequence=9&bits_machine=10")
+	g, err := strategies.New(context.Background(), "sonyflake?machine=513&bits_sequence=9&bits_machine=10")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,10 +147,10 @@ func TestEnvWorkerID(t *testing.T) {
 		{name: "xid", spec: "xid?machine=3", field: "machine", want: 17},
 		{name: "snowflake", spec: "snowflake?worker=3", field: "worker", want: 17},
 	}
-	t.Setenv(strategies.EnvWorkerID, "17")
+	opts := strategies.Options{WorkerID: "17"} // what IDGEN_WORKER_ID=17 gives in the CLI
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			g, err := strategies.New(tc.spec)
+			g, err := opts.New(context.Background(), tc.spec)
 			if err != nil {
 				t.Fatalf("New(%q) = %v", tc.spec, err)
 			}
@@ -167,8 +167,7 @@ func TestEnvWorkerID(t *testing.T) {
 }
 
 func TestEnvWorkerIDOutOfRange(t *testing.T) {
-	t.Setenv(strategies.EnvWorkerID, "70000")
-	_, err := strategies.New("sonyflake")
+	_, err := strategies.Options{WorkerID: "70000"}.New(context.Background(), "sonyflake")
 	want := `strategies: invalid spec: sonyflake: IDGEN_WORKER_ID="70000": want an integer in [0, 65535]`
 	if err == nil || err.Error() != want || !errors.Is(err, strategies.ErrSpec) {
 		t.Fatalf("New(sonyflake) with IDGEN_WORKER_ID=70000 = %v; want %s", err, want)

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync/atomic"
 	"time"
@@ -86,6 +87,10 @@ type Flake128Config struct {
 	// while it holds none, and a new identity's high-water mark is read
 	// (HighWater.Load) before anything is issued under it. Nil means none.
 	Lease idgen.Lease
+	// Closer is what the generator owns and Close closes, such as the
+	// workerid.Source that is its Lease; NewFlake128 leaves it open when it
+	// fails. Nil means Close does nothing.
+	Closer io.Closer
 }
 
 // Flake128Generator issues flake128 IDs on the Snowflake core: the time and
@@ -127,7 +132,7 @@ func NewFlake128(ctx context.Context, cfg Flake128Config) (*Flake128Generator, e
 	// layout has no worker field, so the worker ID itself is set here.
 	core, err := snowflake.New(ctx, snowflake.Config{
 		Layout: flake128Layout, Clock: cfg.Clock, Rollback: cfg.Rollback, MaxWait: cfg.MaxWait,
-		HighWater: cfg.HighWater, HighWaterAhead: cfg.HighWaterAhead, Lease: cfg.Lease,
+		HighWater: cfg.HighWater, HighWaterAhead: cfg.HighWaterAhead, Lease: cfg.Lease, Closer: cfg.Closer,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("flake128: %w", err)
@@ -177,6 +182,10 @@ func (g *Flake128Generator) Ready(ctx context.Context) error {
 	}
 	return g.core.Ready(ctx)
 }
+
+// Close closes the config's Closer (releasing a leased worker ID: Next
+// then fails with idgen.ErrLeaseLost); without one it does nothing.
+func (g *Flake128Generator) Close() error { return g.core.Close() }
 
 // Scheme returns Flake128Scheme.
 func (g *Flake128Generator) Scheme() *idgen.Scheme { return Flake128Scheme }
@@ -272,14 +281,14 @@ func init() {
 			if !p.Has("worker_source") {
 				return NewFlake128(ctx, cfg)
 			}
-			g, src, err := underSource(ctx, p, workerid.Space{Workers: 1 << 48}, func(src workerid.Source) (*Flake128Generator, error) {
-				cfg.Lease, cfg.HighWater = src, sourceMark(src, cfg.HighWater)
+			g, err := underSource(ctx, p, workerid.Space{Workers: 1 << 48}, func(src workerid.Source) (*Flake128Generator, error) {
+				cfg.Lease, cfg.Closer, cfg.HighWater = src, src, sourceMark(src, cfg.HighWater)
 				return NewFlake128(ctx, cfg)
 			})
 			if err != nil {
 				return nil, err
 			}
-			return &LeasedFlake128{Flake128Generator: g, src: src}, nil
+			return g, nil
 		},
 		Scheme: func(*Params) (*idgen.Scheme, error) { return Flake128Scheme, nil },
 	})
@@ -288,7 +297,7 @@ func init() {
 func flake128Config(p *Params) (Flake128Config, error) {
 	var cfg Flake128Config
 	var err error
-	if p.String("worker", "") == "mac" && !envWorkerSet() {
+	if p.String("worker", "") == "mac" && !p.workerIDSet() {
 		if cfg.WorkerID, err = MACWorkerID(); err != nil {
 			return cfg, p.bad("worker", "mac", "an integer: "+err.Error())
 		}

@@ -97,3 +97,42 @@ func FuzzSchemeParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSpec checks the spec text both ways: whatever ParseSpec accepts
+// writes back (String) to text that parses to the same Spec, and With
+// sets any key to any value so that Get returns it, after that round trip
+// too.
+func FuzzSpec(f *testing.F) {
+	for _, s := range []string{"snowflake?preset=twitter&worker=7", "uuidv7", "", "?", "a?=", "a?k", "a?k=v&k2=",
+		"public?inner=snowflake%3Fpreset%3Dtwitter%26worker%3D1&encoding=crockford", "x ?a=%20b", "a?%=1", "a?k=%zz",
+		"snowflake?layout=time:41,worker:10,sequence:12;tick=1ms&worker_source=postgres://u:p@h/db?ttl=10s"} {
+		f.Add(s, "worker_source", "etcd://127.0.0.1:2379/ns?ttl=5s&workers=4")
+	}
+	f.Fuzz(func(t *testing.T, text, key, value string) {
+		s, err := strategies.ParseSpec(text)
+		if err != nil {
+			var se *strategies.SpecError
+			if !errors.As(err, &se) || !errors.Is(err, strategies.ErrSpec) {
+				t.Fatalf("ParseSpec(%q) = %v; want a *SpecError wrapping ErrSpec", text, err)
+			}
+			return
+		}
+		if back, err := strategies.ParseSpec(s.String()); err != nil || back != s {
+			t.Fatalf("ParseSpec(%q) = %q; ParseSpec(%q) = %q, %v; want the same Spec", text, s, s.String(), back, err)
+		}
+		w := s.With(key, value)
+		if got, ok := w.Get(key); !ok || got != value {
+			t.Fatalf("%q.With(%q, %q).Get = %q, %v; want %q", s, key, value, got, ok, value)
+		}
+		back, err := strategies.ParseSpec(w.String())
+		if err != nil || back != w {
+			t.Fatalf("ParseSpec(%q) = %q, %v; want %q", w.String(), back, err, w)
+		}
+		if n, m := len(w.Keys()), len(s.Keys()); n != m && n != m+1 {
+			t.Fatalf("%q.With(%q, %q) has %d keys; want %d or %d", s, key, value, n, m, m+1)
+		}
+		if _, ok := w.Without(key).Get(key); ok {
+			t.Fatalf("%q.Without(%q) still gives it", w, key)
+		}
+	})
+}

@@ -31,11 +31,15 @@ func Parse(text string) (idgen.ID, error) {
 // issues, whatever its form; an empty spec detects the scheme as Parse does.
 // Decimal IDs of a layout other than the default need the spec that made
 // them ("snowflake?preset=twitter", "sonyflake?bits_sequence=12").
-func ParseWith(text, spec string) (idgen.ID, error) {
+func ParseWith(text, spec string) (idgen.ID, error) { return Options{}.ParseWith(text, spec) }
+
+// ParseWith is the package's ParseWith, the spec's scheme found with o (a
+// public spec needs o.LookupKey).
+func (o Options) ParseWith(text, spec string) (idgen.ID, error) {
 	if spec == "" {
 		return detect(text)
 	}
-	s, err := SchemeOf(spec)
+	s, err := o.SchemeOf(spec)
 	if err != nil {
 		return idgen.ID{}, err
 	}

@@ -9,15 +9,10 @@ import (
 	"github.com/idgenkit/idgen/public"
 )
 
-// EnvPublicKey is the default environment variable holding the keys of
-// public IDs (public.ParseKeys's form: 64 hex digits, or ID:HEX,ID:HEX).
+// EnvPublicKey is the default key_env: the name Options.LookupKey is asked
+// for, the environment variable idgen's CLI reads the keys of public IDs
+// from (public.ParseKeys's form: 64 hex digits, or ID:HEX,ID:HEX).
 const EnvPublicKey = "IDGEN_PUBLIC_KEY"
-
-// LookupEnv reads the environment variable that a public spec's key_env
-// names. The program sets it (idgen's CLI sets os.LookupEnv); when nil, a
-// public spec is refused. The value is handed to public.ParseKeys and
-// never appears in errors.
-var LookupEnv func(name string) (string, bool)
 
 func init() {
 	register(&Strategy{
@@ -34,7 +29,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			g, err := NewContext(ctx, inner)
+			g, err := p.opts.New(ctx, inner)
 			if err != nil {
 				return nil, fmt.Errorf("%w: public: inner=%s: %w", ErrSpec, quote(inner), err)
 			}
@@ -52,7 +47,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			s, err := SchemeOf(inner)
+			s, err := p.opts.SchemeOf(inner)
 			if err != nil {
 				return nil, fmt.Errorf("%w: public: inner=%s: %w", ErrSpec, quote(inner), err)
 			}
@@ -80,10 +75,10 @@ func publicConfig(p *Params) (public.Config, string, error) {
 		return public.Config{}, "", err
 	}
 	env := p.String("key_env", EnvPublicKey)
-	if LookupEnv == nil {
-		return public.Config{}, "", fmt.Errorf("%w: public: no key source (the program sets strategies.LookupEnv)", ErrSpec)
+	if p.opts.LookupKey == nil {
+		return public.Config{}, "", fmt.Errorf("%w: public: no key source (the program sets strategies.Options.LookupKey)", ErrSpec)
 	}
-	text, _ := LookupEnv(env)
+	text, _ := p.opts.LookupKey(env)
 	keys, err := public.ParseKeys(env, text)
 	if err != nil {
 		return public.Config{}, "", fmt.Errorf("%w: %w", ErrSpec, err)

@@ -3,7 +3,6 @@ package strategies_test
 import (
 	"context"
 	"errors"
-	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -15,16 +14,13 @@ import (
 
 const testPublicKey = "8f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0"
 
-// withEnv makes strategies.LookupEnv read env for the test.
-func withEnv(t *testing.T, env map[string]string) {
-	t.Helper()
-	old := strategies.LookupEnv
-	strategies.LookupEnv = func(name string) (string, bool) { v, ok := env[name]; return v, ok }
-	t.Cleanup(func() { strategies.LookupEnv = old })
+// withEnv returns Options whose LookupKey reads env.
+func withEnv(env map[string]string) strategies.Options {
+	return strategies.Options{LookupKey: func(name string) (string, bool) { v, ok := env[name]; return v, ok }}
 }
 
 func TestPublicSpec(t *testing.T) {
-	withEnv(t, map[string]string{"IDGEN_PUBLIC_KEY": testPublicKey, "OTHER_KEY": "1:" + testPublicKey})
+	opts := withEnv(map[string]string{"IDGEN_PUBLIC_KEY": testPublicKey, "OTHER_KEY": "1:" + testPublicKey})
 	for _, tt := range []struct {
 		name, spec string
 		width      int
@@ -38,7 +34,7 @@ func TestPublicSpec(t *testing.T) {
 		{"ulid", "public?inner=ulid", 27, '0', "ulid"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			g, err := strategies.New(tt.spec)
+			g, err := opts.New(context.Background(), tt.spec)
 			if err != nil {
 				t.Fatalf("New(%q) = %v", tt.spec, err)
 			}
@@ -51,7 +47,7 @@ func TestPublicSpec(t *testing.T) {
 				if len(text) != tt.width || text[0] != tt.start {
 					t.Fatalf("ID %q: want %d chars starting with key ID %c", text, tt.width, tt.start)
 				}
-				back, err := strategies.ParseWith(text, tt.spec)
+				back, err := opts.ParseWith(text, tt.spec)
 				if err != nil || back.String() != text {
 					t.Fatalf("ParseWith(%q, %q) = %v, %v; want it back", text, tt.spec, back, err)
 				}
@@ -65,7 +61,7 @@ func TestPublicSpec(t *testing.T) {
 }
 
 func TestPublicSpecRefused(t *testing.T) {
-	withEnv(t, map[string]string{"SHORT": testPublicKey[:62], "IDGEN_PUBLIC_KEY": testPublicKey})
+	opts := withEnv(map[string]string{"SHORT": testPublicKey[:62], "IDGEN_PUBLIC_KEY": testPublicKey})
 	for _, tt := range []struct {
 		name, spec string
 		want       []string
@@ -78,7 +74,7 @@ func TestPublicSpecRefused(t *testing.T) {
 		{"bwmarrin encoding", "public?inner=snowflake&encoding=bwmarrin-base58", []string{"encoding=\"bwmarrin-base58\"", "crockford"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := strategies.New(tt.spec)
+			_, err := opts.New(context.Background(), tt.spec)
 			if !errors.Is(err, strategies.ErrSpec) {
 				t.Fatalf("New(%q) = %v; want ErrSpec", tt.spec, err)
 			}
@@ -90,7 +86,7 @@ func TestPublicSpecRefused(t *testing.T) {
 			if strings.Contains(err.Error(), testPublicKey[:16]) {
 				t.Errorf("New(%q) = %v: shows the key", tt.spec, err)
 			}
-			if _, err := strategies.SchemeOf(tt.spec); !errors.Is(err, strategies.ErrSpec) {
+			if _, err := opts.SchemeOf(tt.spec); !errors.Is(err, strategies.ErrSpec) {
 				t.Errorf("SchemeOf(%q) = %v; want ErrSpec", tt.spec, err)
 			}
 		})
@@ -111,7 +107,7 @@ func TestEncodingKey(t *testing.T) {
 		{"ulid?encoding=hex", `^[0-9a-f]{32}$`},
 	} {
 		t.Run(tt.spec, func(t *testing.T) {
-			g, err := strategies.New(tt.spec)
+			g, err := strategies.New(context.Background(), tt.spec)
 			if err != nil {
 				t.Fatalf("New(%q) = %v", tt.spec, err)
 			}
@@ -131,10 +127,10 @@ func TestEncodingKey(t *testing.T) {
 			}
 		})
 	}
-	if _, err := strategies.New("uuidv7?encoding=bwmarrin-base2"); !errors.Is(err, strategies.ErrSpec) || !strings.Contains(err.Error(), "64-bit IDs only") {
+	if _, err := strategies.New(context.Background(), "uuidv7?encoding=bwmarrin-base2"); !errors.Is(err, strategies.ErrSpec) || !strings.Contains(err.Error(), "64-bit IDs only") {
 		t.Errorf(`New("uuidv7?encoding=bwmarrin-base2") = %v; want ErrSpec: 64-bit IDs only`, err)
 	}
-	if _, err := strategies.New("snowflake?encoding=base99"); !errors.Is(err, strategies.ErrSpec) || !strings.Contains(err.Error(), `encoding="base99"`) {
+	if _, err := strategies.New(context.Background(), "snowflake?encoding=base99"); !errors.Is(err, strategies.ErrSpec) || !strings.Contains(err.Error(), `encoding="base99"`) {
 		t.Errorf(`New("snowflake?encoding=base99") = %v; want ErrSpec naming encoding="base99"`, err)
 	}
 }
@@ -143,7 +139,7 @@ var typeIDRe = regexp.MustCompile(`^user_[0-7][0-9a-hjkmnp-tv-z]{25}$`)
 
 func TestTypeIDSpec(t *testing.T) {
 	const spec = "typeid?prefix=user"
-	g, err := strategies.New(spec)
+	g, err := strategies.New(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,10 +168,10 @@ func TestTypeIDSpec(t *testing.T) {
 	if _, err := strategies.ParseWith("post_01h455vb4pex5vsknk084sn02q", spec); !errors.Is(err, idgen.ErrSyntax) || !strings.Contains(err.Error(), `want "user"`) {
 		t.Errorf("ParseWith(post_...) = %v; want ErrSyntax naming prefix user", err)
 	}
-	if _, err := strategies.New("typeid?prefix=User"); !errors.Is(err, strategies.ErrSpec) || !strings.Contains(err.Error(), "a-z") {
+	if _, err := strategies.New(context.Background(), "typeid?prefix=User"); !errors.Is(err, strategies.ErrSpec) || !strings.Contains(err.Error(), "a-z") {
 		t.Errorf(`New("typeid?prefix=User") = %v; want ErrSpec naming a-z`, err)
 	}
-	if g, err := strategies.New("typeid"); err != nil || !regexp.MustCompile(`^[0-7][0-9a-hjkmnp-tv-z]{25}$`).MatchString(mustNext(t, g).String()) {
+	if g, err := strategies.New(context.Background(), "typeid"); err != nil || !regexp.MustCompile(`^[0-7][0-9a-hjkmnp-tv-z]{25}$`).MatchString(mustNext(t, g).String()) {
 		t.Errorf(`New("typeid") = %v; want TypeIDs with no prefix and no _`, err)
 	}
 }
@@ -195,11 +191,10 @@ func mustNext(t *testing.T, g idgen.Generator) idgen.ID {
 // the inner generator from waiting for the next millisecond.
 func BenchmarkPublicSnowflake(b *testing.B) {
 	const inner = "snowflake?layout=time:41,worker:1,sequence:21"
-	old := strategies.LookupEnv
-	strategies.LookupEnv = func(string) (string, bool) { return testPublicKey, true }
-	b.Cleanup(func() { strategies.LookupEnv = old })
-	for _, spec := range []string{inner, "public?inner=" + url.QueryEscape(inner) + "&encoding=crockford"} {
-		g, err := strategies.New(spec)
+	opts := strategies.Options{LookupKey: func(string) (string, bool) { return testPublicKey, true }}
+	pub := strategies.MustParse("public?encoding=crockford").With("inner", inner)
+	for _, spec := range []string{inner, pub.String()} {
+		g, err := opts.New(context.Background(), spec)
 		if err != nil {
 			b.Fatal(err)
 		}

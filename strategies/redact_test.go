@@ -3,7 +3,6 @@ package strategies_test
 import (
 	"context"
 	"errors"
-	"net/url"
 	"strings"
 	"testing"
 
@@ -13,7 +12,6 @@ import (
 )
 
 func TestWorkerSourcePasswordMasked(t *testing.T) {
-	t.Setenv(strategies.EnvWorkerID, "")
 	const secret = "s3cret-Pw"
 	tests := []struct {
 		name, source string
@@ -30,8 +28,8 @@ func TestWorkerSourcePasswordMasked(t *testing.T) {
 			if err == nil || !errors.Is(err, tt.want) || strings.Contains(err.Error(), secret) {
 				t.Fatalf("OpenWorkerSource(%q) = %v, %v; want %v with the password masked", tt.source, src, err, tt.want)
 			}
-			spec := "snowflake?preset=twitter&worker_source=" + url.QueryEscape(tt.source)
-			if g, err := strategies.New(spec); err == nil || strings.Contains(err.Error(), secret) {
+			spec := withSource("snowflake?preset=twitter", tt.source)
+			if g, err := strategies.New(context.Background(), spec); err == nil || strings.Contains(err.Error(), secret) {
 				t.Fatalf("New(%q) = %v, %v; want an error with the password masked", spec, g, err)
 			}
 		})

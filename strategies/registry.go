@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,7 +28,7 @@ type Strategy struct {
 	Doc  string // one line
 	Keys []Key
 	// External reports that the strategy needs a store it reaches over the
-	// network (a dsn key), or a key from the environment (public): what a
+	// network (a dsn key), or a key from Options.LookupKey (public): what a
 	// bare spec cannot give, so default runs of every strategy leave it out.
 	External bool
 	// Build returns a generator. It reads its keys from p.
@@ -68,37 +67,61 @@ func Lookup(name string) (*Strategy, bool) {
 	return s, ok
 }
 
-// Params are a spec's key=value pairs, checked against its strategy's keys.
+// Params are a spec's key=value pairs, checked against its strategy's keys,
+// and the Options it is built with.
 type Params struct {
 	strategy string
+	spec     string // the spec text, for errors
 	values   map[string]string
+	opts     Options
 }
 
-// ParseSpec splits "name?k=v&k=v" and checks the name and keys against the
-// registry. Values are percent-decoded ('+' stays '+').
-func ParseSpec(spec string) (*Strategy, *Params, error) {
-	name, query, _ := strings.Cut(strings.TrimSpace(spec), "?")
+// Options are the settings a spec does not carry, which a program resolves
+// from its own environment and passes in (idgen's CLI reads IDGEN_WORKER_ID
+// and the variables key_env names). The zero Options is usable: no
+// override, and public specs are refused.
+type Options struct {
+	// WorkerID, when not empty, overrides the worker ID (the machine ID of
+	// sonyflake and xid) of every strategy that has one, and is the worker
+	// ID of the env worker source: decimal, in the field's range, 0 to
+	// 2^bits-1. Errors name it EnvWorkerID, the variable idgen's CLI reads
+	// it from. Empty means the spec's own key.
+	WorkerID string
+	// LookupKey returns the key text a public spec's key_env names
+	// (public.ParseKeys's form: 64 hex digits, or ID:HEX,ID:HEX), and
+	// whether it is set; idgen's CLI passes the environment's lookup. The text never
+	// appears in errors. Nil means public specs are refused.
+	LookupKey func(name string) (string, bool)
+	// Warn receives a worker source's warning for the operator (a
+	// hostname hash, which can collide), once the generator is built.
+	// Nil means warnings are dropped.
+	Warn func(msg string)
+}
+
+// Resolve parses spec text as ParseSpec does and checks its name and keys
+// against the registry. Errors are *SpecError values wrapping ErrSpec that
+// list the valid names or keys.
+func Resolve(spec string) (*Strategy, *Params, error) { return Options{}.Resolve(spec) }
+
+// Resolve is the package's Resolve, the Params carrying o.
+func (o Options) Resolve(spec string) (*Strategy, *Params, error) {
+	name, _, _ := strings.Cut(strings.TrimSpace(spec), "?")
 	s, ok := registry[name]
 	if !ok {
-		return nil, nil, fmt.Errorf("%w: unknown strategy %q; valid: %s", ErrSpec, name, strings.Join(Names(), ", "))
+		return nil, nil, specError(spec, "", name, fmt.Errorf("%w: unknown strategy %q; valid: %s", ErrSpec, name, strings.Join(Names(), ", ")))
 	}
-	p := &Params{strategy: name, values: map[string]string{}}
-	if query == "" {
-		return s, p, nil
-	}
-	for kv := range strings.SplitSeq(query, "&") {
-		k, v, _ := strings.Cut(kv, "=")
+	parsed, err := parseSpec(spec, func(k string) error {
 		if k != EncodingKey && !slices.ContainsFunc(s.Keys, func(key Key) bool { return key.Name == k }) {
-			return nil, nil, fmt.Errorf("%w: %s: unknown key %q; valid keys: %s", ErrSpec, name, k, keyNames(s))
+			return fmt.Errorf("%w: %s: unknown key %q; valid keys: %s", ErrSpec, name, k, keyNames(s))
 		}
-		if _, dup := p.values[k]; dup {
-			return nil, nil, fmt.Errorf("%w: %s: key %q given twice", ErrSpec, name, k)
-		}
-		dv, err := url.PathUnescape(v)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%w: %s: %s=%q is not valid percent-encoding", ErrSpec, name, k, v)
-		}
-		p.values[k] = dv
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	p := &Params{strategy: name, spec: spec, values: map[string]string{}, opts: o}
+	for k, v := range parsed.All() {
+		p.values[k] = v
 	}
 	return s, p, nil
 }
@@ -114,24 +137,30 @@ func keyNames(s *Strategy) string {
 	return strings.Join(names, ", ")
 }
 
-// New builds the generator a spec names. A generator holding resources
-// (connections, goroutines) implements io.Closer; close it when done.
-func New(spec string) (idgen.Generator, error) {
-	return NewContext(context.Background(), spec)
+// New builds the generator a spec names, with zero Options; ctx bounds
+// any store the strategy contacts. A generator holding resources
+// (connections, goroutines, a worker ID lease) implements io.Closer; close
+// it when done. A bad spec is a *SpecError wrapping ErrSpec.
+func New(ctx context.Context, spec string) (idgen.Generator, error) {
+	return Options{}.New(ctx, spec)
 }
 
-// NewContext is New with a context for any store the strategy contacts.
-func NewContext(ctx context.Context, spec string) (idgen.Generator, error) {
-	s, p, err := ParseSpec(spec)
+// New is the package's New, built with o.
+func (o Options) New(ctx context.Context, spec string) (idgen.Generator, error) {
+	s, p, err := o.Resolve(spec)
 	if err != nil {
 		return nil, err
 	}
 	return s.Build(ctx, p)
 }
 
-// SchemeOf returns the scheme a spec's generator issues, without building it.
-func SchemeOf(spec string) (*idgen.Scheme, error) {
-	s, p, err := ParseSpec(spec)
+// SchemeOf returns the scheme a spec's generator issues, without building
+// it, with zero Options.
+func SchemeOf(spec string) (*idgen.Scheme, error) { return Options{}.SchemeOf(spec) }
+
+// SchemeOf is the package's SchemeOf, with o.
+func (o Options) SchemeOf(spec string) (*idgen.Scheme, error) {
+	s, p, err := o.Resolve(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +182,7 @@ func (p *Params) String(key, def string) string {
 }
 
 func (p *Params) bad(key, v, want string) error {
-	return fmt.Errorf("%w: %s: %s=%s: want %s", ErrSpec, p.strategy, key, quote(v), want)
+	return specError(p.spec, key, v, fmt.Errorf("%w: %s: %s=%s: want %s", ErrSpec, p.strategy, key, quote(v), want))
 }
 
 // Int returns key's value as an integer in [lo, hi], or def.

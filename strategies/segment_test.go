@@ -36,8 +36,8 @@ func TestSegmentStrategies(t *testing.T) {
 		c.Close()
 	})
 
-	spec := "segment?dsn=" + dsn + "&tag=" + tag + "&step=500&prefetch=0.2"
-	g, err := strategies.New(spec)
+	spec := withDSN("segment?step=500&prefetch=0.2", dsn).With("tag", tag).String()
+	g, err := strategies.New(context.Background(), spec)
 	if err != nil {
 		t.Fatalf("New(%q) = %v", spec, err)
 	}
@@ -74,21 +74,21 @@ func TestSegmentStrategyBadInput(t *testing.T) {
 		mention    string
 	}{
 		{"no dsn", "segment?tag=x", strategies.ErrSpec, "dsn is required"},
-		{"no tag", "segment?dsn=" + dsn, strategies.ErrSpec, "tag is required"},
-		{"step 0", "segment?dsn=" + dsn + "&tag=x&step=0", strategies.ErrSpec, `step="0"`},
-		{"step negative", "segment?dsn=" + dsn + "&tag=x&step=-3", strategies.ErrSpec, `step="-3"`},
-		{"prefetch", "segment?dsn=" + dsn + "&tag=x&prefetch=2", strategies.ErrSpec, `prefetch="2"`},
-		{"unknown tag", "segment?dsn=" + dsn + "&tag=" + uniqueSuffix("never_created_tag"), segment.ErrUnknownTag, "never_created_tag_"},
+		{"no tag", withDSN("segment", dsn).String(), strategies.ErrSpec, "tag is required"},
+		{"step 0", withDSN("segment?tag=x&step=0", dsn).String(), strategies.ErrSpec, `step="0"`},
+		{"step negative", withDSN("segment?tag=x&step=-3", dsn).String(), strategies.ErrSpec, `step="-3"`},
+		{"prefetch", withDSN("segment?tag=x&prefetch=2", dsn).String(), strategies.ErrSpec, `prefetch="2"`},
+		{"unknown tag", withDSN("segment", dsn).With("tag", uniqueSuffix("never_created_tag")).String(), segment.ErrUnknownTag, "never_created_tag_"},
 		{"bad dsn", "segment?dsn=ftp://x/y&tag=x", segment.ErrDSN, `"ftp"`},
 		{"unreachable", "segment?dsn=redis://127.0.0.1:1/0&tag=x", segment.ErrUnreachable, "redis://127.0.0.1:1/0"},
 		{"ticket no dsn", "ticket", strategies.ErrSpec, "dsn is required"},
 		{"ticket unreachable", "ticket?dsn=redis://127.0.0.1:1/0,redis://127.0.0.1:1/1", segment.ErrUnreachable, "127.0.0.1:1/1"},
-		{"ticket listed twice", "ticket?dsn=" + dsn + "," + dsn, segment.ErrConfig, "listed twice"},
+		{"ticket listed twice", withDSN("ticket", dsn+","+dsn).String(), segment.ErrConfig, "listed twice"},
 		{"instagram shard", "instagram?dsn=postgres://127.0.0.1/x&shard=8192", strategies.ErrSpec, `shard="8192"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			g, err := strategies.New(c.spec)
+			g, err := strategies.New(context.Background(), c.spec)
 			if err == nil {
 				g.(io.Closer).Close()
 			}
@@ -98,3 +98,6 @@ func TestSegmentStrategyBadInput(t *testing.T) {
 		})
 	}
 }
+
+// withDSN returns spec with dsn set.
+func withDSN(spec, dsn string) strategies.Spec { return strategies.MustParse(spec).With("dsn", dsn) }

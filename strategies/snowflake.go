@@ -2,8 +2,8 @@ package strategies
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"time"
 
@@ -12,7 +12,8 @@ import (
 	"github.com/idgenkit/idgen/workerid"
 )
 
-// EnvWorkerID names the environment variable that overrides the worker ID.
+// EnvWorkerID names the environment variable idgen's CLI reads
+// Options.WorkerID from; errors about that value name it.
 const EnvWorkerID = "IDGEN_WORKER_ID"
 
 func init() {
@@ -46,7 +47,7 @@ func schemeOrErr(l snowflake.Layout, err error) (*idgen.Scheme, error) {
 
 func snowflakeLayout(p *Params) (snowflake.Layout, error) {
 	if p.Has("preset") && p.Has("layout") {
-		return snowflake.Layout{}, fmt.Errorf("%w: snowflake: give preset or layout, not both", ErrSpec)
+		return snowflake.Layout{}, specError(p.spec, "preset", p.String("preset", ""), fmt.Errorf("%w: snowflake: give preset or layout, not both", ErrSpec))
 	}
 	var l snowflake.Layout
 	var err error
@@ -72,20 +73,24 @@ func buildSnowflake(ctx context.Context, p *Params) (idgen.Generator, error) {
 		return nil, err
 	}
 	if !p.Has("worker_source") {
-		return snowflake.New(ctx, cfg)
+		g, err := snowflake.New(ctx, cfg)
+		if err != nil {
+			return nil, nodeError(p, cfg, err)
+		}
+		return g, nil
 	}
 	space, err := layoutSpace(cfg.Layout, cfg.Nodes)
 	if err != nil {
 		return nil, err
 	}
-	g, src, err := underSource(ctx, p, space, func(src workerid.Source) (*snowflake.Generator, error) {
-		cfg.Lease, cfg.HighWater = src, sourceMark(src, cfg.HighWater)
+	g, err := underSource(ctx, p, space, func(src workerid.Source) (*snowflake.Generator, error) {
+		cfg.Lease, cfg.Closer, cfg.HighWater = src, src, sourceMark(src, cfg.HighWater)
 		return snowflake.New(ctx, cfg)
 	})
 	if err != nil {
-		return nil, err
+		return nil, nodeError(p, cfg, err)
 	}
-	return &LeasedSnowflake{Generator: g, src: src}, nil
+	return g, nil
 }
 
 func snowflakeConfig(p *Params) (snowflake.Config, error) {
@@ -105,7 +110,7 @@ func snowflakeConfig(p *Params) (snowflake.Config, error) {
 		}
 		cfg.Nodes[n] = v
 	}
-	if env := os.Getenv(EnvWorkerID); env != "" {
+	if env := p.opts.WorkerID; env != "" {
 		if _, ok := cfg.Layout.Field("worker"); ok {
 			v, err := strconv.ParseInt(env, 10, 64)
 			if err != nil {
@@ -124,6 +129,21 @@ func snowflakeConfig(p *Params) (snowflake.Config, error) {
 		return cfg, err
 	}
 	return cfg, nil
+}
+
+// nodeError returns snowflake.New's err as a *SpecError about the node key
+// of p whose value is outside its field, when it is about one.
+func nodeError(p *Params, cfg snowflake.Config, err error) error {
+	if !errors.Is(err, idgen.ErrOutOfRange) {
+		return err
+	}
+	for _, n := range snowflake.NodeFields {
+		bits, ok := cfg.Layout.Field(n)
+		if v, given := cfg.Nodes[n]; ok && given && p.Has(n) && (v < 0 || v >= 1<<bits) {
+			return specError(p.spec, n, p.String(n, ""), err)
+		}
+	}
+	return err
 }
 
 // nodeRange says what node field name of l takes: "an integer in [0, 31]"

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"strconv"
 	"sync"
 	"time"
 
@@ -50,6 +52,10 @@ type SonyflakeSettings struct {
 	MaxWait        time.Duration
 	HighWaterAhead time.Duration
 	Clock          snowflake.Clock
+	// Closer is what the generator owns and Close closes, such as the
+	// workerid.Source that is its Lease; NewSonyflake leaves it open when
+	// it fails. Nil means Close does nothing.
+	Closer io.Closer
 }
 
 // sonyflakeDefaultStart is sonyflake/v2's default StartTime.
@@ -84,15 +90,15 @@ func (s SonyflakeSettings) Layout() (snowflake.Layout, error) {
 	s = s.withDefaults()
 	switch {
 	case s.BitsSequence < 1 || s.BitsSequence > 30:
-		return snowflake.Layout{}, fmt.Errorf("%w: sonyflake: bits_sequence %d: want an integer in [1, 30]", ErrSpec, s.BitsSequence)
+		return snowflake.Layout{}, specError("", "bits_sequence", strconv.Itoa(s.BitsSequence), fmt.Errorf("%w: sonyflake: bits_sequence %d: want an integer in [1, 30]", ErrSpec, s.BitsSequence))
 	case s.BitsMachine < 1 || s.BitsMachine > 30:
-		return snowflake.Layout{}, fmt.Errorf("%w: sonyflake: bits_machine %d: want an integer in [1, 30]", ErrSpec, s.BitsMachine)
+		return snowflake.Layout{}, specError("", "bits_machine", strconv.Itoa(s.BitsMachine), fmt.Errorf("%w: sonyflake: bits_machine %d: want an integer in [1, 30]", ErrSpec, s.BitsMachine))
 	case s.BitsSequence+s.BitsMachine > 31:
-		return snowflake.Layout{}, fmt.Errorf("%w: sonyflake: bits_sequence + bits_machine = %d: want at most 31 (time needs 32 bits)", ErrSpec, s.BitsSequence+s.BitsMachine)
+		return snowflake.Layout{}, specError("", "bits_sequence", strconv.Itoa(s.BitsSequence), fmt.Errorf("%w: sonyflake: bits_sequence + bits_machine = %d: want at most 31 (time needs 32 bits)", ErrSpec, s.BitsSequence+s.BitsMachine))
 	case s.TimeUnit < time.Millisecond:
-		return snowflake.Layout{}, fmt.Errorf("%w: sonyflake: time_unit %v: want at least 1ms", ErrSpec, s.TimeUnit)
+		return snowflake.Layout{}, specError("", "time_unit", s.TimeUnit.String(), fmt.Errorf("%w: sonyflake: time_unit %v: want at least 1ms", ErrSpec, s.TimeUnit))
 	case s.StartTime.Before(time.Unix(0, 0)):
-		return snowflake.Layout{}, fmt.Errorf("%w: sonyflake: start_time %s: want 1970 or later", ErrSpec, s.StartTime.Format(time.RFC3339))
+		return snowflake.Layout{}, specError("", "start_time", s.StartTime.Format(time.RFC3339), fmt.Errorf("%w: sonyflake: start_time %s: want 1970 or later", ErrSpec, s.StartTime.Format(time.RFC3339)))
 	}
 	unit := int64(s.TimeUnit)
 	epoch := time.Unix(0, s.StartTime.UnixNano()/unit*unit).UTC()
@@ -170,14 +176,14 @@ func init() {
 			if err := readCore(p, &s.Clock, &s.Rollback, &s.MaxWait, &s.HighWater, &s.HighWaterAhead); err != nil {
 				return nil, err
 			}
-			g, src, err := underSource(ctx, p, workerid.Space{Workers: 1 << s.BitsMachine}, func(src workerid.Source) (*SonyflakeGenerator, error) {
-				s.Lease, s.HighWater = src, sourceMark(src, s.HighWater)
+			g, err := underSource(ctx, p, workerid.Space{Workers: 1 << s.BitsMachine}, func(src workerid.Source) (*SonyflakeGenerator, error) {
+				s.Lease, s.Closer, s.HighWater = src, src, sourceMark(src, s.HighWater)
 				return newSonyflake(ctx, s)
 			})
 			if err != nil {
 				return nil, err
 			}
-			return &LeasedSonyflake{SonyflakeGenerator: g, src: src}, nil
+			return coreSonyflake{g}, nil
 		},
 		Scheme: func(p *Params) (*idgen.Scheme, error) {
 			s, err := sonyflakeSettings(p, false)
@@ -221,7 +227,7 @@ func sonyflakeSettings(p *Params, machine bool) (SonyflakeSettings, error) {
 		return s, nil
 	}
 	max := uint64(1)<<s.BitsMachine - 1
-	if p.String("machine", "") == "ip" && !envWorkerSet() {
+	if p.String("machine", "") == "ip" && !p.workerIDSet() {
 		ip, err := privateIPv4Low16()
 		if err != nil {
 			return s, p.bad("machine", "ip", "an integer: "+err.Error())
@@ -304,7 +310,7 @@ func newSonyflake(ctx context.Context, s SonyflakeSettings) (*SonyflakeGenerator
 	}
 	core, err := snowflake.New(ctx, snowflake.Config{Layout: l, Nodes: map[string]int64{"machine": int64(s.Machine)},
 		Lease: s.Lease, HighWater: s.HighWater, Rollback: s.Rollback, MaxWait: s.MaxWait,
-		HighWaterAhead: s.HighWaterAhead, Clock: s.Clock})
+		HighWaterAhead: s.HighWaterAhead, Clock: s.Clock, Closer: s.Closer})
 	if err != nil {
 		return nil, fmt.Errorf("sonyflake: %w", err)
 	}
@@ -339,6 +345,10 @@ func (g *SonyflakeGenerator) Ready(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Close closes the settings' Closer (releasing a leased machine ID: Next
+// then fails with idgen.ErrLeaseLost); without one it does nothing.
+func (g *SonyflakeGenerator) Close() error { return g.core.Close() }
 
 // Scheme returns the generator's SonyflakeScheme.
 func (g *SonyflakeGenerator) Scheme() *idgen.Scheme { return g.scheme }

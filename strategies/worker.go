@@ -2,19 +2,18 @@ package strategies
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 )
 
 // nodeID returns the node ID (worker, machine) a strategy uses: the
-// IDGEN_WORKER_ID environment variable when set, else the spec's key, else
-// def. Either must be an integer in [0, max]; errors wrap ErrSpec and name
-// the variable or key and the range.
+// Options' WorkerID when set, else the spec's key, else def. Either must be
+// an integer in [0, max]. Errors wrap ErrSpec and name EnvWorkerID or the
+// key, and the range; a bad key's is a *SpecError.
 func nodeID(p *Params, key string, def, max uint64) (uint64, error) {
-	if env := os.Getenv(EnvWorkerID); env != "" {
-		v, err := strconv.ParseUint(env, 10, 64)
+	if w := p.opts.WorkerID; w != "" {
+		v, err := strconv.ParseUint(w, 10, 64)
 		if err != nil || v > max {
-			return 0, fmt.Errorf("%w: %s: %s=%q: want an integer in [0, %d]", ErrSpec, p.strategy, EnvWorkerID, env, max)
+			return 0, fmt.Errorf("%w: %s: %s=%q: want an integer in [0, %d]", ErrSpec, p.strategy, EnvWorkerID, w, max)
 		}
 		return v, nil
 	}
@@ -29,4 +28,5 @@ func nodeID(p *Params, key string, def, max uint64) (uint64, error) {
 	return n, nil
 }
 
-func envWorkerSet() bool { return os.Getenv(EnvWorkerID) != "" }
+// workerIDSet reports whether the Options override the worker ID.
+func (p *Params) workerIDSet() bool { return p.opts.WorkerID != "" }

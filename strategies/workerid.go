@@ -19,11 +19,17 @@ const DefaultLeaseWorkers = workerid.DefaultLeaseWorkers
 const WorkerSourceDoc = workerid.Doc
 
 // OpenWorkerSource opens the worker ID source a URL names, for a worker
-// space of space.Workers IDs, with workerid.Open (which lists the URLs).
-// Errors are workerid.Open's; a malformed URL, a hostname without an
-// ordinal or an unset IDGEN_WORKER_ID also wrap ErrSpec.
+// space of space.Workers IDs, with workerid.Open (which lists the URLs; its
+// env source reads nothing: Options.WorkerID gives it under a spec's
+// worker_source). Errors are workerid.Open's; a malformed URL or a hostname
+// without an ordinal also wraps ErrSpec.
 func OpenWorkerSource(ctx context.Context, rawURL string, space workerid.Space) (workerid.Source, error) {
-	src, err := workerid.Open(ctx, rawURL, space)
+	return openSource(ctx, rawURL, space, nil)
+}
+
+// openSource is OpenWorkerSource, with workerid.OpenWith's getenv.
+func openSource(ctx context.Context, rawURL string, space workerid.Space, getenv func(string) string) (workerid.Source, error) {
+	src, err := workerid.OpenWith(ctx, rawURL, space, getenv)
 	if errors.Is(err, workerid.ErrNoOrdinal) || errors.Is(err, workerid.ErrConfig) {
 		err = fmt.Errorf("%w: %w", ErrSpec, err) // bad input, as a bad key is
 	}
@@ -31,19 +37,30 @@ func OpenWorkerSource(ctx context.Context, rawURL string, space workerid.Space) 
 }
 
 // underSource opens p's worker_source for space and builds a generator
-// under it; the source is closed when build fails.
-func underSource[G any](ctx context.Context, p *Params, space workerid.Space, build func(workerid.Source) (G, error)) (G, workerid.Source, error) {
+// under it, which owns the source (closes it in Close); the source is
+// closed when build fails. A source's warning (a hostname hash that can
+// collide) goes to the Options' Warn.
+func underSource[G any](ctx context.Context, p *Params, space workerid.Space, build func(workerid.Source) (G, error)) (G, error) {
 	var zero G
-	src, err := OpenWorkerSource(ctx, p.String("worker_source", ""), space)
+	getenv := func(name string) string {
+		if name == workerid.EnvWorkerID {
+			return p.opts.WorkerID
+		}
+		return ""
+	}
+	src, err := openSource(ctx, p.String("worker_source", ""), space, getenv)
 	if err != nil {
-		return zero, nil, err
+		return zero, p.keyError("worker_source", err)
 	}
 	g, err := build(src)
 	if err != nil {
 		src.Close()
-		return zero, nil, err
+		return zero, err
 	}
-	return g, src, nil
+	if w, ok := src.(workerid.Warner); ok && w.Warning() != "" && p.opts.Warn != nil {
+		p.opts.Warn(w.Warning())
+	}
+	return g, nil
 }
 
 // sourceMark returns the high-water store under a worker source: the
@@ -120,66 +137,25 @@ func later(a, b time.Time) time.Time {
 // layoutSpace returns the worker space of a layout: its worker field (or
 // machine, where it has no worker field) and the datacenter ID of nodes.
 func layoutSpace(l snowflake.Layout, nodes map[string]int64) (workerid.Space, error) {
-	bits, ok := l.Field("worker")
-	if !ok {
-		bits, ok = l.Field("machine")
-	}
+	_, bits, ok := l.WorkerField()
 	if !ok {
 		return workerid.Space{}, fmt.Errorf("%w: worker_source: layout %s has no worker or machine field", ErrSpec, l)
 	}
-	return workerid.Space{Workers: 1 << bits, DatacenterID: nodes["datacenter"]}, nil
+	return workerid.Space{Workers: 1 << bits, DatacenterID: nodes[snowflake.FieldDatacenter]}, nil
 }
 
-// LeasedSnowflake is a snowflake.Generator whose worker ID comes from a
-// workerid.Source (the worker_source key). It owns the source: Close
-// releases the worker ID and stops its renewals.
-type LeasedSnowflake struct {
-	*snowflake.Generator
-	src workerid.Source
-}
-
-// Source returns the worker ID source.
-func (g *LeasedSnowflake) Source() workerid.Source { return g.src }
-
-// Close releases the worker ID; Next then fails with idgen.ErrLeaseLost.
-func (g *LeasedSnowflake) Close() error { return g.src.Close() }
-
-// LeasedFlake128 is a Flake128Generator whose worker ID comes from a
-// workerid.Source (the worker_source key). It owns the source: Close
-// releases the worker ID and stops its renewals.
-type LeasedFlake128 struct {
-	*Flake128Generator
-	src workerid.Source
-}
-
-// Source returns the worker ID source.
-func (g *LeasedFlake128) Source() workerid.Source { return g.src }
-
-// Close releases the worker ID; Next then fails with idgen.ErrLeaseLost.
-func (g *LeasedFlake128) Close() error { return g.src.Close() }
-
-// LeasedSonyflake is a SonyflakeGenerator whose machine ID comes from a
-// workerid.Source (the worker_source key), on the Snowflake core. It owns
-// the source: Close releases the machine ID and stops its renewals.
-type LeasedSonyflake struct {
-	*SonyflakeGenerator
-	src workerid.Source
-}
-
-// Source returns the worker ID source.
-func (g *LeasedSonyflake) Source() workerid.Source { return g.src }
-
-// Close releases the machine ID; Next then fails with idgen.ErrLeaseLost.
-func (g *LeasedSonyflake) Close() error { return g.src.Close() }
+// coreSonyflake is a SonyflakeGenerator on the Snowflake core (under a
+// worker source), with the core's counters.
+type coreSonyflake struct{ *SonyflakeGenerator }
 
 // SequenceWaits counts the waits for the next tick after a tick's sequence
 // was used up.
-func (g *LeasedSonyflake) SequenceWaits() uint64 { return g.core.SequenceWaits() }
+func (g coreSonyflake) SequenceWaits() uint64 { return g.core.SequenceWaits() }
 
 // ClockRollbackWaits counts the waits out of a clock rollback.
-func (g *LeasedSonyflake) ClockRollbackWaits() uint64 { return g.core.ClockRollbackWaits() }
+func (g coreSonyflake) ClockRollbackWaits() uint64 { return g.core.ClockRollbackWaits() }
 
 // ClockRollbackFailures counts the IDs refused for a clock rollback.
-func (g *LeasedSonyflake) ClockRollbackFailures() uint64 { return g.core.ClockRollbackFailures() }
+func (g coreSonyflake) ClockRollbackFailures() uint64 { return g.core.ClockRollbackFailures() }
 
-var _ idgen.Generator = (*LeasedSonyflake)(nil)
+var _ idgen.Generator = coreSonyflake{}

@@ -1,10 +1,10 @@
 package strategies_test
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 	"io"
-	"net/url"
 	"testing"
 	"time"
 
@@ -18,7 +18,6 @@ import (
 // TestWorkerSourceMySQLRedis leases through the worker_source spec key:
 // two live generators on one store hold different worker IDs.
 func TestWorkerSourceMySQLRedis(t *testing.T) {
-	t.Setenv(strategies.EnvWorkerID, "")
 	ns := fmt.Sprintf("test_wid_strategies_%d", time.Now().UnixNano())
 	t.Cleanup(func() {
 		cfg, err := segment.MySQLConfig(testenv.MySQLDSN(t))
@@ -34,12 +33,12 @@ func TestWorkerSourceMySQLRedis(t *testing.T) {
 		testenv.MySQLDSN(t) + "?table=" + ns,
 		testenv.RedisURL(t) + "?namespace=" + ns,
 	} {
-		spec := "snowflake?preset=twitter&datacenter=1&worker_source=" + url.QueryEscape(source)
-		a, err := strategies.New(spec)
+		spec := withSource("snowflake?preset=twitter&datacenter=1", source)
+		a, err := strategies.New(context.Background(), spec)
 		if err != nil {
 			t.Fatalf("New(%q) = %v", spec, err)
 		}
-		b, err := strategies.New(spec)
+		b, err := strategies.New(context.Background(), spec)
 		if err != nil {
 			t.Fatalf("New(%q) second = %v", spec, err)
 		}

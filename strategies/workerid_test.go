@@ -35,8 +35,7 @@ func workerOf(t *testing.T, g idgen.Generator) uint64 {
 }
 
 func TestWorkerSourceStatic(t *testing.T) {
-	t.Setenv(strategies.EnvWorkerID, "")
-	g, err := strategies.New("snowflake?preset=twitter&datacenter=2&worker_source=static:17")
+	g, err := strategies.New(context.Background(), "snowflake?preset=twitter&datacenter=2&worker_source=static:17")
 	if err != nil {
 		t.Fatalf("New() = %v", err)
 	}
@@ -47,7 +46,6 @@ func TestWorkerSourceStatic(t *testing.T) {
 }
 
 func TestWorkerSourceBad(t *testing.T) {
-	t.Setenv(strategies.EnvWorkerID, "")
 	tests := []struct {
 		name, spec string
 		want       error
@@ -57,17 +55,17 @@ func TestWorkerSourceBad(t *testing.T) {
 		{"unknown", "snowflake?worker_source=zookeeper:1", strategies.ErrSpec},
 		{"env unset", "snowflake?worker_source=env", nil},
 		{"etcd no host", "snowflake?worker_source=etcd:", strategies.ErrSpec},
-		{"etcd unknown key", "snowflake?worker_source=" + url.QueryEscape("etcd://127.0.0.1:1?foo=1"), strategies.ErrSpec},
-		{"postgres ttl", "snowflake?worker_source=" + url.QueryEscape("postgres://127.0.0.1:1/x?ttl=1s"), strategies.ErrSpec},
-		{"etcd unreachable", "snowflake?worker_source=" + url.QueryEscape("etcd://127.0.0.1:1,[::1]:1/ns?ttl=5s"), idgen.ErrUnavailable},
-		{"etcd bad namespace", "snowflake?worker_source=" + url.QueryEscape("etcd://127.0.0.1:1/a/b"), strategies.ErrSpec},
-		{"workers above the layout", "snowflake?preset=twitter&worker_source=" + url.QueryEscape("postgres://127.0.0.1:1/x?workers=33"), strategies.ErrSpec},
-		{"postgres unreachable", "snowflake?worker_source=" + url.QueryEscape("postgres://postgres@127.0.0.1:1/x?sslmode=disable"), idgen.ErrUnavailable},
-		{"layout without worker", "snowflake?layout=" + url.QueryEscape("time:41,sequence:22;tick=1ms") + "&worker_source=static:1", strategies.ErrSpec},
+		{"etcd unknown key", withSource("snowflake", "etcd://127.0.0.1:1?foo=1"), strategies.ErrSpec},
+		{"postgres ttl", withSource("snowflake", "postgres://127.0.0.1:1/x?ttl=1s"), strategies.ErrSpec},
+		{"etcd unreachable", withSource("snowflake", "etcd://127.0.0.1:1,[::1]:1/ns?ttl=5s"), idgen.ErrUnavailable},
+		{"etcd bad namespace", withSource("snowflake", "etcd://127.0.0.1:1/a/b"), strategies.ErrSpec},
+		{"workers above the layout", withSource("snowflake?preset=twitter", "postgres://127.0.0.1:1/x?workers=33"), strategies.ErrSpec},
+		{"postgres unreachable", withSource("snowflake", "postgres://postgres@127.0.0.1:1/x?sslmode=disable"), idgen.ErrUnavailable},
+		{"layout without worker", strategies.MustParse("snowflake?worker_source=static:1").With("layout", "time:41,sequence:22;tick=1ms").String(), strategies.ErrSpec},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g, err := strategies.New(tt.spec)
+			g, err := strategies.New(context.Background(), tt.spec)
 			if err == nil || (tt.want != nil && !errors.Is(err, tt.want)) {
 				t.Fatalf("New(%q) = %v, %v; want error %v", tt.spec, g, err, tt.want)
 			}
@@ -76,7 +74,6 @@ func TestWorkerSourceBad(t *testing.T) {
 }
 
 func TestWorkerSourcePostgres(t *testing.T) {
-	t.Setenv(strategies.EnvWorkerID, "")
 	dsn := testenv.PostgresDSN(t)
 	table := fmt.Sprintf("test_wid_strategies_%d", time.Now().UnixNano())
 	t.Cleanup(func() {
@@ -90,19 +87,19 @@ func TestWorkerSourcePostgres(t *testing.T) {
 	q := u.Query()
 	q.Set("table", table)
 	u.RawQuery = q.Encode()
-	source := url.QueryEscape(u.String())
+	source := u.String()
 	// Each strategy leases in a namespace of its own.
 	var workers []uint64
 	for _, spec := range []string{
-		"snowflake?preset=twitter&datacenter=1&worker_source=" + source,
-		"sonyflake?worker_source=" + source + url.QueryEscape("&namespace=sony"),
+		withSource("snowflake?preset=twitter&datacenter=1", source),
+		withSource("sonyflake", source+"&namespace=sony"),
 	} {
-		a, err := strategies.New(spec)
+		a, err := strategies.New(context.Background(), spec)
 		if err != nil {
 			t.Fatalf("New(%q) = %v", spec, err)
 		}
 		defer a.(io.Closer).Close()
-		b, err := strategies.New(spec)
+		b, err := strategies.New(context.Background(), spec)
 		if err != nil {
 			t.Fatalf("New(%q) second = %v", spec, err)
 		}
@@ -174,9 +171,8 @@ func TestFlake128Lease(t *testing.T) {
 }
 
 func TestFlake128WorkerSource(t *testing.T) {
-	t.Setenv(strategies.EnvWorkerID, "")
 	const spec = "flake128?worker_source=static:123456789"
-	g, err := strategies.New(spec)
+	g, err := strategies.New(context.Background(), spec)
 	if err != nil {
 		t.Fatalf("New() = %v", err)
 	}
@@ -272,9 +268,8 @@ func TestSonyflakeLeaseBehindHighWater(t *testing.T) {
 }
 
 func TestSonyflakeWorkerSource(t *testing.T) {
-	t.Setenv(strategies.EnvWorkerID, "")
 	const spec = "sonyflake?bits_machine=12&worker_source=static:4095"
-	g, err := strategies.New(spec)
+	g, err := strategies.New(context.Background(), spec)
 	if err != nil {
 		t.Fatalf("New() = %v", err)
 	}
@@ -288,7 +283,7 @@ func TestSonyflakeWorkerSource(t *testing.T) {
 		"sonyflake?bits_machine=12&worker_source=static:4096",
 		"sonyflake?high_water=/tmp/mark",
 	} {
-		if g, err := strategies.New(spec); err == nil {
+		if g, err := strategies.New(context.Background(), spec); err == nil {
 			t.Fatalf("New(%q) = %v; want an error", spec, g)
 		}
 	}
@@ -351,11 +346,11 @@ func TestWorkerSourceKeepsHighWaterFile(t *testing.T) {
 	q.Set("workers", "1")
 	u.RawQuery = q.Encode()
 	file := snowflake.FileHighWater{Path: filepath.Join(t.TempDir(), "mark")}
-	spec := "snowflake?preset=twitter&rollback=hold&max_ahead=10s&high_water=" + url.QueryEscape(file.Path) +
-		"&worker_source=" + url.QueryEscape(u.String())
+	spec := withSource("snowflake?preset=twitter&rollback=hold&max_ahead=10s", u.String())
+	spec = strategies.MustParse(spec).With("high_water", file.Path).String()
 	first := func(want time.Time) {
 		t.Helper()
-		g, err := strategies.New(spec)
+		g, err := strategies.New(context.Background(), spec)
 		if err != nil {
 			t.Fatalf("New(%q) = %v", spec, err)
 		}
@@ -388,4 +383,9 @@ func TestWorkerSourceKeepsHighWaterFile(t *testing.T) {
 		t.Fatalf("setting the lease row's mark: %v", err)
 	}
 	first(ahead)
+}
+
+// withSource returns spec with worker_source set to source.
+func withSource(spec, source string) string {
+	return strategies.MustParse(spec).With("worker_source", source).String()
 }

@@ -51,8 +51,16 @@ const Doc = "worker ID source: static:N, env (IDGEN_WORKER_ID), ordinal[:offset]
 // ErrConfig; a worker ID outside the space, idgen.ErrOutOfRange; a hostname
 // without an ordinal, ErrNoOrdinal; a store that cannot be reached,
 // idgen.ErrUnavailable; a full space, idgen.ErrNoWorkerIDs. Passwords in the
-// URL are masked in every error.
+// URL are masked in every error. The env source reads nothing: OpenWith
+// gives it the environment.
 func Open(ctx context.Context, rawURL string, space Space) (Source, error) {
+	return OpenWith(ctx, rawURL, space, nil)
+}
+
+// OpenWith is Open, the env source reading IDGEN_WORKER_ID with getenv
+// (as Env does: the program passes its environment's, or the value it resolved;
+// nil reads nothing).
+func OpenWith(ctx context.Context, rawURL string, space Space, getenv func(string) string) (Source, error) {
 	bad := func(why string) error {
 		// why may quote rawURL too (url.Parse's errors do).
 		return fmt.Errorf("%w: %s", ErrConfig, redact.Spec(fmt.Sprintf("worker_source %q: %s; want %s", rawURL, why, Doc)))
@@ -72,7 +80,7 @@ func Open(ctx context.Context, rawURL string, space Space) (Source, error) {
 		if rest != "" {
 			return nil, bad("env takes no argument")
 		}
-		return Env(nil, space)
+		return Env(getenv, space)
 	case "ordinal":
 		var off int64
 		if rest != "" {

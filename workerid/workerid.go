@@ -111,13 +111,14 @@ func NewStatic(workerID int64, space Space) (*Static, error) {
 }
 
 // Env returns a Static source of the IDGEN_WORKER_ID environment variable,
-// read by getenv (nil means os.Getenv). A missing or non-integer value wraps
-// ErrConfig; a value outside the space wraps idgen.ErrOutOfRange.
+// read by getenv, which the program passes (its environment's); nil reads nothing:
+// the variable is not set. A missing or non-integer value wraps ErrConfig; a
+// value outside the space wraps idgen.ErrOutOfRange.
 func Env(getenv func(string) string, space Space) (*Static, error) {
-	if getenv == nil {
-		getenv = os.Getenv
+	var v string
+	if getenv != nil {
+		v = strings.TrimSpace(getenv(EnvWorkerID))
 	}
-	v := strings.TrimSpace(getenv(EnvWorkerID))
 	if v == "" {
 		return nil, fmt.Errorf("%w: %s is not set; want an integer in [0, %d]", ErrConfig, EnvWorkerID, space.max())
 	}

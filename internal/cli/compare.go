@@ -118,6 +118,7 @@ are masked (xxxxx) in everything compare prints and writes.
 			}
 			pr := newCompareBars(cmd.ErrOrStderr())
 			cfg.Progress = pr
+			cfg.SpecOptions = specOptions()
 			rep, err := compare.Run(cmd.Context(), cfg)
 			pr.Close()
 			err = withFlags(err, compareFlags)

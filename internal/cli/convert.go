@@ -59,7 +59,7 @@ instead: ` + strings.Join(public.EncodingNames(), ", ") + `.
 			if !ok && to != "" {
 				return badInput(fmt.Errorf("--to %q: want one of %s", to, strings.Join(targetNames(), ", ")))
 			}
-			id, err := strategies.ParseWith(args[0], from)
+			id, err := specOptions().ParseWith(args[0], from)
 			if err != nil {
 				return badInput(err)
 			}

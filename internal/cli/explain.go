@@ -58,7 +58,7 @@ func explainLayout(arg string) (snowflake.Layout, error) {
 		l, err := snowflake.Resolve(arg)
 		return l.WithDefaults(), err
 	}
-	s, err := strategies.SchemeOf(arg)
+	s, err := specOptions().SchemeOf(arg)
 	if err != nil {
 		return snowflake.Layout{}, err
 	}

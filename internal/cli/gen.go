@@ -5,15 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/strategies"
-	"github.com/idgenkit/idgen/workerid"
 	"github.com/spf13/cobra"
 )
 
@@ -44,14 +41,19 @@ func newGenCmd() *cobra.Command {
 			if err != nil {
 				return badInput(err)
 			}
-			g, err := strategies.NewContext(cmd.Context(), spec)
+			opts := specOptions()
+			var warnings []string
+			opts.Warn = func(msg string) { warnings = append(warnings, msg) }
+			g, err := opts.New(cmd.Context(), spec)
 			if err != nil {
 				return err // Main's exit code: 2 for a bad spec, 1 for a store down
 			}
 			if c, ok := g.(io.Closer); ok {
 				defer c.Close()
 			}
-			warnSource(cmd.ErrOrStderr(), g)
+			for _, w := range warnings { // a worker source's (a hostname hash that can collide)
+				fmt.Fprintln(cmd.ErrOrStderr(), w)
+			}
 			return gen(cmd, g, n, format == "json")
 		},
 	}
@@ -67,24 +69,15 @@ func newGenCmd() *cobra.Command {
 // not set it.
 const envWorkerSource = "IDGEN_WORKER_SOURCE"
 
-// warnSource prints the warning of g's worker source, if it has one (a
-// hostname hash that can collide), on w.
-func warnSource(w io.Writer, g any) {
-	if s, ok := g.(interface{ Source() workerid.Source }); ok {
-		if wr, ok := s.Source().(workerid.Warner); ok && wr.Warning() != "" {
-			fmt.Fprintln(w, wr.Warning())
-		}
-	}
-}
-
-// withWorkerSource adds worker_source=URL (escaped) to spec; an empty URL
-// means $IDGEN_WORKER_SOURCE's, where it applies, else leaves spec alone.
+// withWorkerSource sets the spec's worker_source to source; an empty
+// source means $IDGEN_WORKER_SOURCE's, where it applies (the strategy takes
+// worker_source and the spec does not set it), else leaves spec alone.
 func withWorkerSource(spec, source string) (string, error) {
 	env := os.Getenv(envWorkerSource)
 	if source == "" && env == "" {
 		return spec, nil
 	}
-	strategy, params, err := strategies.ParseSpec(spec)
+	strategy, params, err := strategies.Resolve(spec)
 	if err != nil {
 		return "", err
 	}
@@ -97,11 +90,11 @@ func withWorkerSource(spec, source string) (string, error) {
 	if params.Has("worker_source") {
 		return "", fmt.Errorf("--worker-source %q: the spec already sets worker_source", source)
 	}
-	sep := "?"
-	if strings.Contains(spec, "?") {
-		sep = "&"
+	parsed, err := strategies.ParseSpec(spec)
+	if err != nil {
+		return "", err
 	}
-	return spec + sep + "worker_source=" + url.QueryEscape(source), nil
+	return parsed.With("worker_source", source).String(), nil
 }
 
 // jsonID is one line of gen --format json.

@@ -30,7 +30,7 @@ func newInspectCmd() *cobra.Command {
   idgen inspect 0190f1d2-7a3b-7c4d-8e5f-6a7b8c9d0e1f --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := strategies.ParseWith(args[0], spec)
+			id, err := specOptions().ParseWith(args[0], spec)
 			if err != nil {
 				return badInput(err)
 			}

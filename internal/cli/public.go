@@ -6,7 +6,10 @@ import (
 	"github.com/idgenkit/idgen/strategies"
 )
 
-// The public strategy reads its keys from the environment variable its
-// spec names (key_env, default $IDGEN_PUBLIC_KEY): the CLI is the one
-// place that reads the environment.
-func init() { strategies.LookupEnv = os.LookupEnv }
+// specOptions are the strategies.Options the CLI builds every spec with,
+// read from the environment (the CLI is the one place that reads it): the
+// worker ID override $IDGEN_WORKER_ID, and the keys of public IDs from the
+// variable a public spec names (key_env, default $IDGEN_PUBLIC_KEY).
+func specOptions() strategies.Options {
+	return strategies.Options{WorkerID: os.Getenv(strategies.EnvWorkerID), LookupKey: os.LookupEnv}
+}

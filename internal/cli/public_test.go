@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -38,7 +39,7 @@ func TestGenPublic(t *testing.T) {
 			t.Fatalf("ID %d %q: want 14 Crockford chars, unique", i, line)
 		}
 		seen[line] = true
-		id, err := strategies.ParseWith(line, spec)
+		id, err := strategies.Options{LookupKey: os.LookupEnv}.ParseWith(line, spec)
 		if err != nil {
 			t.Fatalf("ParseWith(%q) = %v", line, err)
 		}

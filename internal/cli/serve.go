@@ -24,6 +24,7 @@ import (
 	"github.com/idgenkit/idgen/internal/redact"
 	"github.com/idgenkit/idgen/snowflake"
 	"github.com/idgenkit/idgen/strategies"
+	"github.com/idgenkit/idgen/strategies/config"
 )
 
 func init() { addCommand(newServeCmd) }
@@ -201,7 +202,7 @@ func loadGenerators(ctx context.Context, f serveFlags) (map[string]idgen.Generat
 	if err != nil {
 		return nil, "", badInput(fmt.Errorf("serve: %w", err))
 	}
-	g, err := strategies.NewContext(ctx, spec)
+	g, err := specOptions().New(ctx, spec)
 	if err != nil {
 		if isSpecError(err) {
 			err = badInput(err)
@@ -222,9 +223,9 @@ func closeGenerators(log *slog.Logger, gens map[string]idgen.Generator) {
 	}
 }
 
-// loadConfig builds every generator of a config file (strategies.Load).
+// loadConfig builds every generator of a config file (config.Load).
 func loadConfig(ctx context.Context, path string) (map[string]idgen.Generator, string, error) {
-	c, err := strategies.Load(path)
+	c, err := config.Load(path, specOptions())
 	if err != nil {
 		return nil, "", badInput(fmt.Errorf("serve: --config: %w", err))
 	}

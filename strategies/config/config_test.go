@@ -1,4 +1,4 @@
-package strategies_test
+package config_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/idgenkit/idgen/strategies"
+	"github.com/idgenkit/idgen/strategies/config"
 )
 
 const goodYAML = `# services' ID generators
@@ -63,15 +64,15 @@ func TestLoad(t *testing.T) {
 		{name: "toml", file: "idgen.toml", text: goodTOML, lines: []int{4, 5, 7}},
 		{name: "json", file: "idgen.json", text: goodJSON, lines: []int{4, 5, 6}},
 	}
-	want := []strategies.GeneratorSpec{
-		{Name: "orders", Spec: "snowflake?preset=twitter&worker=7"},
-		{Name: "sessions", Spec: "uuidv7"},
-		{Name: "events", Spec: "sonyflake?bits_sequence=8&machine=3"},
+	want := []config.GeneratorSpec{
+		{Name: "orders", Spec: strategies.MustParse("snowflake?preset=twitter&worker=7")},
+		{Name: "sessions", Spec: strategies.MustParse("uuidv7")},
+		{Name: "events", Spec: strategies.MustParse("sonyflake?bits_sequence=8&machine=3")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeConfig(t, tc.file, tc.text)
-			c, err := strategies.Load(path)
+			c, err := config.Load(path, strategies.Options{})
 			if err != nil {
 				t.Fatalf("Load(%s) = %v", tc.file, err)
 			}
@@ -132,7 +133,7 @@ func TestLoadErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeConfig(t, tc.file, tc.text)
-			_, err := strategies.Load(path)
+			_, err := config.Load(path, strategies.Options{})
 			want := path + ":" + tc.msg
 			if tc.name == "yaml default" {
 				want = "strategies: invalid spec: " + path + ":" + tc.msg
@@ -146,9 +147,35 @@ func TestLoadErrors(t *testing.T) {
 
 func TestLoadFormat(t *testing.T) {
 	path := writeConfig(t, "idgen.ini", "x")
-	_, err := strategies.Load(path)
+	_, err := config.Load(path, strategies.Options{})
 	want := `strategies: invalid spec: ` + path + `: unknown config format ".ini"; valid: .yaml, .yml, .toml, .json`
 	if err == nil || err.Error() != want {
 		t.Fatalf("Load(idgen.ini) = %v; want %s", err, want)
+	}
+}
+
+// TestLoadErrorLine checks that errors about a key raised when the
+// generator is built (not by the spec's syntax) point at the key's line.
+func TestLoadErrorLine(t *testing.T) {
+	tests := []struct {
+		name, text, msg string
+	}{
+		{"node out of range", "generators:\n  a:\n    strategy: snowflake\n    preset: twitter\n    worker: 40\n",
+			`5: generator "a": idgen: value out of range: worker 40 outside [0, 31] (5 bits)`},
+		{"preset beside layout", "generators:\n  a:\n    strategy: snowflake\n    layout: time:41,worker:10,sequence:12\n    preset: twitter\n",
+			`5: generator "a": strategies: invalid spec: snowflake: give preset or layout, not both`},
+		{"sonyflake bits", "generators:\n  a:\n    strategy: sonyflake\n    bits_machine: 16\n    bits_sequence: 16\n",
+			`5: generator "a": strategies: invalid spec: sonyflake: bits_sequence + bits_machine = 32: want at most 31 (time needs 32 bits)`},
+		{"unknown strategy", "generators:\n  a:\n    worker: 1\n    strategy: snowflak\n",
+			`4: generator "a": strategies: invalid spec: unknown strategy "snowflak"; valid: ` + strings.Join(strategies.Names(), ", ")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeConfig(t, "c.yaml", tc.text)
+			_, err := config.Load(path, strategies.Options{})
+			if want := path + ":" + tc.msg; err == nil || err.Error() != want {
+				t.Fatalf("Load(%q) = %v; want %s", tc.text, err, want)
+			}
+		})
 	}
 }

@@ -1,4 +1,7 @@
-package strategies
+// Package config reads the generators of a service from a YAML, TOML or
+// JSON file: names and their strategy specs, each checked against the
+// strategies registry, with errors that name the file and line.
+package config
 
 import (
 	"bytes"
@@ -7,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,7 +21,11 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/strategies"
 )
+
+// ErrSpec is strategies.ErrSpec: every bad config wraps it.
+var ErrSpec = strategies.ErrSpec
 
 // A Config names several generators, read by Load from a YAML, TOML or JSON
 // file:
@@ -38,6 +44,8 @@ import (
 type Config struct {
 	// Path is the file the config was read from.
 	Path string
+	// Options are the strategies.Options every generator is built with.
+	Options strategies.Options
 	// Default names the generator New builds for the name "". Empty means
 	// the only generator when there is one.
 	Default string
@@ -48,8 +56,8 @@ type Config struct {
 // A GeneratorSpec is one named generator of a Config.
 type GeneratorSpec struct {
 	Name string
-	Spec string // "name?key=value&...", as New takes
-	Line int    // where the file defines it, from 1
+	Spec strategies.Spec
+	Line int // where the file defines it, from 1
 }
 
 // Lookup returns the named generator's spec.
@@ -87,22 +95,24 @@ func (c *Config) New(ctx context.Context, name string) (idgen.Generator, error) 
 	if !ok {
 		return nil, fmt.Errorf("%w: %s: no generator %q; valid: %s", ErrSpec, c.Path, name, strings.Join(c.Names(), ", "))
 	}
-	gen, err := NewContext(ctx, g.Spec)
+	gen, err := c.Options.New(ctx, g.Spec.String())
 	if err != nil {
 		return nil, fmt.Errorf("%s:%d: generator %q: %w", c.Path, g.Line, g.Name, err)
 	}
 	return gen, nil
 }
 
-// ConfigFormats are the file extensions Load reads.
-var ConfigFormats = []string{".yaml", ".yml", ".toml", ".json"}
+// Formats are the file extensions Load reads.
+var Formats = []string{".yaml", ".yml", ".toml", ".json"}
 
 // Load reads a config file, chosen by extension (.yaml, .yml, .toml, .json),
 // and checks every generator: its strategy, keys and values, by building
 // and closing each one that needs no external store (a store-backed one is
-// checked without contacting the store). Errors name the file and line and
-// list the valid choices; a bad spec wraps ErrSpec.
-func Load(path string) (*Config, error) {
+// checked without contacting the store), with opts. Errors name the file
+// and line and list the valid choices; a bad spec wraps ErrSpec. The line is
+// that of the key a *strategies.SpecError names, where the file gives the
+// generator's keys one by one, else the generator's.
+func Load(path string, opts strategies.Options) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("strategies: reading config: %w", err)
@@ -116,7 +126,7 @@ func Load(path string) (*Config, error) {
 	case ".json":
 		raw, err = readJSON(data)
 	default:
-		return nil, fmt.Errorf("%w: %s: unknown config format %q; valid: %s", ErrSpec, path, ext, strings.Join(ConfigFormats, ", "))
+		return nil, fmt.Errorf("%w: %s: unknown config format %q; valid: %s", ErrSpec, path, ext, strings.Join(Formats, ", "))
 	}
 	if err != nil {
 		var le *lineError
@@ -125,11 +135,11 @@ func Load(path string) (*Config, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	c := &Config{Path: path, Default: raw.def}
+	c := &Config{Path: path, Options: opts, Default: raw.def}
 	for _, g := range raw.gens {
 		spec, err := g.toSpec()
 		if err == nil {
-			err = check(spec)
+			err = check(opts, spec.String())
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: generator %q: %w", path, g.lineOf(err), g.name, err)
@@ -148,18 +158,18 @@ func Load(path string) (*Config, error) {
 }
 
 // check validates spec as fully as can be done without a store.
-func check(spec string) error {
-	s, p, err := ParseSpec(spec)
+func check(opts strategies.Options, spec string) error {
+	s, _, err := opts.Resolve(spec)
 	if err != nil {
 		return err
 	}
-	if _, err := s.Scheme(p); err != nil {
+	if _, err := opts.SchemeOf(spec); err != nil {
 		return err
 	}
 	if s.External {
 		return nil
 	}
-	g, err := s.Build(context.Background(), p)
+	g, err := opts.New(context.Background(), spec)
 	if err != nil {
 		return err
 	}
@@ -192,46 +202,48 @@ type rawGen struct {
 	isTable  bool
 }
 
-func (g rawGen) toSpec() (string, error) {
+func (g rawGen) toSpec() (strategies.Spec, error) {
 	if !g.isTable {
-		return g.spec, nil
+		if _, _, err := strategies.Resolve(g.spec); err != nil {
+			return strategies.Spec{}, err // the registry's error first, as New gives it
+		}
+		return strategies.ParseSpec(g.spec)
 	}
 	if g.strategy == "" {
-		return "", fmt.Errorf("%w: no strategy key; valid strategies: %s", ErrSpec, strings.Join(Names(), ", "))
+		return strategies.Spec{}, fmt.Errorf("%w: no strategy key; valid strategies: %s", ErrSpec, strings.Join(strategies.Names(), ", "))
 	}
-	s, ok := Lookup(g.strategy)
-	if !ok {
-		return "", fmt.Errorf("%w: unknown strategy %q; valid: %s", ErrSpec, g.strategy, strings.Join(Names(), ", "))
+	if _, ok := strategies.Lookup(g.strategy); !ok {
+		return strategies.Spec{}, &strategies.SpecError{Spec: g.strategy, Value: g.strategy,
+			Err: fmt.Errorf("%w: unknown strategy %q; valid: %s", ErrSpec, g.strategy, strings.Join(strategies.Names(), ", "))}
+	}
+	spec, err := strategies.ParseSpec(g.strategy) // a registered name: no '?'
+	if err != nil {
+		return strategies.Spec{}, err
 	}
 	// Keys in name order: a spec's meaning does not depend on it, and JSON
 	// objects and inline tables give no order of their own.
 	keys := slices.Clone(g.keys)
 	slices.SortStableFunc(keys, func(a, b rawKV) int { return strings.Compare(a.key, b.key) })
-	var b strings.Builder
-	b.WriteString(g.strategy)
-	sep := "?"
 	for _, kv := range keys {
-		if !slices.ContainsFunc(s.Keys, func(k Key) bool { return k.Name == kv.key }) {
-			return "", fmt.Errorf("%w: %s: unknown key %q; valid keys: %s", ErrSpec, g.strategy, kv.key, keyNames(s))
-		}
-		b.WriteString(sep)
-		sep = "&"
-		b.WriteString(kv.key + "=" + strings.ReplaceAll(url.PathEscape(kv.value), "&", "%26"))
+		spec = spec.With(kv.key, kv.value)
 	}
-	return b.String(), nil
+	return spec, nil
 }
 
-// lineOf returns the line of the key err is about, else the generator's.
+// lineOf returns the line of the key a *strategies.SpecError in err names
+// (the strategy key for its name), else the generator's.
 func (g rawGen) lineOf(err error) int {
-	msg := err.Error()
-	for _, kv := range g.keys {
-		if strings.Contains(msg, fmt.Sprintf("key %q", kv.key)) || strings.Contains(msg, ": "+kv.key+"=") ||
-			strings.Contains(msg, " "+kv.key+" ") {
-			return kv.line
-		}
-	}
-	if g.stratAt > 0 && strings.Contains(msg, "strategy") {
+	se, ok := errors.AsType[*strategies.SpecError](err)
+	switch {
+	case !ok:
+	case se.Key == "" && g.stratAt > 0:
 		return g.stratAt
+	case se.Key != "":
+		for _, kv := range g.keys {
+			if kv.key == se.Key {
+				return kv.line
+			}
+		}
 	}
 	return g.line
 }
