@@ -209,17 +209,10 @@ var english = message.NewPrinter(language.English)
 func SplitSpecs(lists []string) []string {
 	var specs []string
 	for _, list := range lists {
-		for piece := range strings.SplitSeq(list, ",") {
-			piece = strings.TrimSpace(piece)
-			if piece == "" {
-				continue
+		for _, piece := range strategies.SplitList(list, nil) {
+			if piece = strings.TrimSpace(piece); piece != "" {
+				specs = append(specs, piece)
 			}
-			name, _, _ := strings.Cut(piece, "?")
-			if _, ok := strategies.Lookup(name); !ok && len(specs) > 0 && strings.Contains(specs[len(specs)-1], "?") {
-				specs[len(specs)-1] += "," + piece
-				continue
-			}
-			specs = append(specs, piece)
 		}
 	}
 	return specs

@@ -253,24 +253,7 @@ func (cfg Config) resolve() (Config, error) {
 // flag gives it. A comma inside a spec's query, as in a layout
 // ("snowflake?layout=time:41,worker:10,sequence:12"), stays in the spec:
 // after a '?', a comma starts a new spec only when a strategy name (or
-// Baseline) follows it.
+// Baseline, SwappedV1) follows it (strategies.SplitList).
 func SplitSpecs(list string) []string {
-	var specs []string
-	for seg := range strings.SplitSeq(list, ",") {
-		if n := len(specs); n > 0 && strings.Contains(specs[n-1], "?") && !startsWithName(seg) {
-			specs[n-1] += "," + seg
-			continue
-		}
-		specs = append(specs, seg)
-	}
-	return specs
-}
-
-func startsWithName(seg string) bool {
-	name, _, _ := strings.Cut(strings.TrimSpace(seg), "?")
-	if name == Baseline || name == SwappedV1 {
-		return true
-	}
-	_, ok := strategies.Lookup(name)
-	return ok
+	return strategies.SplitList(list, func(name string) bool { return name == Baseline || name == SwappedV1 })
 }

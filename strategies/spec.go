@@ -212,3 +212,35 @@ func (p *Params) keyError(key string, err error) error {
 	}
 	return specError(p.spec, key, p.String(key, ""), err)
 }
+
+// SplitList splits a comma-separated list of spec texts, as the CLI's
+// --strategies and --specs flags give it. A comma inside a spec's query, as
+// in a layout ("snowflake?layout=time:41,worker:10,sequence:12"), stays in
+// the spec: after a spec with a '?', a comma starts a new spec only when the
+// text after it is blank or starts with a registered strategy's name (or a
+// name isName accepts, when not nil). Pieces are returned as given, blanks
+// included, for the caller to trim, drop or refuse.
+func SplitList(list string, isName func(name string) bool) []string {
+	var specs []string
+	for seg := range strings.SplitSeq(list, ",") {
+		if n := len(specs); n > 0 && strings.Contains(specs[n-1], "?") && !startsSpec(seg, isName) {
+			specs[n-1] += "," + seg
+			continue
+		}
+		specs = append(specs, seg)
+	}
+	return specs
+}
+
+// startsSpec reports whether seg is blank or starts with a strategy's name.
+func startsSpec(seg string, isName func(string) bool) bool {
+	seg = strings.TrimSpace(seg)
+	if seg == "" {
+		return true
+	}
+	name, _, _ := strings.Cut(seg, "?")
+	if _, ok := registry[name]; ok {
+		return true
+	}
+	return isName != nil && isName(name)
+}

@@ -87,3 +87,27 @@ func TestParseSpecErrors(t *testing.T) {
 	}()
 	strategies.MustParse("a?k=%zz")
 }
+
+func TestSplitList(t *testing.T) {
+	isBase := func(name string) bool { return name == "bigserial" }
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"uuidv4,uuidv7", []string{"uuidv4", "uuidv7"}},
+		{"snowflake?layout=time:41,worker:10,sequence:12,uuidv4", []string{"snowflake?layout=time:41,worker:10,sequence:12", "uuidv4"}},
+		{"snowflake?preset=twitter,bigserial", []string{"snowflake?preset=twitter", "bigserial"}},
+		{"snowflake?preset=twitter, snowflake?preset=discord", []string{"snowflake?preset=twitter", " snowflake?preset=discord"}},
+		{"snowflake?preset=twitter,,uuidv7", []string{"snowflake?preset=twitter", "", "uuidv7"}},
+		{"uuidv4,nope", []string{"uuidv4", "nope"}},
+		{"", []string{""}},
+	}
+	for _, tt := range tests {
+		if got := strategies.SplitList(tt.in, isBase); !slices.Equal(got, tt.want) {
+			t.Errorf("SplitList(%q) = %q; want %q", tt.in, got, tt.want)
+		}
+	}
+	if got := strategies.SplitList("snowflake?preset=twitter,bigserial", nil); !slices.Equal(got, []string{"snowflake?preset=twitter,bigserial"}) {
+		t.Errorf("SplitList without isName = %q; want bigserial kept in the query", got)
+	}
+}
