@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path"
@@ -159,6 +160,13 @@ type zkBackend struct {
 	// on, so without it a mark written ahead and cut short by Close could
 	// land after the true mark Close writes back.
 	markMu sync.Mutex
+
+	// orphans are the claims (worker ID → generation) this node gave up
+	// but could not delete (the release failed, the store away): the
+	// session may have outlived the cut, and its ephemeral node with it.
+	// acquire deletes them first, or the node would find its own old claim
+	// in the way for as long as its session lives. Guarded by mu.
+	orphans map[int64]int64
 }
 
 // Printf receives the client's log lines: it keeps the session timeout the
@@ -244,6 +252,9 @@ func (b *zkBackend) putForever(id int64) error {
 
 func (b *zkBackend) acquire(ctx context.Context, preferred int64, clk idgen.Clock) (id, gen int64, hw time.Time, err error) {
 	err = b.do(ctx, func() error {
+		if err := b.dropOrphans(); err != nil {
+			return err
+		}
 		var last *endpoint
 		if data, _, err := b.c.Get(b.foreverPath()); err == nil {
 			var e endpoint
@@ -362,7 +373,38 @@ func (b *zkBackend) release(ctx context.Context, id, gen int64) error {
 	if errors.Is(err, errGone) || errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion) {
 		return nil
 	}
+	if err != nil {
+		b.mu.Lock()
+		if b.orphans == nil {
+			b.orphans = map[int64]int64{}
+		}
+		b.orphans[id] = gen
+		b.mu.Unlock()
+	}
 	return err
+}
+
+// dropOrphans deletes the claims in orphans that are still this session's
+// (same generation); a claim gone or another's is forgotten.
+func (b *zkBackend) dropOrphans() error {
+	b.mu.Lock()
+	orphans := maps.Clone(b.orphans)
+	b.mu.Unlock()
+	for id, gen := range orphans {
+		v, err := b.mine(id, gen)
+		if err == nil {
+			err = b.c.Delete(b.workerPath(id), v)
+		}
+		if err != nil && !errors.Is(err, errGone) && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
+			return err
+		}
+		b.mu.Lock()
+		if b.orphans[id] == gen {
+			delete(b.orphans, id)
+		}
+		b.mu.Unlock()
+	}
+	return nil
 }
 
 func (b *zkBackend) storeMark(ctx context.Context, id, gen int64, mark time.Time) error {
