@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/strategies"
 	"github.com/idgenkit/idgen/strategies/config"
 )
@@ -72,7 +73,7 @@ generators:
 }
 
 // A bad generator is reported with the file and line of the key at fault, and
-// the range allowed.
+// the range allowed; a node value outside its field wraps idgen.ErrOutOfRange.
 func ExampleLoad_error() {
 	path, remove := writeFile("idgen.toml", `[generators.orders]
 strategy = "snowflake"
@@ -84,9 +85,9 @@ worker = 40
 	_, err := config.Load(path, strategies.Options{})
 	fmt.Println(strings.TrimPrefix(err.Error(), filepath.Dir(path)+string(filepath.Separator)))
 	if se, ok := errors.AsType[*strategies.SpecError](err); ok {
-		fmt.Printf("key %s, value %s\n", se.Key, se.Value)
+		fmt.Printf("key %s, value %s, out of range: %v\n", se.Key, se.Value, errors.Is(err, idgen.ErrOutOfRange))
 	}
 	// Output:
 	// idgen.toml:4: generator "orders": idgen: value out of range: worker 40 outside [0, 31] (5 bits)
-	// key worker, value 40
+	// key worker, value 40, out of range: true
 }
