@@ -142,7 +142,7 @@ func (c *codec) ParseText(b, text []byte) error {
 	}
 	b[0] = byte(kid)
 	if !c.enc.check {
-		return c.enc.ParseText(b[1:], text[1:])
+		return inPublicID(c.enc.ParseText(b[1:], text[1:]), text)
 	}
 	// The check symbol covers the key ID too.
 	src, err := c.enc.strip(text)
@@ -152,7 +152,16 @@ func (c *codec) ParseText(b, text []byte) error {
 	if len(src) == 0 {
 		return fmt.Errorf("%w: %s is too short for a public ID (key ID, digits, check symbol)", idgen.ErrSyntax, quote(string(text)))
 	}
-	return Encodings[0].ParseText(b[1:], src[1:])
+	return inPublicID(Encodings[0].ParseText(b[1:], src[1:]), text)
+}
+
+// inPublicID adds to err, about the digits after a public ID's key ID, the
+// whole public ID text, so that the error names what the caller gave.
+func inPublicID(err error, text []byte) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%w (in public ID %s, after its key ID)", err, quote(string(text)))
 }
 
 // decrypt returns the inner ID of the public ID b, or the zero ID when no

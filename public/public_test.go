@@ -170,6 +170,27 @@ func TestPublicRefusesOtherWidths(t *testing.T) {
 	}
 }
 
+// TestPublicParseNamesTheInput checks that an error about the digits after
+// the key ID quotes the whole public ID the caller gave, as well as the
+// part at fault.
+func TestPublicParseNamesTheInput(t *testing.T) {
+	tests := []struct{ encoding, text, want string }{
+		{"crockford", "0", `idgen: invalid ID syntax: "" is not crockford: want 13 chars for a 64-bit ID, got 0 (in public ID "0", after its key ID)`},
+		{"crockford", "07GD848WQJXPV", `idgen: invalid ID syntax: "7GD848WQJXPV" is not crockford: want 13 chars for a 64-bit ID, got 12 (in public ID "07GD848WQJXPV", after its key ID)`},
+		{"crockford-check", "00", `idgen: invalid ID syntax: "" is not crockford: want 13 chars for a 64-bit ID, got 0 (in public ID "00", after its key ID)`},
+		{"base58", "0!", `idgen: invalid ID syntax: "!" is not base58: want 11 chars for a 64-bit ID, got 1 (in public ID "0!", after its key ID)`},
+	}
+	for _, tt := range tests {
+		s, err := public.NewScheme(idgen.Int64Scheme, public.Config{Keys: keys(t, hexKey0), Encoding: enc(t, tt.encoding)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Parse(tt.text); err == nil || err.Error() != tt.want || !errors.Is(err, idgen.ErrSyntax) {
+			t.Errorf("%s: Parse(%q) = %v; want ErrSyntax %s", tt.encoding, tt.text, err, tt.want)
+		}
+	}
+}
+
 func FuzzPublicParse(f *testing.F) {
 	s, err := public.NewScheme(idgen.Int64Scheme, public.Config{Keys: keys(f, hexKey0), Encoding: enc(f, "crockford-check")})
 	if err != nil {

@@ -140,7 +140,8 @@ func keyNames(s *Strategy) string {
 // New builds the generator a spec names, with zero Options; ctx bounds
 // any store the strategy contacts. A generator holding resources
 // (connections, goroutines, a worker ID lease) implements io.Closer; close
-// it when done. A bad spec is a *SpecError wrapping ErrSpec.
+// it when done. A bad spec is a *SpecError wrapping ErrSpec, or
+// idgen.ErrOutOfRange for a node value outside its layout field.
 func New(ctx context.Context, spec string) (idgen.Generator, error) {
 	return Options{}.New(ctx, spec)
 }

@@ -24,7 +24,9 @@ import (
 	"github.com/idgenkit/idgen/strategies"
 )
 
-// ErrSpec is strategies.ErrSpec: every bad config wraps it.
+// ErrSpec is strategies.ErrSpec: every bad config wraps it, but for a node
+// value (worker, datacenter, ...) outside its layout field, whose error wraps
+// idgen.ErrOutOfRange instead (see strategies.SpecError).
 var ErrSpec = strategies.ErrSpec
 
 // A Config names several generators, read by Load from a YAML, TOML or JSON
@@ -109,7 +111,8 @@ var Formats = []string{".yaml", ".yml", ".toml", ".json"}
 // and checks every generator: its strategy, keys and values, by building
 // and closing each one that needs no external store (a store-backed one is
 // checked without contacting the store), with opts. Errors name the file
-// and line and list the valid choices; a bad spec wraps ErrSpec. The line is
+// and line and list the valid choices; a bad spec wraps ErrSpec, or
+// idgen.ErrOutOfRange for a node value outside its field. The line is
 // that of the key a *strategies.SpecError names, where the file gives the
 // generator's keys one by one, else the generator's.
 func Load(path string, opts strategies.Options) (*Config, error) {
