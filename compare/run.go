@@ -310,6 +310,8 @@ func (h *harness) runOne(ctx context.Context, round, i int, p *plan) (Result, er
 		res.Method = "insert-select"
 	case cfg.Batch == 1:
 		res.Method = "insert"
+	case p.series:
+		res.Method = "insert-select unnest"
 	}
 	if _, err := h.meta.Exec(ctx, "CREATE TABLE "+table.Sanitize()+" (id "+keyCol+
 		", created_at timestamptz NOT NULL, payload bytea NOT NULL) WITH (autovacuum_enabled = off)"); err != nil {

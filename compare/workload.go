@@ -154,6 +154,8 @@ func (h *harness) writer(ctx context.Context, conn *pgx.Conn, p *plan, gen idgen
 	switch {
 	case p.server:
 		return h.seriesWriter(ctx, conn, p, table, bs, rec)
+	case p.series && h.cfg.Batch > 1:
+		return h.arrayWriter(ctx, conn, p, table, bs, rec)
 	case h.cfg.Batch == 1:
 		return h.insertWriter(ctx, conn, p, gen, table, bs, rec)
 	}
@@ -182,23 +184,71 @@ func (bs batches) claim(b int) (int64, int) {
 // one INSERT ... SELECT of its keys from generate_series, so the server
 // generates the rows the harness would send.
 func (h *harness) seriesWriter(ctx context.Context, conn *pgx.Conn, p *plan, table pgx.Identifier, bs batches, rec *recorder) ([]float64, error) {
+	var lo, hi [8]byte
+	return h.batchStatement(ctx, conn, p, "SELECT g, now(), $1::bytea FROM generate_series($2::bigint, $3::bigint) g", bs, rec, table,
+		func(k int64, cnt int) [][]byte {
+			binary.BigEndian.PutUint64(lo[:], uint64(k))
+			binary.BigEndian.PutUint64(hi[:], uint64(k+int64(cnt)-1))
+			return [][]byte{h.payload, lo[:], hi[:]}
+		})
+}
+
+// arrayWriter is the harness half of the harness check, in the same shape
+// as seriesWriter: the same prepared INSERT ... SELECT, one statement per
+// batch, but over the keys the client encodes and sends, a binary int8[]
+// (unnest), rather than the server's generate_series. The two differ only
+// in where the keys come from, so the ratio measures what the client and
+// the wire add per key.
+func (h *harness) arrayWriter(ctx context.Context, conn *pgx.Conn, p *plan, table pgx.Identifier, bs batches, rec *recorder) ([]float64, error) {
+	var arr []byte
+	return h.batchStatement(ctx, conn, p, "SELECT k, now(), $1::bytea FROM unnest($2::int8[]) k", bs, rec, table,
+		func(k int64, cnt int) [][]byte {
+			arr = appendInt8Array(arr[:0], k, cnt)
+			return [][]byte{h.payload, arr}
+		})
+}
+
+// int8OID is PostgreSQL's type OID of bigint (int8).
+const int8OID = 20
+
+// appendInt8Array appends the binary form of a one-dimensional bigint
+// array holding cnt keys from k (array_send: ndim, has-null flag, element
+// type OID, then the dimension's length and lower bound, then each element
+// as a 4-byte length and its 8 bytes, all big-endian).
+func appendInt8Array(b []byte, k int64, cnt int) []byte {
+	b = binary.BigEndian.AppendUint32(b, 1) // ndim
+	b = binary.BigEndian.AppendUint32(b, 0) // no NULLs
+	b = binary.BigEndian.AppendUint32(b, int8OID)
+	b = binary.BigEndian.AppendUint32(b, uint32(cnt))
+	b = binary.BigEndian.AppendUint32(b, 1) // lower bound
+	for i := range int64(cnt) {
+		b = binary.BigEndian.AppendUint32(b, 8)
+		b = binary.BigEndian.AppendUint64(b, uint64(k+i))
+	}
+	return b
+}
+
+// batchStatement prepares INSERT INTO table (id, created_at, payload)
+// followed by sel, then claims batches until none is left, running it once
+// per batch with the parameters params gives, and returns the batch round
+// trips in ms.
+func (h *harness) batchStatement(ctx context.Context, conn *pgx.Conn, p *plan, sel string, bs batches, rec *recorder, table pgx.Identifier,
+	params func(k int64, cnt int) [][]byte) ([]float64, error) {
 	const stmt = "idgen_compare_series"
-	sql := "INSERT INTO " + table.Sanitize() + " (id, created_at, payload) SELECT g, now(), $1::bytea FROM generate_series($2::bigint, $3::bigint) g"
+	sql := "INSERT INTO " + table.Sanitize() + " (id, created_at, payload) " + sel
 	if _, err := conn.PgConn().Prepare(ctx, stmt, sql, nil); err != nil {
 		return nil, fmt.Errorf("%s: prepare insert: %w", p.label, err)
 	}
 	defer conn.PgConn().Deallocate(context.WithoutCancel(ctx), stmt)
 	var lats []float64
 	formats := []int16{1, 1, 1}
-	var lo, hi [8]byte
 	for ctx.Err() == nil {
 		k, cnt := bs.claim(h.cfg.Batch)
 		if cnt == 0 {
 			break
 		}
-		binary.BigEndian.PutUint64(lo[:], uint64(k))
-		binary.BigEndian.PutUint64(hi[:], uint64(k+int64(cnt)-1))
-		lat, err := execTimed(ctx, conn, p, stmt, [][]byte{h.payload, lo[:], hi[:]}, formats)
+		ps := params(k, cnt)
+		lat, err := execTimed(ctx, conn, p, stmt, ps, formats[:len(ps)])
 		if err != nil {
 			return lats, err
 		}
