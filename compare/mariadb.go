@@ -517,6 +517,8 @@ func (h *mharness) runOne(ctx context.Context, round, i int, p *plan) (Result, e
 		res.Method = "insert-select"
 	case cfg.Batch == 1:
 		res.Method = "insert"
+	case p.series:
+		res.Method = "insert-select json_table"
 	}
 	table, err := h.createTable(ctx, name, p)
 	if err != nil {
@@ -624,9 +626,10 @@ func (h *mharness) load(ctx context.Context, p *plan, table string, first int64,
 }
 
 // writer claims batches until n rows are claimed, sends each as one
-// statement (a multi-row INSERT, or for the Reference an INSERT ... SELECT
-// from the sequence engine's seq_<lo>_to_<hi>), autocommitted, and returns
-// its statement latencies in ms.
+// statement (a multi-row INSERT; for the Reference an INSERT ... SELECT
+// from the sequence engine's seq_<lo>_to_<hi>; for ClientSeries the same
+// INSERT ... SELECT from JSON_TABLE over the keys the client writes out),
+// autocommitted, and returns its statement latencies in ms.
 func (h *mharness) writer(ctx context.Context, conn *sql.Conn, p *plan, gen idgen.Generator, table string, bs batches, rec *recorder) ([]float64, error) {
 	var lats []float64
 	ids := make([]idgen.ID, h.cfg.Batch)
@@ -642,6 +645,17 @@ func (h *mharness) writer(ctx context.Context, conn *sql.Conn, p *plan, gen idge
 		case p.server:
 			buf = fmt.Appendf(buf, "INSERT INTO %s (id, created_at, payload) SELECT seq, %s, %s FROM seq_%d_to_%d",
 				table, ts, h.payload, first, first+int64(cnt)-1)
+		case p.series && h.cfg.Batch > 1:
+			// The harness half of the check in the Reference's shape: the
+			// same INSERT ... SELECT, over keys the client writes out.
+			buf = fmt.Appendf(buf, "INSERT INTO %s (id, created_at, payload) SELECT k, %s, %s FROM JSON_TABLE('[", table, ts, h.payload)
+			for i := range int64(cnt) {
+				if i > 0 {
+					buf = append(buf, ',')
+				}
+				buf = strconv.AppendInt(buf, first+i, 10)
+			}
+			buf = append(buf, "]', '$[*]' COLUMNS (k BIGINT PATH '$')) AS jt"...)
 		case gen == nil && !p.series:
 			buf = append(buf, "INSERT INTO "+table+" (created_at, payload) VALUES "...)
 			for i := range cnt {

@@ -18,7 +18,7 @@ type Result struct {
 	Strategy string `json:"strategy"` // the spec as given, passwords masked (redact.Spec); Baseline, ClientSeries or Reference
 	Scheme   string `json:"scheme"`   // the scheme's name; "bigserial" for both server-filled rows
 	Column   string `json:"column"`   // the key's column type
-	Method   string `json:"method"`   // "copy", "insert" (batch 1), "insert-select" (Reference) or "insert-select unnest" (ClientSeries)
+	Method   string `json:"method"`   // "copy", "insert" (batch 1), "insert-select" (Reference) or "insert-select unnest" / "insert-select json_table" (ClientSeries), "multi-row insert" (MariaDB)
 	// Round is the round (1, 2, ...) of one trial; 0 in a summary.
 	Round int `json:"round,omitempty"`
 	// Trials is the number of trials summarized (0 in a trial).
