@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
@@ -244,13 +245,13 @@ func mysqlClassComment(k, n int64) string {
 	return fmt.Sprintf("idgen ticket server: offset %d, increment %d", k, n)
 }
 
-// mysqlQuerier is a *sql.DB or the *sql.Conn that holds the setup lock.
-type mysqlQuerier interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
 func (t *mysqlTicket) state(ctx context.Context, _ int64) (ticketState, error) {
-	st, err := t.read(ctx, t.db)
+	c, err := t.db.Conn(ctx)
+	if err != nil {
+		return ticketState{}, storeErr(t.dsn, "read table "+t.name, err)
+	}
+	defer c.Close()
+	st, err := t.read(ctx, c)
 	if err != nil {
 		return st, storeErr(t.dsn, "read table "+t.name, err)
 	}
@@ -265,18 +266,28 @@ func (t *mysqlTicket) state(ctx context.Context, _ int64) (ticketState, error) {
 // read reads the table's class (its comment) and High: the larger of its
 // highest id and AUTO_INCREMENT - 1. The one row's id alone is not enough:
 // two sessions' REPLACEs can commit in the other order than they took
-// their values, leaving the lower one in the table.
-func (t *mysqlTicket) read(ctx context.Context, q mysqlQuerier) (ticketState, error) {
+// their values, leaving the lower one in the table. MySQL 8 caches
+// AUTO_INCREMENT in information_schema for information_schema_stats_expiry
+// (24 h by default), so read sets it to 0 for c's session first; MariaDB
+// has no such cache and no such variable (error 1193).
+func (t *mysqlTicket) read(ctx context.Context, c *sql.Conn) (ticketState, error) {
+	_, err := c.ExecContext(ctx, "SET SESSION information_schema_stats_expiry = 0")
+	if me := (*mysql.MySQLError)(nil); errors.As(err, &me) && me.Number == 1193 {
+		err = nil
+	}
+	if err != nil {
+		return ticketState{}, err
+	}
 	var st ticketState
 	var comment string
 	var autoInc sql.NullInt64
-	err := q.QueryRowContext(ctx, `SELECT TABLE_COMMENT, AUTO_INCREMENT FROM information_schema.TABLES
+	err = c.QueryRowContext(ctx, `SELECT TABLE_COMMENT, AUTO_INCREMENT FROM information_schema.TABLES
 		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?`, t.name).Scan(&comment, &autoInc)
 	if errors.Is(err, sql.ErrNoRows) {
 		return st, nil
 	}
 	if err == nil {
-		err = q.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM `"+t.name+"`").Scan(&st.High)
+		err = c.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM `"+t.name+"`").Scan(&st.High)
 	}
 	if err != nil {
 		return st, err
