@@ -106,7 +106,9 @@ func (s *Redis) Reserve(ctx context.Context, tag string, step int64) (max, added
 	return v[0].(int64), v[1].(int64), nil
 }
 
-// serverError marks an error the Redis server answered with.
+// serverError marks an error the server answered with (Redis), or a fact
+// read from it that refuses the request (a MySQL ticket table set up
+// meanwhile): not a failure to reach it.
 type serverError struct{ error }
 
 func (e serverError) Unwrap() error { return e.error }

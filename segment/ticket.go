@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
@@ -245,25 +246,16 @@ func mysqlClassComment(k, n int64) string {
 }
 
 func (t *mysqlTicket) state(ctx context.Context, _ int64) (ticketState, error) {
-	var st ticketState
-	var comment string
-	var autoInc sql.NullInt64
-	err := t.db.QueryRowContext(ctx, `SELECT TABLE_COMMENT, AUTO_INCREMENT FROM information_schema.TABLES
-		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?`, t.name).Scan(&comment, &autoInc)
-	if errors.Is(err, sql.ErrNoRows) {
-		return st, nil
+	c, err := t.db.Conn(ctx)
+	if err != nil {
+		return ticketState{}, storeErr(t.dsn, "read table "+t.name, err)
 	}
-	if err == nil {
-		err = t.db.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM `"+t.name+"`").Scan(&st.High)
-	}
+	defer c.Close()
+	st, err := t.read(ctx, c)
 	if err != nil {
 		return st, storeErr(t.dsn, "read table "+t.name, err)
 	}
-	st.Exists = true
-	st.High = max(st.High, autoInc.Int64-1)
-	if m := mysqlClassRE.FindStringSubmatch(comment); m != nil {
-		st.Offset, _ = strconv.ParseInt(m[1], 10, 64)
-		st.Increment, _ = strconv.ParseInt(m[2], 10, 64)
+	if st.Offset != 0 {
 		t.mu.Lock()
 		t.cfg = TicketConfig{Name: t.name, Offset: st.Offset, Increment: st.Increment}
 		t.mu.Unlock()
@@ -271,18 +263,60 @@ func (t *mysqlTicket) state(ctx context.Context, _ int64) (ticketState, error) {
 	return st, nil
 }
 
-// setup needs no reset: InnoDB never sets AUTO_INCREMENT at or below the
-// table's highest id.
-func (t *mysqlTicket) setup(ctx context.Context, k, n, floor int64, _ bool) (int64, error) {
-	next := firstAbove(floor, k, n)
-	comment := mysqlClassComment(k, n)
-	_, err := t.db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS `"+t.name+"` ("+
-		"id bigint unsigned NOT NULL auto_increment, "+
-		"stub char(1) NOT NULL default '', "+
-		"PRIMARY KEY (id), UNIQUE KEY stub (stub)) ENGINE=InnoDB")
-	if err == nil {
-		_, err = t.db.ExecContext(ctx, fmt.Sprintf("ALTER TABLE `%s` AUTO_INCREMENT = %d, COMMENT = '%s'", t.name, next, comment))
+// read reads the table's class (its comment) and High: the larger of its
+// highest id and AUTO_INCREMENT - 1. The one row's id alone is not enough:
+// two sessions' REPLACEs can commit in the other order than they took
+// their values, leaving the lower one in the table. MySQL 8 caches
+// AUTO_INCREMENT in information_schema for information_schema_stats_expiry
+// (24 h by default), so read sets it to 0 for c's session first; MariaDB
+// has no such cache and no such variable (error 1193).
+func (t *mysqlTicket) read(ctx context.Context, c *sql.Conn) (ticketState, error) {
+	_, err := c.ExecContext(ctx, "SET SESSION information_schema_stats_expiry = 0")
+	if me := (*mysql.MySQLError)(nil); errors.As(err, &me) && me.Number == 1193 {
+		err = nil
 	}
+	if err != nil {
+		return ticketState{}, err
+	}
+	var st ticketState
+	var comment string
+	var autoInc sql.NullInt64
+	err = c.QueryRowContext(ctx, `SELECT TABLE_COMMENT, AUTO_INCREMENT FROM information_schema.TABLES
+		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?`, t.name).Scan(&comment, &autoInc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return st, nil
+	}
+	if err == nil {
+		err = c.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM `"+t.name+"`").Scan(&st.High)
+	}
+	if err != nil {
+		return st, err
+	}
+	st.Exists = true
+	st.High = max(st.High, autoInc.Int64-1)
+	if m := mysqlClassRE.FindStringSubmatch(comment); m != nil {
+		st.Offset, _ = strconv.ParseInt(m[1], 10, 64)
+		st.Increment, _ = strconv.ParseInt(m[2], 10, 64)
+	}
+	return st, nil
+}
+
+// mysqlSetupLock is the named lock (GET_LOCK) under which clients set up
+// ticket tables, one at a time per server, and how long one waits for it.
+const (
+	mysqlSetupLock        = "idgen_tickets"
+	mysqlSetupLockSeconds = 60
+)
+
+// setup holds the server's setup lock while it creates the table and,
+// unless another client stored a class meanwhile (kept, or ErrResidue if
+// it is not k of n) and reset is not set, sets the class comment and
+// AUTO_INCREMENT. It must not ALTER a table in use: InnoDB raises a
+// requested AUTO_INCREMENT only to the table's highest id + 1, and after
+// two REPLACEs committed out of order that id is below tickets already
+// issued, which would then be issued again.
+func (t *mysqlTicket) setup(ctx context.Context, k, n, floor int64, reset bool) (int64, error) {
+	next, err := t.setupLocked(ctx, k, n, floor, reset)
 	if err != nil {
 		return 0, storeErr(t.dsn, "set up table "+t.name, err)
 	}
@@ -294,6 +328,41 @@ func (t *mysqlTicket) setup(ctx context.Context, k, n, floor int64, _ bool) (int
 		t.conn = nil
 	}
 	return next, nil
+}
+
+func (t *mysqlTicket) setupLocked(ctx context.Context, k, n, floor int64, reset bool) (int64, error) {
+	c, err := t.db.Conn(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer discard(c) // ends the session, and with it the lock
+	var got sql.NullInt64
+	if err := c.QueryRowContext(ctx, "SELECT GET_LOCK(?, ?)", mysqlSetupLock, mysqlSetupLockSeconds).Scan(&got); err != nil {
+		return 0, err
+	}
+	if got.Int64 != 1 {
+		return 0, serverError{fmt.Errorf("lock %s not granted within %d s: another client is setting up ticket tables", mysqlSetupLock, mysqlSetupLockSeconds)}
+	}
+	if _, err := c.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS `"+t.name+"` ("+
+		"id bigint unsigned NOT NULL auto_increment, "+
+		"stub char(1) NOT NULL default '', "+
+		"PRIMARY KEY (id), UNIQUE KEY stub (stub)) ENGINE=InnoDB"); err != nil {
+		return 0, err
+	}
+	st, err := t.read(ctx, c)
+	if err != nil {
+		return 0, err
+	}
+	next := firstAbove(max(floor, st.High), k, n)
+	switch {
+	case st.Offset == 0 || reset:
+	case st.Offset != k || st.Increment != n:
+		return 0, serverError{fmt.Errorf("%w: table %s was set up meanwhile as class %d of %d, not %d of %d", ErrResidue, t.name, st.Offset, st.Increment, k, n)}
+	default:
+		return next, nil
+	}
+	_, err = c.ExecContext(ctx, fmt.Sprintf("ALTER TABLE `%s` AUTO_INCREMENT = %d, COMMENT = '%s'", t.name, next, mysqlClassComment(k, n)))
+	return next, err
 }
 
 // dedicated returns the dedicated connection, opening it and setting the

@@ -501,3 +501,106 @@ func TestTicketConcurrentSetup(t *testing.T) {
 		})
 	}
 }
+
+// TestTicketStaleSetup replays, one step at a time, DialTickets calls that
+// race on fresh servers: clients read the servers' states (no class yet),
+// then one sets them up and issues, and only then do the others set them
+// up from what they read. A client with the same list must keep the stored
+// classes without moving any counter back (MariaDB's ALTER TABLE
+// AUTO_INCREMENT moved it back to the table's one id + 1, which after two
+// REPLACEs committed out of order re-issued a ticket:
+// TestTicketConcurrentSetup/mysql failed 5 of 200 runs); a client with the
+// list reversed must get ErrResidue rather than renumber servers in use
+// (MariaDB renumbered them: 6 was issued twice).
+func TestTicketStaleSetup(t *testing.T) {
+	ctx := context.Background()
+	for _, kind := range ticketKinds {
+		t.Run(kind, func(t *testing.T) {
+			dsns, name := twoServers(t, kind)
+			read := func(dsns []string) *segment.StaleTickets {
+				t.Helper()
+				s, err := segment.ReadTicketStates(ctx, dsns, name)
+				if err != nil {
+					t.Fatalf("ReadTicketStates: %v", err)
+				}
+				t.Cleanup(s.Close)
+				return s
+			}
+			first, same, reversed := read(dsns), read(dsns), read([]string{dsns[1], dsns[0]})
+			ticket := func(s *segment.StaleTickets, i int) uint64 {
+				t.Helper()
+				v, err := s.Ticket(ctx, i)
+				if err != nil {
+					t.Fatalf("Ticket(server %d): %v", i, err)
+				}
+				return uint64(v)
+			}
+			high := func(s *segment.StaleTickets, i int) int64 {
+				t.Helper()
+				h, err := s.High(ctx, i)
+				if err != nil {
+					t.Fatalf("High(server %d): %v", i, err)
+				}
+				return h
+			}
+			if err := first.SetUp(ctx); err != nil {
+				t.Fatalf("first client's SetUp: %v", err)
+			}
+			var got []uint64
+			for i := range 2 {
+				for range 3 {
+					got = append(got, ticket(first, i))
+				}
+			}
+			if want := []uint64{1, 3, 5, 2, 4, 6}; !slices.Equal(got, want) {
+				t.Fatalf("first client issued %v; want %v", got, want)
+			}
+			if kind == "mysql" {
+				// A REPLACE that took 7 and has not committed: the table's one
+				// id (5) is below the counter, as after two REPLACEs committed
+				// out of order.
+				err := withMySQL(ctx, dsns[0], func(db *sql.DB) error {
+					tx, err := db.BeginTx(ctx, nil)
+					if err != nil {
+						return err
+					}
+					defer tx.Rollback()
+					_, err = tx.ExecContext(ctx, "REPLACE INTO `"+name+"` (stub) VALUES ('a')")
+					return err
+				})
+				if err != nil {
+					t.Fatalf("REPLACE in a transaction rolled back: %v", err)
+				}
+			}
+			highs := []int64{high(first, 0), high(first, 1)}
+
+			if err := same.SetUp(ctx); err != nil {
+				t.Fatalf("SetUp of a client that read the servers before the first set them up: %v; want nil (classes kept)", err)
+			}
+			for i := range 2 {
+				if h := high(first, i); h != highs[i] {
+					t.Errorf("server %d: high-water mark %d after a stale SetUp with the same classes; want %d, unchanged", i, h, highs[i])
+				}
+			}
+			err := reversed.SetUp(ctx)
+			if !errors.Is(err, segment.ErrResidue) {
+				t.Errorf("SetUp of a stale client listing the servers reversed = %v; want ErrResidue", err)
+			}
+			// Every client that can issue now takes turns, the reversed one
+			// first if its SetUp went through; no ticket twice.
+			var clients []*segment.StaleTickets
+			if err == nil {
+				clients = append(clients, reversed)
+			}
+			clients = append(clients, first, same)
+			for range 3 {
+				for _, c := range clients {
+					for i := range 2 {
+						got = append(got, ticket(c, i))
+					}
+				}
+			}
+			noDuplicates(t, got)
+		})
+	}
+}
