@@ -9,9 +9,12 @@ import "time"
 type Progress interface {
 	// Status reports what the run is doing between phases.
 	Status(msg string)
-	// Phase starts a phase of rows rows for strategy: "preload" or "measure".
-	Phase(strategy, phase string, rows int)
-	// Rows reports n more rows of the current phase inserted.
+	// Phase starts a phase of n rows for strategy ("preload" or "measure"),
+	// or of up to n reads ("read point", "read recent", "read range"; a read
+	// phase also ends at Config.ReadTime).
+	Phase(strategy, phase string, n int)
+	// Rows reports n more rows of the current phase inserted, or n more
+	// reads done.
 	Rows(n int)
 	// PhaseDone ends the current phase.
 	PhaseDone(elapsed time.Duration)

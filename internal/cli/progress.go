@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -175,8 +176,12 @@ func newCompareBars(w io.Writer) compareBars { return compareBars{newBars(w, "co
 
 func (c compareBars) Status(msg string) { c.line(compareFlags.Replace(msg)) }
 func (c compareBars) Note(msg string)   { c.line("note: " + compareFlags.Replace(msg)) }
-func (c compareBars) Phase(strategy, phase string, rows int) {
-	c.phase(strategy+" "+phase, fmt.Sprintf("%-28.28s %-7s", strategy, phase), "rows", int64(rows), 0)
+func (c compareBars) Phase(strategy, phase string, n int) {
+	unit := "rows"
+	if strings.HasPrefix(phase, "read ") { // a read phase counts reads
+		unit = "reads"
+	}
+	c.phase(strategy+" "+phase, fmt.Sprintf("%-28.28s %-7s", strategy, phase), unit, int64(n), 0)
 }
 func (c compareBars) Rows(n int) {
 	c.mu.Lock()
