@@ -110,35 +110,22 @@ func runMariaDB(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	defer closePlans(plans)
 	rep := newReport(cfg, EngineMariaDB, prog)
-	seed, started := rep.Seed, rep.Started
 	if cfg.DSN == "" {
-		prog.Status(fmt.Sprintf("starting a throwaway MariaDB server (innodb_buffer_pool_size=%s)", cfg.BufferPool))
-		srv, err := StartMariaDB(ctx, MariaDBConfig{BufferPool: cfg.BufferPool, Keep: cfg.Keep})
+		srv, stop, err := startThrowaway(cfg, prog, "MariaDB server", "innodb_buffer_pool_size="+cfg.BufferPool, func() (*MariaDB, error) {
+			return StartMariaDB(ctx, MariaDBConfig{BufferPool: cfg.BufferPool, Keep: cfg.Keep})
+		})
 		if err != nil {
 			return nil, err
 		}
-		cfg.logger().Info("throwaway MariaDB server started", "dir", srv.Dir(), "buffer_pool", cfg.BufferPool)
-		defer func() {
-			if err := srv.Stop(); err != nil {
-				cfg.logger().Warn("stopping the throwaway MariaDB server", "dir", srv.Dir(), "err", err)
-				prog.Note(err.Error())
-			}
-		}()
+		defer stop()
 		if cfg.Keep {
 			notes = append(notes, fmt.Sprintf("MariaDB data directory kept in %s (stopped)", srv.Dir()))
 		}
 		rep.Throwaway = true
 		mcfg = srv.Config()
 	}
-	h := &mharness{harness: &harness{cfg: cfg, prog: prog, payload: newPayload(), noted: map[string]bool{}, seed: seed,
-		clock: clock{start: started.Add(-cfg.Span * time.Duration(cfg.Runs)), span: cfg.Span, total: int64(cfg.Preload + cfg.Rows)}}}
-	if cfg.Span > 0 {
-		notes = append(notes, spanNote(plans)...)
-	}
+	h := &mharness{harness: newHarness(cfg, prog, rep, plans, notes)}
 	h.payload = "X'" + hex.EncodeToString(h.harness.payload) + "'"
-	for _, n := range notes {
-		h.note("%s", n)
-	}
 	if err := h.connect(ctx, mcfg, rep); err != nil {
 		return nil, err
 	}
@@ -152,15 +139,7 @@ func runMariaDB(ctx context.Context, cfg Config) (*Report, error) {
 	if err := h.warmUp(ctx, rows); err != nil {
 		return nil, err
 	}
-	trials, err := runRounds(ctx, prog, cfg.logger(), cfg.Runs, seed, rows, h.runOne)
-	if err != nil {
-		return nil, err
-	}
-	rep.Trials = trials
-	rep.Summarize()
-	rep.Elapsed = time.Since(started)
-	rep.Notes = h.notes
-	return rep, nil
+	return h.finish(ctx, rep, rows, h.runOne)
 }
 
 // runSeed returns seed, or a random seed when it is 0.

@@ -59,3 +59,56 @@ func newReport(cfg Config, engine string, prog Progress) *Report {
 	prog.Status(fmt.Sprintf("%d rounds, seed %d (Config.Seed %d repeats the order)", cfg.Runs, seed, seed))
 	return rep
 }
+
+// startThrowaway starts a run's throwaway server (what: "PostgreSQL
+// cluster", "MariaDB server"; setting: its cache setting) with start,
+// printing what it starts, and returns it with the function that stops
+// it: a failure to stop is logged and noted, the run's result stands.
+func startThrowaway[S interface {
+	Dir() string
+	Stop() error
+}](cfg Config, prog Progress, what, setting string, start func() (S, error)) (S, func(), error) {
+	prog.Status(fmt.Sprintf("starting a throwaway %s (%s)", what, setting))
+	srv, err := start()
+	if err != nil {
+		var none S
+		return none, nil, err
+	}
+	cfg.logger().Info("throwaway "+what+" started", "dir", srv.Dir(), "setting", setting)
+	return srv, func() {
+		if err := srv.Stop(); err != nil {
+			cfg.logger().Warn("stopping the throwaway "+what, "dir", srv.Dir(), "err", err)
+			prog.Note(err.Error())
+		}
+	}, nil
+}
+
+// newHarness builds a run's harness: the payload, the seed and start of
+// rep, the clock that Span runs on, and the run's notes, printed (with the
+// span's when Span is set).
+func newHarness(cfg Config, prog Progress, rep *Report, plans []*plan, notes []string) *harness {
+	h := &harness{cfg: cfg, prog: prog, payload: newPayload(), noted: map[string]bool{}, seed: rep.Seed,
+		clock: clock{start: rep.Started.Add(-cfg.Span * time.Duration(cfg.Runs)), span: cfg.Span, total: int64(cfg.Preload + cfg.Rows)}}
+	if cfg.Span > 0 {
+		notes = append(notes, spanNote(plans)...)
+	}
+	for _, n := range notes {
+		h.note("%s", n)
+	}
+	return h
+}
+
+// finish runs the rounds of rows with runOne and completes rep: the
+// trials, their summary, the run's wall time and its notes.
+func (h *harness) finish(ctx context.Context, rep *Report, rows []*plan,
+	runOne func(ctx context.Context, round, i int, p *plan) (Result, error)) (*Report, error) {
+	trials, err := runRounds(ctx, h.prog, h.cfg.logger(), h.cfg.Runs, rep.Seed, rows, runOne)
+	if err != nil {
+		return nil, err
+	}
+	rep.Trials = trials
+	rep.Summarize()
+	rep.Elapsed = time.Since(rep.Started)
+	rep.Notes = h.notes
+	return rep, nil
+}

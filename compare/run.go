@@ -68,20 +68,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer closePlans(plans)
 
 	rep := newReport(cfg, EnginePostgres, prog)
-	seed, started := rep.Seed, rep.Started
 	if cfg.DSN == "" {
-		prog.Status(fmt.Sprintf("starting a throwaway PostgreSQL cluster (shared_buffers=%s)", cfg.SharedBuffers))
-		cl, err := StartCluster(ctx, ClusterConfig{SharedBuffers: cfg.SharedBuffers, Keep: cfg.Keep})
+		cl, stop, err := startThrowaway(cfg, prog, "PostgreSQL cluster", "shared_buffers="+cfg.SharedBuffers, func() (*Cluster, error) {
+			return StartCluster(ctx, ClusterConfig{SharedBuffers: cfg.SharedBuffers, Keep: cfg.Keep})
+		})
 		if err != nil {
 			return nil, err
 		}
-		cfg.logger().Info("throwaway PostgreSQL cluster started", "dir", cl.Dir(), "shared_buffers", cfg.SharedBuffers)
-		defer func() {
-			if err := cl.Stop(); err != nil {
-				cfg.logger().Warn("stopping the throwaway PostgreSQL cluster", "dir", cl.Dir(), "err", err)
-				prog.Note(err.Error())
-			}
-		}()
+		defer stop()
 		if cfg.Keep {
 			notes = append(notes, fmt.Sprintf("cluster kept in %s; start it with: %s; connect with: psql -h %s -U postgres",
 				cl.Dir(), cl.StartCommand(), cl.Dir()))
@@ -91,14 +85,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, err
 		}
 	}
-	h := &harness{cfg: cfg, prog: prog, payload: newPayload(), noted: map[string]bool{}, seed: seed,
-		clock: clock{start: started.Add(-cfg.Span * time.Duration(cfg.Runs)), span: cfg.Span, total: int64(cfg.Preload + cfg.Rows)}}
-	if cfg.Span > 0 {
-		notes = append(notes, spanNote(plans)...)
-	}
-	for _, n := range notes {
-		h.note("%s", n)
-	}
+	h := newHarness(cfg, prog, rep, plans, notes)
 	if err := h.connect(ctx, pgcfg); err != nil {
 		return nil, err
 	}
@@ -114,15 +101,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := h.warmUp(ctx, plans[0]); err != nil {
 		return nil, err
 	}
-	trials, err := runRounds(ctx, prog, cfg.logger(), cfg.Runs, seed, reportRows(plans), h.runOne)
-	if err != nil {
-		return nil, err
-	}
-	rep.Trials = trials
-	rep.Summarize()
-	rep.Elapsed = time.Since(started)
-	rep.Notes = h.notes
-	return rep, nil
+	return h.finish(ctx, rep, reportRows(plans), h.runOne)
 }
 
 func (h *harness) note(format string, args ...any) {
