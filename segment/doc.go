@@ -25,7 +25,14 @@
 // lasted under 15 minutes and halves when one lasted over 30, within
 // [Config.MinStep, Config.MaxStep]. When the store is down the allocator keeps
 // serving what it holds and retries with backoff; Next returns
-// idgen.ErrUnavailable only once both segments are empty.
+// idgen.ErrUnavailable only once both segments are empty. NextN is all or
+// nothing: a request larger than what the allocator holds while the store
+// is down fails whole and leaves every held ID to the requests that follow.
+//
+// max_id never passes 2^63-1: near the top the store reserves what is left
+// (a short last segment), and once max_id is 2^63-1 the allocator hands out
+// what it holds and then fails with ErrExhausted ("biz tag exhausted"),
+// which waiting does not mend; move to a new biz tag.
 //
 // Segment IDs increase strictly within one allocator (and within one
 // goroutine), but IDs of allocators sharing a tag interleave by segment, not
