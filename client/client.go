@@ -133,6 +133,11 @@ func newBlock(ids []idgen.ID) *block {
 	return b
 }
 
+// closedBlock replaces the current block at Close: it holds no ID, which
+// sends every caller to advance and ErrClosed without a check on the fast
+// path.
+var closedBlock = newBlock(nil)
+
 // left returns the IDs of b not yet handed out.
 func (b *block) left() int64 { return int64(len(b.ids)) - min(b.next.Load(), int64(len(b.ids))) }
 
@@ -492,11 +497,16 @@ func (g *Generator) Stats() Stats {
 }
 
 // Close stops the refill and closes the connections. The IDs left in the
-// buffer are dropped: a gap, never a duplicate. Later calls of Next return
-// idgen.ErrClosed once the buffer is empty.
+// buffer are dropped: a gap, never a duplicate. From then on Next and NextN
+// return idgen.ErrClosed at once, as a segment.Allocator's do. A second
+// Close returns nil.
 func (g *Generator) Close() error {
 	g.closeOnce.Do(func() {
+		g.mu.Lock()
 		close(g.stop)
+		g.cur.Store(closedBlock)
+		g.ready, g.buffered = nil, 0
+		g.mu.Unlock()
 		<-g.done
 		g.closeConns()
 	})

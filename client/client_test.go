@@ -134,6 +134,36 @@ func TestUnavailable(t *testing.T) {
 	}
 }
 
+// After Close, Next and NextN fail with ErrClosed at once, as a segment
+// allocator's do, though IDs were left in the buffer.
+func TestClosed(t *testing.T) {
+	a := startServer(t, 5)
+	ctx := context.Background()
+	g, err := client.New(ctx, client.Config{Targets: []string{a.addr}, MinBatch: 1000, MaxBatch: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Next(ctx); err != nil {
+		t.Fatalf("Next() = %v", err)
+	}
+	if err := g.Close(); err != nil {
+		t.Fatalf("Close() = %v", err)
+	}
+	if id, err := g.Next(ctx); !errors.Is(err, idgen.ErrClosed) {
+		t.Errorf("Next() after Close = %v, %v; want ErrClosed", id, err)
+	}
+	var dst [10]idgen.ID
+	if n, err := g.NextN(ctx, dst[:]); n != 0 || !errors.Is(err, idgen.ErrClosed) {
+		t.Errorf("NextN(10) after Close = %d, %v; want 0, ErrClosed", n, err)
+	}
+	if st := g.Stats(); st.Buffered != 0 {
+		t.Errorf("Stats().Buffered after Close = %d; want 0", st.Buffered)
+	}
+	if err := g.Close(); err != nil {
+		t.Errorf("second Close() = %v; want nil", err)
+	}
+}
+
 func TestNewBadConfig(t *testing.T) {
 	if _, err := client.New(context.Background(), client.Config{}); !errors.Is(err, client.ErrConfig) {
 		t.Errorf("New(no targets) = %v; want ErrConfig", err)
