@@ -90,6 +90,25 @@ func (e *idEncoder) appendText(b []byte, id idgen.ID) []byte {
 	return b
 }
 
+// appendIDs appends ids as text lines or as JSON objects separated by
+// commas; first says whether ids open the array (no comma before them).
+func (e *idEncoder) appendIDs(b []byte, ids []idgen.ID, text, first bool) []byte {
+	if text {
+		for _, id := range ids {
+			b = e.appendText(b, id)
+			b = append(b, '\n')
+		}
+		return b
+	}
+	for i, id := range ids {
+		if i > 0 || !first {
+			b = append(b, ',')
+		}
+		b = e.appendObject(b, id)
+	}
+	return b
+}
+
 // appendObject appends id as {"value_string":...,"value_hex":...,"breakdown":{...}}.
 func (e *idEncoder) appendObject(b []byte, id idgen.ID) []byte {
 	b = append(b, `{"value_string":"`...)

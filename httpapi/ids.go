@@ -122,7 +122,22 @@ func prefersText(accept string) bool {
 	return false
 }
 
-// serveIDs issues q.count IDs of g and answers them as JSON or text.
+// ChunkIDs is how many IDs a response takes from the generator and writes
+// at a time. A count up to ChunkIDs is issued whole before the status line,
+// and answered with a Content-Length; a larger count is streamed (chunked
+// transfer), so that the memory a request holds does not grow with its
+// count: about ChunkIDs IDs and their text (some 200 KB of JSON).
+const ChunkIDs = 1024
+
+// serveIDs issues q.count IDs of g and answers them as JSON or text, one
+// chunk of ChunkIDs at a time. Options.Timeout bounds the time spent
+// waiting for IDs, summed over the chunks; writing to the client does not
+// count. Options.WriteTimeout is given to each chunk's write. The first
+// chunk is issued before the status line, so that an issue failing at once
+// gets its error status. A failure after the status line (the generator
+// fails, the client is gone or reads a chunk slower than the write
+// timeout) ends the response without its last chunk: the client sees a cut
+// transfer, never a body that looks whole.
 func (h *Handler) serveIDs(w http.ResponseWriter, r *http.Request, st *reqState, g *genRoute) {
 	var accept string
 	if v := r.Header["Accept"]; len(v) > 0 { // the canonical key: no Get, no canonicalisation
@@ -133,45 +148,124 @@ func (h *Handler) serveIDs(w http.ResponseWriter, r *http.Request, st *reqState,
 		h.writeError(w, st, http.StatusBadRequest, err.Error())
 		return
 	}
-	ctx := r.Context()
-	if h.timeout > 0 {
-		dc := withLazyDeadline(ctx, st.start.Add(h.timeout))
-		defer dc.release()
-		ctx = dc
-	}
 	if r.Method == http.MethodHead {
+		ctx := r.Context()
+		if h.timeout > 0 {
+			dc := withLazyDeadline(ctx, st.start.Add(h.timeout))
+			defer dc.release()
+			ctx = dc
+		}
 		h.headIDs(ctx, w, st, g, q)
 		return
 	}
-	if cap(st.ids) < q.count {
-		st.ids = make([]idgen.ID, q.count, max(q.count, 16))
+	if q.count > ChunkIDs && !r.ProtoAtLeast(1, 1) {
+		// HTTP/1.0 has no chunked transfer: a response cut short would end
+		// as a whole one does, at the connection's close.
+		h.writeError(w, st, http.StatusHTTPVersionNotSupported, fmt.Sprintf(
+			"count %d above %d needs HTTP/1.1 or later (chunked transfer), so that a cut response cannot pass for a whole one", q.count, ChunkIDs))
+		return
 	}
-	ids := st.ids[:q.count]
-	if _, err := idgen.NextN(ctx, g.gen, ids); err != nil {
+	is := issuer{h: h, ctx: r.Context(), g: g}
+	if h.timeout > 0 {
+		is.spent = time.Since(st.start)
+	}
+	n := min(q.count, ChunkIDs)
+	if cap(st.ids) < n {
+		st.ids = make([]idgen.ID, n, max(n, 16))
+	}
+	ids := st.ids[:n]
+	if err := is.issue(ids); err != nil {
 		h.issueError(w, st, g, err)
 		return
 	}
-	g.issued.Add(uint64(len(ids)))
-	b := st.buf[:0]
+	ct := ctJSON
 	if q.text {
-		for _, id := range ids {
-			b = g.enc.appendText(b, id)
-			b = append(b, '\n')
-		}
-		h.write(w, st, http.StatusOK, ctText, b)
+		ct = ctText
+	}
+	b := st.buf[:0]
+	if !q.text {
+		b = append(b, `{"ids":[`...)
+	}
+	b = g.enc.appendIDs(b, ids, q.text, true)
+	left := q.count - n
+	if left == 0 {
+		h.write(w, st, http.StatusOK, ct, h.appendEnd(b, st, q.text))
 		return
 	}
-	b = append(b, `{"ids":[`...)
-	for i, id := range ids {
-		if i > 0 {
-			b = append(b, ',')
+	hdr := w.Header()
+	hdr["Content-Type"] = ct
+	hdr["Cache-Control"] = noStore
+	hdr["X-Content-Type-Options"] = nosniff
+	st.code, st.wrote = http.StatusOK, true
+	w.WriteHeader(http.StatusOK)
+	var rc *http.ResponseController
+	if h.writeTO > 0 {
+		rc = http.NewResponseController(w)
+	}
+	for {
+		if rc != nil {
+			rc.SetWriteDeadline(time.Now().Add(h.writeTO)) // an error: a writer without deadlines; the server's stands
 		}
-		b = g.enc.appendObject(b, id)
+		if _, err := w.Write(b); err != nil { // the client is gone, or too slow for the write timeout
+			st.buf, st.abort = b, true
+			return
+		}
+		if left == 0 {
+			st.buf = b
+			return
+		}
+		n = min(left, ChunkIDs)
+		ids = st.ids[:n]
+		if err := is.issue(ids); err != nil {
+			h.countIssueError(g, err)
+			st.buf, st.abort = b, true
+			return
+		}
+		left -= n
+		b = g.enc.appendIDs(b[:0], ids, q.text, false)
+		if left == 0 {
+			b = h.appendEnd(b, st, q.text)
+		}
+	}
+}
+
+// appendEnd closes a response's body.
+func (h *Handler) appendEnd(b []byte, st *reqState, text bool) []byte {
+	if text {
+		return b
 	}
 	b = append(b, `],"generated_at":"`...)
 	b = st.start.UTC().AppendFormat(b, time.RFC3339)
-	b = append(b, "\"}\n"...)
-	h.write(w, st, http.StatusOK, ctJSON, b)
+	return append(b, "\"}\n"...)
+}
+
+// issuer issues one request's chunks within Options.Timeout, summed over
+// the chunks: the time from the request's arrival to the first chunk's IDs,
+// then each later chunk's wait for its IDs.
+type issuer struct {
+	h     *Handler
+	ctx   context.Context
+	g     *genRoute
+	spent time.Duration // of Options.Timeout
+}
+
+func (is *issuer) issue(ids []idgen.ID) error {
+	ctx := is.ctx
+	var t0 time.Time
+	if is.h.timeout > 0 {
+		t0 = time.Now()
+		dc := withLazyDeadline(ctx, t0.Add(is.h.timeout-is.spent))
+		defer dc.release()
+		ctx = dc
+	}
+	_, err := idgen.NextN(ctx, is.g.gen, ids)
+	if is.h.timeout > 0 {
+		is.spent += time.Since(t0)
+	}
+	if err == nil {
+		is.g.issued.Add(uint64(len(ids)))
+	}
+	return err
 }
 
 // headIDs answers HEAD for q: the status and headers a GET would get,
@@ -224,23 +318,32 @@ func classify(err error) (kind, code int) {
 	return errOther, http.StatusInternalServerError
 }
 
+// countIssueError counts and logs a failed issue and returns its kind and
+// status.
+func (h *Handler) countIssueError(g *genRoute, err error) (kind, code int) {
+	kind, code = classify(err)
+	g.errs[kind].Add(1)
+	if errors.As(err, new(*idgen.ClockRollbackError)) {
+		g.rollbackFailures.Add(1)
+	}
+	h.log.Error("httpapi: issuing IDs failed", "generator", g.name, "kind", errKindNames[kind], "status", code, "err", err)
+	return kind, code
+}
+
 // issueError answers a failed issue: nothing of the request is sent. A 503
 // carries Retry-After, but for a clock outside the layout's lifetime, which
 // waiting does not mend.
 func (h *Handler) issueError(w http.ResponseWriter, st *reqState, g *genRoute, err error) {
-	kind, code := classify(err)
-	g.errs[kind].Add(1)
+	kind, code := h.countIssueError(g, err)
 	msg := err.Error()
 	retry := time.Second
 	var rb *idgen.ClockRollbackError
 	switch {
 	case errors.As(err, &rb):
-		g.rollbackFailures.Add(1)
 		retry = max(retry, rb.Drift)
 	case kind == errOther:
 		msg = "internal error issuing IDs; see the server log"
 	}
-	h.log.Error("httpapi: issuing IDs failed", "generator", g.name, "kind", errKindNames[kind], "status", code, "err", err)
 	if code == http.StatusServiceUnavailable && kind != errLifetime {
 		secs := (retry + time.Second - 1) / time.Second
 		w.Header()["Retry-After"] = []string{itoa(int(secs))}

@@ -61,9 +61,9 @@ connections and lets requests in flight finish (up to --shutdown-timeout).`,
 	fl.StringVar(&f.addr, "addr", ":8080", "listen address, host:port")
 	fl.StringVar(&f.grpcAddr, "grpc-addr", "", "also serve gRPC (idgen.v1.IDService, health, reflection) on host:port; empty: off")
 	fl.IntVar(&f.maxCount, "max-count", httpapi.DefaultMaxCount, "largest count a request may ask for")
-	fl.DurationVar(&f.timeout, "timeout", time.Second, "longest a request waits for its IDs (clock rollback, store) before 503; 0: no bound")
+	fl.DurationVar(&f.timeout, "timeout", time.Second, "longest a request waits for its IDs (clock rollback, store) before 503, summed over a streamed response's chunks; 0: no bound")
 	fl.DurationVar(&f.readTimeout, "read-timeout", 5*time.Second, "http.Server ReadTimeout (headers and body)")
-	fl.DurationVar(&f.writeTimeout, "write-timeout", 10*time.Second, "http.Server WriteTimeout")
+	fl.DurationVar(&f.writeTimeout, "write-timeout", 10*time.Second, "http.Server WriteTimeout: the time to write a response, or each chunk of 1,024 IDs of a streamed one (count above 1,024)")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", 2*time.Minute, "http.Server IdleTimeout for keep-alive connections")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long requests in flight may take to finish after SIGTERM")
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
@@ -114,7 +114,8 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	h, err := httpapi.New(gens, httpapi.Options{Default: def, MaxCount: f.maxCount, Timeout: f.timeout, Logger: log, Registry: reg})
+	h, err := httpapi.New(gens, httpapi.Options{Default: def, MaxCount: f.maxCount, Timeout: f.timeout, WriteTimeout: f.writeTimeout,
+		Logger: log, Registry: reg})
 	if err != nil {
 		return badInput(fmt.Errorf("serve: %w", err))
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -184,6 +185,50 @@ func TestServeProcess(t *testing.T) {
 		t.Fatalf("GET sessions = %d %q; want 200 and 2 IDs", resp.StatusCode, body)
 	}
 
+	// count=1,000,000 as JSON under the default --write-timeout: the whole
+	// body, streamed, while the process's heap (go_memstats_heap_alloc_bytes,
+	// read from its /metrics every 10 ms) stays within 32 MiB of where it
+	// was. The request holds about 0.2 MB; the margin is the GC's: garbage
+	// may reach twice the live heap, and the 4 MB minimum goal, before a
+	// cycle. Building the answer whole took 502 MB (httpapi's
+	// TestStreamMillion).
+	base := heapAlloc(t, addr)
+	peak := base
+	sampled := make(chan struct{})
+	stopSampling := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			select {
+			case <-stopSampling:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			peak = max(peak, heapAlloc(t, addr))
+		}
+	}()
+	resp, err = http.Get("http://" + addr + "/api/v1/ids?count=1000000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		IDs []struct {
+			Value string `json:"value_string"`
+		} `json:"ids"`
+		GeneratedAt string `json:"generated_at"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&doc)
+	resp.Body.Close()
+	close(stopSampling)
+	<-sampled
+	if err != nil || resp.StatusCode != http.StatusOK || len(doc.IDs) != 1_000_000 || doc.GeneratedAt == "" {
+		t.Fatalf("GET count=1000000 = %d, %d IDs, generated_at %q, %v; want 200 and the whole body", resp.StatusCode, len(doc.IDs), doc.GeneratedAt, err)
+	}
+	t.Logf("count=1000000: the server's heap peaked %.1f MB above its %.1f MB before", (peak-base)/1e6, base/1e6)
+	if peak-base > 32<<20 {
+		t.Errorf("the server's heap grew by %.1f MB serving count=1000000; want at most 32 MiB", (peak-base)/1e6)
+	}
+
 	// A request in flight: a million IDs as text (about 20 MB, more than the
 	// socket buffers hold) to a client with a small receive buffer that does
 	// not read yet, so the handler is blocked writing when SIGTERM arrives.
@@ -227,4 +272,26 @@ func TestServeProcess(t *testing.T) {
 	if _, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 		t.Errorf("%s still accepts connections after shutdown", addr)
 	}
+}
+
+// heapAlloc reads go_memstats_heap_alloc_bytes from the server's /metrics.
+func heapAlloc(t *testing.T, addr string) float64 {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Errorf("GET /metrics: %v", err)
+		return 0
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "go_memstats_heap_alloc_bytes "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Errorf("go_memstats_heap_alloc_bytes %q: %v", v, err)
+			}
+			return f
+		}
+	}
+	t.Errorf("no go_memstats_heap_alloc_bytes in /metrics")
+	return 0
 }
