@@ -455,11 +455,14 @@ func (g *Generator) fetchAny(ctx context.Context, n int64) ([]idgen.ID, error) {
 	return nil, fmt.Errorf("%w: %w", idgen.ErrUnavailable, errors.Join(errs...))
 }
 
-// fetch streams n IDs from server i.
+// fetch streams n IDs from server i, in batches that fit in grpc-go's
+// default 4 MiB message (grpcapi.MaxBatch): a server whose max count is
+// larger would otherwise send batches the connection refuses.
 func (g *Generator) fetch(ctx context.Context, i int, n int64) ([]idgen.ID, error) {
 	ctx, cancel := context.WithTimeout(ctx, g.cfg.FetchTimeout)
 	defer cancel()
-	st, err := g.clients[i].NextStream(ctx, &idgenv1.NextStreamRequest{Generator: g.cfg.Generator, Count: uint64(n)})
+	batch := uint32(min(n, int64(grpcapi.MaxBatch(g.scheme.Size))))
+	st, err := g.clients[i].NextStream(ctx, &idgenv1.NextStreamRequest{Generator: g.cfg.Generator, Count: uint64(n), BatchSize: batch})
 	if err != nil {
 		return nil, err
 	}

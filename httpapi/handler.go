@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"runtime/debug"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -388,17 +387,6 @@ func (h *Handler) writeError(w http.ResponseWriter, st *reqState, code int, msg 
 
 // clip cuts s, an input echoed in an error or log, to about 64 bytes.
 func clip(s string) string { return echo.Cut(s) }
-
-// clipEcho returns msg, an error message about input, for a message that
-// names input already: input quoted becomes "it", input bare is cut, and
-// msg itself is cut to a few echoes' length.
-func clipEcho(msg, input string) string {
-	msg = strings.ReplaceAll(msg, strconv.Quote(input), "it")
-	if len(input) > echo.Max {
-		msg = strings.ReplaceAll(msg, input, echo.Cut(input))
-	}
-	return echo.CutN(msg, 4*echo.Max)
-}
 
 func itoa(n int) string {
 	var b [20]byte

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/serving"
 )
 
 // query is what /ids accepts: count and format.
@@ -300,8 +301,9 @@ const (
 var errKindNames = [numErrKinds]string{"clock_rollback", "lease_lost", "unavailable", "timeout", "layout_lifetime", "other"}
 
 // classify maps an issuing error to its kind and HTTP status: 503 for what
-// passes (a clock rollback, a lost lease, a store down) and for a clock
-// outside the layout's lifetime, 500 otherwise.
+// passes (a clock rollback, a lost lease, a store down) and for what does
+// not (serving.Permanent: a clock outside the layout's lifetime, a biz tag
+// exhausted), 500 otherwise.
 func classify(err error) (kind, code int) {
 	switch {
 	case errors.Is(err, idgen.ErrClockRollback):
@@ -312,7 +314,7 @@ func classify(err error) (kind, code int) {
 		return errUnavailable, http.StatusServiceUnavailable
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return errTimeout, http.StatusServiceUnavailable
-	case errors.Is(err, idgen.ErrLayoutExhausted), errors.Is(err, idgen.ErrBeforeEpoch):
+	case serving.Permanent(err):
 		return errLifetime, http.StatusServiceUnavailable
 	}
 	return errOther, http.StatusInternalServerError
@@ -351,20 +353,13 @@ func (h *Handler) issueError(w http.ResponseWriter, st *reqState, g *genRoute, e
 	h.writeError(w, st, code, fmt.Sprintf("generator %q: %s", g.name, msg))
 }
 
-// serveDecode answers the breakdown of text, an ID of g's scheme.
+// serveDecode answers the breakdown of text, an ID of g's scheme, checked
+// as gRPC's Decode checks it (serving.Decode).
 func (h *Handler) serveDecode(w http.ResponseWriter, st *reqState, g *genRoute, text string) {
-	id, err := g.scheme.Parse(text)
+	id, err := serving.Decode(g.scheme, g.name, text)
 	if err != nil {
-		h.writeError(w, st, http.StatusBadRequest, fmt.Sprintf("%q is not a %s ID of generator %q: %s",
-			clip(text), g.scheme.Name, g.name, clipEcho(err.Error(), text)))
+		h.writeError(w, st, http.StatusBadRequest, err.Error())
 		return
-	}
-	if v := g.enc.uuidVersion; v != 0 {
-		if got := id.Bytes()[6] >> 4; got != v {
-			h.writeError(w, st, http.StatusBadRequest, fmt.Sprintf("%q is a version %d UUID; generator %q issues version %d",
-				clip(text), got, g.name, v))
-			return
-		}
 	}
 	b := g.enc.appendObject(st.buf[:0], id)
 	h.write(w, st, http.StatusOK, ctJSON, append(b, '\n'))
