@@ -63,11 +63,15 @@ func MySQLConfig(dsn string) (*mysql.Config, error) {
 	return cfg, nil
 }
 
-// openDB opens a database/sql pool on a mysql:// URL and pings it.
-func openDB(ctx context.Context, dsn string) (*sql.DB, error) {
+// openDB opens a database/sql pool on a mysql:// URL and pings it; tune,
+// when given, adjusts the driver's config first.
+func openDB(ctx context.Context, dsn string, tune ...func(*mysql.Config)) (*sql.DB, error) {
 	cfg, err := MySQLConfig(dsn)
 	if err != nil {
 		return nil, err
+	}
+	for _, f := range tune {
+		f(cfg)
 	}
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {

@@ -35,6 +35,10 @@ var (
 	// counts in another residue class than the one configured.
 	ErrResidue = errors.New("segment: ticket server in the wrong residue class")
 
+	// ErrInUse reports a ticket server that `idgen ticket init --reset`
+	// may not renumber: a generator's session on it is live.
+	ErrInUse = errors.New("segment: ticket server in use")
+
 	// ErrExhausted reports a biz tag whose max_id has reached 2^63-1, or a
 	// ticket server whose counter can go no higher: every ID was handed
 	// out, and waiting does not mend it.
