@@ -22,6 +22,7 @@ import (
 	"github.com/idgenkit/idgen/httpapi"
 	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/internal/redact"
+	"github.com/idgenkit/idgen/internal/serving"
 	"github.com/idgenkit/idgen/snowflake"
 	"github.com/idgenkit/idgen/strategies"
 	"github.com/idgenkit/idgen/strategies/config"
@@ -112,6 +113,7 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 		}
 		return badInput(fmt.Errorf("serve: --config: generator %q: %w", name, err))
 	}
+	warnSlowIssue(ctx, log, gens, f)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	h, err := httpapi.New(gens, httpapi.Options{Default: def, MaxCount: f.maxCount, Timeout: f.timeout, WriteTimeout: f.writeTimeout,
@@ -271,6 +273,33 @@ func checkLifetime(ctx context.Context, gens map[string]idgen.Generator) (string
 		}
 	}
 	return "", nil
+}
+
+// warnSlowIssue times one chunk of IDs of each generator
+// (serving.EstimateIssue: httpapi.ChunkIDs, or --max-count when fewer) and
+// warns when a request of --max-count IDs would take longer than --timeout
+// to issue at that pace: it would fail with 503, the IDs it drew lost.
+// Ticket servers cost a round trip per batch; generators that issue from
+// memory are far from it.
+func warnSlowIssue(ctx context.Context, log *slog.Logger, gens map[string]idgen.Generator, f serveFlags) {
+	if f.timeout <= 0 {
+		return
+	}
+	for _, name := range slices.Sorted(maps.Keys(gens)) {
+		pctx, cancel := context.WithTimeout(ctx, f.timeout)
+		est, err := serving.EstimateIssue(pctx, gens[name], f.maxCount, httpapi.ChunkIDs, nil)
+		cancel()
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			log.Warn("--max-count cannot be met within --timeout: one chunk of IDs took longer than the timeout; a request of more would fail with 503",
+				"generator", name, "max_count", f.maxCount, "timeout", f.timeout.String(), "chunk", min(f.maxCount, httpapi.ChunkIDs))
+		case err != nil || est <= f.timeout: // a generator that cannot issue now: /readyz says so
+		default:
+			log.Warn("--max-count cannot be met within --timeout: a request for that many IDs would fail with 503, the IDs it drew lost; lower --max-count or raise --timeout",
+				"generator", name, "max_count", f.maxCount, "timeout", f.timeout.String(), "estimate", est.Round(time.Millisecond).String(),
+				"max_count_within_timeout", int(float64(f.maxCount)*float64(f.timeout)/float64(est)))
+		}
+	}
 }
 
 // checkAddr reports whether addr is host:port with a port from 0 to 65535

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,7 +18,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/idgenkit/idgen/internal/cli"
+	"github.com/idgenkit/idgen/internal/testenv"
 )
 
 func TestServeBadInput(t *testing.T) {
@@ -294,4 +298,68 @@ func heapAlloc(t *testing.T, addr string) float64 {
 	}
 	t.Errorf("no go_memstats_heap_alloc_bytes in /metrics")
 	return 0
+}
+
+// serve warns at start-up, before it serves, when --max-count IDs of a
+// generator cannot be issued within --timeout at the pace one chunk took:
+// a ticket server's 100 chunks of 1,024 at more than 10 µs each under a
+// 1 ms timeout (a PostgreSQL round trip takes some 100 µs and more). A
+// Snowflake generator under the defaults (10 chunks within 1 s) gets no
+// warning.
+func TestServeWarnsSlowIssue(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the idgen binary")
+	}
+	bin := filepath.Join(t.TempDir(), "idgen")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/idgen").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	dsn := testenv.PostgresDSN(t)
+	name := fmt.Sprintf("serve_warn_%d", time.Now().UnixNano())
+	t.Cleanup(func() {
+		if c, err := pgx.Connect(context.Background(), dsn); err == nil {
+			c.Exec(context.Background(), "DROP SEQUENCE IF EXISTS "+name)
+			c.Close(context.Background())
+		}
+	})
+	for _, tc := range []struct {
+		name string
+		args []string
+		warn bool
+	}{
+		{"tickets", []string{"-s", "ticket?dsn=" + dsn + "&name=" + name, "--max-count", "100000", "--timeout", "1ms"}, true},
+		{"snowflake", []string{"-s", "snowflake?worker=1"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, tc.args...)...)
+			stderr, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { cmd.Process.Kill(); cmd.Wait() }()
+			var warned map[string]any
+			sc := bufio.NewScanner(stderr)
+			for sc.Scan() {
+				var rec map[string]any
+				if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+					t.Fatalf("log line %q: %v", sc.Text(), err)
+				}
+				if rec["msg"] == "serving" {
+					break
+				}
+				if rec["level"] == "WARN" && strings.Contains(fmt.Sprint(rec["msg"]), "--max-count cannot be met within --timeout") {
+					warned = rec
+				}
+			}
+			if tc.warn && (warned == nil || warned["generator"] != "default" || warned["max_count"] != 100000.0) {
+				t.Errorf("log before serving: warning %v; want one for generator default, max_count 100000", warned)
+			}
+			if !tc.warn && warned != nil {
+				t.Errorf("log before serving: warning %v; want none", warned)
+			}
+		})
+	}
 }

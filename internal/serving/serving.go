@@ -1,14 +1,16 @@
 // Package serving holds the rules the HTTP and gRPC transports (packages
 // httpapi and grpcapi) share, so that both give the same answer to the
-// same request: how an ID to decode is checked, and which issuing errors
-// waiting does not mend.
+// same request: how an ID to decode is checked, which issuing errors
+// waiting does not mend, and how long a request's count takes to issue.
 package serving
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/internal/echo"
@@ -71,4 +73,23 @@ func ClipEcho(msg, input string) string {
 // answers it 503 without Retry-After, gRPC FailedPrecondition.
 func Permanent(err error) bool {
 	return errors.Is(err, idgen.ErrLayoutExhausted) || errors.Is(err, idgen.ErrBeforeEpoch) || errors.Is(err, segment.ErrExhausted)
+}
+
+// EstimateIssue times one NextN of min(count, chunk) IDs of g on clock
+// (nil: the system clock) and returns how long count IDs would take to
+// issue at that pace, chunk by chunk, as the transports issue them: the
+// time of one chunk times the chunks of count. The IDs of the probe are
+// dropped (a gap, never a duplicate). It returns g's error when the probe
+// fails.
+func EstimateIssue(ctx context.Context, g idgen.Generator, count, chunk int, clock idgen.Clock) (time.Duration, error) {
+	clock = idgen.ClockOr(clock)
+	n := min(count, chunk)
+	ids := make([]idgen.ID, n)
+	t0 := clock.Now()
+	if _, err := idgen.NextN(ctx, g, ids); err != nil {
+		return 0, err
+	}
+	per := clock.Now().Sub(t0)
+	chunks := (count + n - 1) / n
+	return per * time.Duration(chunks), nil
 }
