@@ -90,6 +90,18 @@ func twoServers(t testing.TB, kind string) (dsns []string, name string) {
 
 var ticketKinds = []string{"postgres", "mysql", "redis"}
 
+// dialTickets returns a client of the servers, closed at the end of the
+// test.
+func dialTickets(t testing.TB, dsns []string, name string) *segment.Tickets {
+	t.Helper()
+	g, err := segment.DialTickets(context.Background(), dsns, name)
+	if err != nil {
+		t.Fatalf("DialTickets(%q) = %v", dsns, err)
+	}
+	t.Cleanup(func() { g.Close() })
+	return g
+}
+
 // takeUntilEven takes IDs until the second of two servers (the even class)
 // has issued one, for at most 10 s, and returns them.
 func takeUntilEven(t *testing.T, g idgen.Generator) []uint64 {
@@ -354,14 +366,10 @@ func TestTicketResetWhileRunning(t *testing.T) {
 	for _, kind := range ticketKinds {
 		t.Run(kind, func(t *testing.T) {
 			dsns, name := twoServers(t, kind)
-			g, err := segment.DialTickets(ctx, dsns, name)
-			if err != nil {
-				t.Fatalf("DialTickets() = %v", err)
-			}
-			defer g.Close()
+			g := dialTickets(t, dsns, name)
 			before := take(t, g, 20) // a session on each server
 			reversed := []string{dsns[1], dsns[0]}
-			_, err = segment.InitTickets(ctx, reversed, name, true)
+			_, err := segment.InitTickets(ctx, reversed, name, true)
 			if !errors.Is(err, segment.ErrInUse) || !strings.Contains(err.Error(), "stop the generators") {
 				t.Fatalf("InitTickets(reset) under a running generator = %v; want ErrInUse saying to stop the generators", err)
 			}
@@ -393,12 +401,7 @@ func TestTicketResetWhileRunning(t *testing.T) {
 			if n, err := g.NextN(ctx, dst); n != 0 || !errors.Is(err, segment.ErrResidue) || !strings.Contains(err.Error(), "restart the generator") {
 				t.Fatalf("NextN() after the renumbering = %d, %v; want 0 and ErrResidue saying to restart", n, err)
 			}
-			g2, err := segment.DialTickets(ctx, reversed, name)
-			if err != nil {
-				t.Fatalf("DialTickets(after reset) = %v", err)
-			}
-			defer g2.Close()
-			noDuplicates(t, before, during, take(t, g2, 40))
+			noDuplicates(t, before, during, take(t, dialTickets(t, reversed, name), 40))
 		})
 	}
 }
@@ -672,11 +675,7 @@ func TestTicketBatch(t *testing.T) {
 	for _, kind := range ticketKinds {
 		t.Run(kind, func(t *testing.T) {
 			dsns, name := twoServers(t, kind)
-			g, err := segment.DialTickets(ctx, dsns, name)
-			if err != nil {
-				t.Fatalf("DialTickets() = %v", err)
-			}
-			defer g.Close()
+			g := dialTickets(t, dsns, name)
 			var all []uint64
 			parity := map[uint64]bool{}
 			for range 2 {
@@ -717,11 +716,7 @@ func TestTicketRedisExact(t *testing.T) {
 	if err := withRedis(dsns[0], func(c *redis.Client) error { return c.Set(ctx, "idgen:ticket:{"+name+"}", start, 0).Err() }); err != nil {
 		t.Fatal(err)
 	}
-	g, err := segment.DialTickets(ctx, dsns[:1], name)
-	if err != nil {
-		t.Fatalf("DialTickets() = %v", err)
-	}
-	defer g.Close()
+	g := dialTickets(t, dsns[:1], name)
 	got := take(t, g, 3)
 	dst := make([]idgen.ID, 3)
 	if _, err := g.NextN(ctx, dst); err != nil {
@@ -749,13 +744,10 @@ func BenchmarkTickets(b *testing.B) {
 		for _, batch := range []int{1, 1024} {
 			b.Run(fmt.Sprintf("%s/batch=%d", kind, batch), func(b *testing.B) {
 				dsns, name := twoServers(b, kind)
-				g, err := segment.DialTickets(ctx, dsns[:1], name)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer g.Close()
+				g := dialTickets(b, dsns[:1], name)
 				dst := make([]idgen.ID, batch)
 				n := 0
+				var err error
 				for b.Loop() {
 					if batch == 1 {
 						_, err = g.Next(ctx)

@@ -128,11 +128,7 @@ func TestServeProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the idgen binary")
 	}
-	bin := filepath.Join(t.TempDir(), "idgen")
-	build := exec.Command("go", "build", "-o", bin, "../../cmd/idgen")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildIdgen(t)
 	cfg := filepath.Join(t.TempDir(), "idgen.yaml")
 	if err := os.WriteFile(cfg, []byte("default: orders\ngenerators:\n  orders: snowflake?preset=twitter&worker=7\n  sessions: uuidv7\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -310,10 +306,7 @@ func TestServeWarnsSlowIssue(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the idgen binary")
 	}
-	bin := filepath.Join(t.TempDir(), "idgen")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/idgen").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildIdgen(t)
 	dsn := testenv.PostgresDSN(t)
 	name := fmt.Sprintf("serve_warn_%d", time.Now().UnixNano())
 	t.Cleanup(func() {
@@ -362,4 +355,14 @@ func TestServeWarnsSlowIssue(t *testing.T) {
 			}
 		})
 	}
+}
+
+// buildIdgen builds the idgen binary into the test's temporary directory.
+func buildIdgen(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "idgen")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/idgen").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }
