@@ -57,5 +57,9 @@
 // the response without its terminating chunk: the client's read fails
 // (unexpected EOF), and a short body never passes for a whole one; the IDs
 // sent are lost, a gap, never a duplicate. HTTP/1.0, which has no chunked
-// transfer, gets 505 for a count above ChunkIDs.
+// transfer, gets 505 for a count above ChunkIDs. A generator that can tell
+// whether a count can be had now without waiting (an Available(n int64)
+// error method: a segment.Allocator, which says no while its store fails
+// and it holds fewer) is asked before a count above ChunkIDs streams: a
+// request it cannot serve gets 503 and draws nothing.
 package httpapi

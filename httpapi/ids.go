@@ -166,6 +166,17 @@ func (h *Handler) serveIDs(w http.ResponseWriter, r *http.Request, st *reqState,
 			"count %d above %d needs HTTP/1.1 or later (chunked transfer), so that a cut response cannot pass for a whole one", q.count, ChunkIDs))
 		return
 	}
+	if q.count > ChunkIDs {
+		// A streamed answer commits to 200 after its first chunk: a
+		// generator that can tell says now whether the whole count can be
+		// had, so that a request it cannot serve draws nothing.
+		if a, ok := g.gen.(availability); ok {
+			if err := a.Available(int64(q.count)); err != nil {
+				h.issueError(w, st, g, err)
+				return
+			}
+		}
+	}
 	is := issuer{h: h, ctx: r.Context(), g: g}
 	if h.timeout > 0 {
 		is.spent = time.Since(st.start)
@@ -239,6 +250,12 @@ func (h *Handler) appendEnd(b []byte, st *reqState, text bool) []byte {
 	b = st.start.UTC().AppendFormat(b, time.RFC3339)
 	return append(b, "\"}\n"...)
 }
+
+// availability is a generator that issues from IDs it holds and can tell,
+// without waiting or drawing, whether n can be had now (a
+// segment.Allocator: nil, or ErrUnavailable while its store fails and it
+// holds fewer).
+type availability interface{ Available(n int64) error }
 
 // issuer issues one request's chunks within Options.Timeout, summed over
 // the chunks: the time from the request's arrival to the first chunk's IDs,

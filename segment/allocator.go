@@ -646,6 +646,37 @@ func (a *Allocator) fetch(ctx context.Context, step int64, lasted time.Duration)
 	return s, nil
 }
 
+// Available reports, without waiting and without drawing an ID, whether n
+// IDs can be had now: nil when the allocator holds n (the current segment,
+// runs given back, the prefetched segment) or its store's last attempt did
+// not fail; otherwise an error wrapping idgen.ErrUnavailable (the store
+// failing) or ErrExhausted (no ID past those held). A server that streams
+// its answer asks before it commits to it: a request it refuses leaves
+// every held ID to the requests that follow.
+func (a *Allocator) Available(n int64) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed.Load() {
+		return idgen.ErrClosed
+	}
+	held := a.cur.Load().left()
+	for _, s := range a.spare {
+		held += s.size
+	}
+	if a.next != nil {
+		held += a.next.size
+	}
+	switch {
+	case n <= held:
+		return nil
+	case a.exhausted != nil:
+		return fmt.Errorf("%w (%d IDs held, %d asked)", a.exhausted, held, n)
+	case a.lastErr != nil:
+		return fmt.Errorf("%w: biz tag %q: %d IDs held, %d asked, store failing: %w", idgen.ErrUnavailable, a.cfg.Tag, held, n, a.lastErr)
+	}
+	return nil
+}
+
 // Stats returns the allocator's counters.
 func (a *Allocator) Stats() Stats {
 	st := Stats{
