@@ -744,6 +744,8 @@ func (p *Plan) Write(w io.Writer) error {
 			p.To, p.oldCol(), p.mapTable())
 		_, err := io.WriteString(w, b.String())
 		return err
+	case phaseReverted:
+		fmt.Fprintf(&b, "reverted     migration to %s, back on the old keys (finish drops the new ones)\n", p.To)
 	default:
 		fmt.Fprintf(&b, "in progress  migration to %s, phase %s (run resumes it; abort undoes it)\n", p.To, p.Phase)
 	}

@@ -4,9 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/idgenkit/idgen/internal/testenv"
 	"github.com/idgenkit/idgen/migrate"
 )
 
@@ -231,5 +236,85 @@ func TestVerifyKeyLeftOnOldColumn(t *testing.T) {
 	}
 	if n := count(t, conn, "SELECT count(*) FROM pg_constraint WHERE conname = 'ext_user_id_fkey'"); n != 1 {
 		t.Errorf("the foreign key is gone after a refused Finish")
+	}
+}
+
+// TestShapeAddedDuringRun: a shape that appears while a migration is in
+// progress (here a BEGIN ATOMIC function on the key) stops the resumed run
+// before the swap with a *ShapeError (exit 2, not a fault to retry), and
+// Abort still undoes the migration.
+func TestShapeAddedDuringRun(t *testing.T) {
+	conn, name := schema(t)
+	exec(t, conn, "CREATE TABLE t (id bigserial PRIMARY KEY, x int)", "INSERT INTO t (x) SELECT i FROM generate_series(1, 300) i",
+		"CREATE TABLE c (t_id bigint REFERENCES t)", "INSERT INTO c SELECT id FROM t")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := migrate.Run(ctx, conn, migrate.Options{Table: "t", To: "snowflake", Batch: 50, OnBatch: func(int64, int64) { cancel() }}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run canceled after a batch = %v", err)
+	}
+	conn = connect(t, conn.Config().ConnString(), name)
+	exec(t, conn, "CREATE FUNCTION t_max() RETURNS bigint LANGUAGE sql BEGIN ATOMIC SELECT max(id) FROM t; END")
+	_, err := migrate.Run(context.Background(), conn, migrate.Options{Table: "t"})
+	var se *migrate.ShapeError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "appeared after run started") || !strings.Contains(err.Error(), "t_max()") {
+		t.Fatalf("Run resumed after a BEGIN ATOMIC function on the key appeared = %v; want a *ShapeError naming it", err)
+	}
+	exec(t, conn, "DROP FUNCTION t_max()")
+	if err := migrate.Abort(context.Background(), conn, "t", false); !errors.Is(err, migrate.ErrInput) || !strings.Contains(err.Error(), "call Abort with yes") {
+		t.Errorf("Abort without yes = %v; want ErrInput asking for yes", err)
+	}
+	if err := migrate.Abort(context.Background(), conn, "t", true); err != nil {
+		t.Fatalf("Abort = %v", err)
+	}
+	unchanged(t, conn)
+}
+
+// TestPlanFiringTriggers: a role that may not set
+// session_replication_role gets a plan that lists the triggers the
+// backfill fires for each row.
+func TestPlanFiringTriggers(t *testing.T) {
+	conn, name := schema(t)
+	role := fmt.Sprintf("i26_migrate_plain_%d", rand.IntN(1e9))
+	exec(t, conn, "CREATE TABLE t (id bigserial PRIMARY KEY, touched timestamptz)",
+		"CREATE FUNCTION touch() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.touched := now(); RETURN NEW; END $$",
+		"CREATE TRIGGER t_touch BEFORE UPDATE ON t FOR EACH ROW EXECUTE FUNCTION touch()",
+		"CREATE TRIGGER t_only_id BEFORE UPDATE OF id ON t FOR EACH ROW EXECUTE FUNCTION touch()",
+		"CREATE ROLE "+role+" LOGIN", "GRANT USAGE ON SCHEMA "+name+" TO "+role, "GRANT SELECT ON ALL TABLES IN SCHEMA "+name+" TO "+role)
+	t.Cleanup(func() {
+		c, err := pgx.Connect(context.Background(), testenv.PostgresDSN(t))
+		if err != nil {
+			t.Errorf("cleanup: %v", err)
+			return
+		}
+		defer c.Close(context.Background())
+		for _, s := range []string{"DROP OWNED BY " + role, "DROP ROLE " + role} {
+			if _, err := c.Exec(context.Background(), s); err != nil {
+				t.Errorf("cleanup: %s: %v", s, err)
+			}
+		}
+	})
+	cfg, err := pgx.ParseConfig(testenv.PostgresDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.User = role
+	cfg.RuntimeParams["search_path"] = name
+	plain, err := pgx.ConnectConfig(context.Background(), cfg)
+	if err != nil {
+		t.Skipf("cannot connect as a new role (the server does not trust it): %v", err)
+	}
+	defer plain.Close(context.Background())
+	p, err := migrate.Inspect(context.Background(), plain, migrate.Options{Table: "t", To: "snowflake"})
+	if err != nil {
+		t.Fatalf("Inspect as %s = %v", role, err)
+	}
+	var b bytes.Buffer
+	p.Write(&b)
+	if p.Quiet || !strings.Contains(b.String(), "fires        trigger t_touch on") || strings.Contains(b.String(), "fires        trigger t_only_id") {
+		t.Errorf("plan as a role without session_replication_role (quiet %v):\n%s\nwant t_touch listed as firing, t_only_id not", p.Quiet, b.String())
+	}
+	p, err = migrate.Inspect(context.Background(), conn, migrate.Options{Table: "t", To: "snowflake"})
+	if err != nil || !p.Quiet || len(p.Fire) != 0 {
+		t.Errorf("Inspect as a superuser = quiet %v, fires %v, %v; want quiet, none", p != nil && p.Quiet, p, err)
 	}
 }
