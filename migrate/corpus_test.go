@@ -142,21 +142,7 @@ var viewKeys = map[string]map[string]string{
 // search_path is it.
 func corpusSchema(t *testing.T, dsn string) (*pgx.Conn, string) {
 	t.Helper()
-	name := fmt.Sprintf("idgen_corpus_%d_%d", time.Now().UnixNano()%1e9, rand.IntN(1e6))
-	admin := connect(t, dsn, "")
-	exec(t, admin, "CREATE SCHEMA "+name)
-	t.Cleanup(func() {
-		c, err := pgx.Connect(context.Background(), dsn)
-		if err != nil {
-			t.Errorf("cleanup: %v", err)
-			return
-		}
-		defer c.Close(context.Background())
-		if _, err := c.Exec(context.Background(), "DROP SCHEMA "+name+" CASCADE"); err != nil {
-			t.Errorf("cleanup: drop schema %s: %v", name, err)
-		}
-	})
-	conn := connect(t, dsn, name)
+	conn, name := schemaAt(t, dsn, "idgen_corpus")
 	if _, err := conn.Exec(context.Background(), corpusSQL); err != nil {
 		t.Fatalf("corpus: %v", err)
 	}

@@ -441,16 +441,7 @@ func (r *depReader) lines(ctx context.Context, sql string, oid uint32) ([]string
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
+	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
 // statements fills the drops and creates: triggers and rules are dropped
@@ -458,32 +449,27 @@ func (r *depReader) lines(ctx context.Context, sql string, oid uint32) ([]string
 // created in the opposite order, then the rules and triggers.
 func (r *depReader) statements(ctx context.Context) error {
 	d := r.d
-	var ruleCreates, triggerCreates []string
-	for _, t := range r.triggers {
-		var name, table string
-		if err := r.q.QueryRow(ctx, "SELECT quote_ident(tgname), tgrelid::regclass::text FROM pg_trigger WHERE oid = $1", t).Scan(&name, &table); err != nil {
-			return err
+	var later []string // the rules' and triggers' creates, after the views'
+	for _, o := range []struct {
+		kind, name, create string
+		oids               []uint32
+	}{
+		{"trigger", "SELECT quote_ident(tgname), tgrelid::regclass::text FROM pg_trigger WHERE oid = $1", triggerSQL, r.triggers},
+		{"rule", "SELECT quote_ident(rulename), ev_class::regclass::text FROM pg_rewrite WHERE oid = $1", ruleSQL, r.rules},
+	} {
+		for _, oid := range o.oids {
+			var name, table string
+			if err := r.q.QueryRow(ctx, o.name, oid).Scan(&name, &table); err != nil {
+				return err
+			}
+			create, err := r.lines(ctx, o.create, oid)
+			if err != nil {
+				return err
+			}
+			d.drops = append(d.drops, fmt.Sprintf("DROP %s %s ON %s", strings.ToUpper(o.kind), name, table))
+			d.list = append(d.list, Dependent{Kind: o.kind, Name: name + " on " + table})
+			later = append(later, create...)
 		}
-		create, err := r.lines(ctx, triggerSQL, t)
-		if err != nil {
-			return err
-		}
-		d.drops = append(d.drops, fmt.Sprintf("DROP TRIGGER %s ON %s", name, table))
-		d.list = append(d.list, Dependent{Kind: "trigger", Name: name + " on " + table})
-		triggerCreates = append(triggerCreates, create...)
-	}
-	for _, ru := range r.rules {
-		var name, table string
-		if err := r.q.QueryRow(ctx, "SELECT quote_ident(rulename), ev_class::regclass::text FROM pg_rewrite WHERE oid = $1", ru).Scan(&name, &table); err != nil {
-			return err
-		}
-		create, err := r.lines(ctx, ruleSQL, ru)
-		if err != nil {
-			return err
-		}
-		d.drops = append(d.drops, fmt.Sprintf("DROP RULE %s ON %s", name, table))
-		d.list = append(d.list, Dependent{Kind: "rule", Name: name + " on " + table})
-		ruleCreates = append(ruleCreates, create...)
 	}
 	views, err := r.order(ctx)
 	if err != nil {
@@ -513,6 +499,6 @@ func (r *depReader) statements(ctx context.Context) error {
 		d.list = append(d.list, Dependent{Kind: kind, Name: v.name})
 		d.creates = append(d.creates, create...)
 	}
-	d.creates = append(append(d.creates, ruleCreates...), triggerCreates...)
+	d.creates = append(d.creates, later...)
 	return nil
 }

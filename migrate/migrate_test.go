@@ -25,9 +25,16 @@ const parentRows = 100_000
 // a connection whose search_path starts with it.
 func schema(t *testing.T) (*pgx.Conn, string) {
 	t.Helper()
-	dsn := testenv.PostgresDSN(t)
+	return schemaAt(t, testenv.PostgresDSN(t), "idgen_migrate")
+}
+
+// schemaAt creates a schema named prefix_<unique> on the server at dsn,
+// dropped when the test ends, and returns a connection whose search_path
+// starts with it.
+func schemaAt(t *testing.T, dsn, prefix string) (*pgx.Conn, string) {
+	t.Helper()
 	ctx := context.Background()
-	name := fmt.Sprintf("idgen_migrate_%d_%d", time.Now().UnixNano()%1e9, rand.IntN(1e6))
+	name := fmt.Sprintf("%s_%d_%d", prefix, time.Now().UnixNano()%1e9, rand.IntN(1e6))
 	conn := connect(t, dsn, "")
 	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+name); err != nil {
 		t.Fatal(err)

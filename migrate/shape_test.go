@@ -113,12 +113,7 @@ func TestOtherMigration(t *testing.T) {
 		"INSERT INTO a SELECT FROM generate_series(1, 100); INSERT INTO b SELECT FROM generate_series(1, 100)",
 		"CREATE TABLE ab (a_id bigint NOT NULL REFERENCES a, b_id bigint NOT NULL REFERENCES b, PRIMARY KEY (a_id, b_id))",
 		"INSERT INTO ab SELECT a.id, b.id FROM a JOIN b ON b.id = a.id")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if _, err := migrate.Run(ctx, conn, migrate.Options{Table: "a", To: "snowflake", Batch: 10, OnBatch: func(int64, int64) { cancel() }}); !errors.Is(err, context.Canceled) {
-		t.Fatalf("Run(a) canceled after a batch = %v", err)
-	}
-	conn = connect(t, conn.Config().ConnString(), conn.Config().RuntimeParams["search_path"])
+	conn = runOneBatch(t, conn, migrate.Options{Table: "a", To: "snowflake", Batch: 10})
 	_, err := migrate.Inspect(context.Background(), conn, migrate.Options{Table: "b", To: "snowflake"})
 	var se *migrate.ShapeError
 	if !errors.As(err, &se) || se.Refusals[0].Shape != "migration in progress" || !strings.Contains(err.Error(), `"a" (phase backfill) changes it too`) {
@@ -244,15 +239,10 @@ func TestVerifyKeyLeftOnOldColumn(t *testing.T) {
 // before the swap with a *ShapeError (exit 2, not a fault to retry), and
 // Abort still undoes the migration.
 func TestShapeAddedDuringRun(t *testing.T) {
-	conn, name := schema(t)
+	conn, _ := schema(t)
 	exec(t, conn, "CREATE TABLE t (id bigserial PRIMARY KEY, x int)", "INSERT INTO t (x) SELECT i FROM generate_series(1, 300) i",
 		"CREATE TABLE c (t_id bigint REFERENCES t)", "INSERT INTO c SELECT id FROM t")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if _, err := migrate.Run(ctx, conn, migrate.Options{Table: "t", To: "snowflake", Batch: 50, OnBatch: func(int64, int64) { cancel() }}); !errors.Is(err, context.Canceled) {
-		t.Fatalf("Run canceled after a batch = %v", err)
-	}
-	conn = connect(t, conn.Config().ConnString(), name)
+	conn = runOneBatch(t, conn, migrate.Options{Table: "t", To: "snowflake", Batch: 50})
 	exec(t, conn, "CREATE FUNCTION t_max() RETURNS bigint LANGUAGE sql BEGIN ATOMIC SELECT max(id) FROM t; END")
 	_, err := migrate.Run(context.Background(), conn, migrate.Options{Table: "t"})
 	var se *migrate.ShapeError
@@ -317,4 +307,18 @@ func TestPlanFiringTriggers(t *testing.T) {
 	if err != nil || !p.Quiet || len(p.Fire) != 0 {
 		t.Errorf("Inspect as a superuser = quiet %v, fires %v, %v; want quiet, none", p != nil && p.Quiet, p, err)
 	}
+}
+
+// runOneBatch runs the migration opt until its first batch is done, then
+// cancels it, and returns a new connection to the same schema (the
+// canceled one is closed), as a new process would have.
+func runOneBatch(t *testing.T, conn *pgx.Conn, opt migrate.Options) *pgx.Conn {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	opt.OnBatch = func(int64, int64) { cancel() }
+	if _, err := migrate.Run(ctx, conn, opt); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run(%s) canceled after a batch = %v; want context.Canceled", opt.Table, err)
+	}
+	return connect(t, conn.Config().ConnString(), conn.Config().RuntimeParams["search_path"])
 }
