@@ -158,21 +158,14 @@ func (c *ff1Cipher) encrypt(buf *[16]byte, hi, lo uint64) (uint64, uint64, error
 	a0, a1, b0, b1 := c.split(hi, lo)
 	for i := range ff1Rounds {
 		y0, y1 := c.prf(buf, i, b0, b1)
+		mask, mod := c.modulus(i)
 		var c0, c1 uint64
 		if c.k != 0 { // (NUM(A) + y) mod 2^(k*m)
-			m := &c.maskU
-			if i&1 == 1 {
-				m = &c.maskV
-			}
 			var carry uint64
 			c1, carry = bits.Add64(a1, y1, 0)
 			c0, _ = bits.Add64(a0, y0, carry)
-			c0, c1 = c0&m[0], c1&m[1]
+			c0, c1 = c0&mask[0], c1&mask[1]
 		} else { // (NUM(A) + y) mod radix^m, A below radix^m
-			mod := c.modU
-			if i&1 == 1 {
-				mod = c.modV
-			}
 			s, carry := bits.Add64(a1, bits.Rem64(y0, y1, mod), 0)
 			if carry != 0 || s >= mod {
 				s -= mod
@@ -193,21 +186,14 @@ func (c *ff1Cipher) decrypt(buf *[16]byte, hi, lo uint64) (uint64, uint64, error
 	a0, a1, b0, b1 := c.split(hi, lo)
 	for i := ff1Rounds - 1; i >= 0; i-- {
 		y0, y1 := c.prf(buf, i, a0, a1)
+		mask, mod := c.modulus(i)
 		var c0, c1 uint64
 		if c.k != 0 { // (NUM(B) - y) mod 2^(k*m)
-			m := &c.maskU
-			if i&1 == 1 {
-				m = &c.maskV
-			}
 			var borrow uint64
 			c1, borrow = bits.Sub64(b1, y1, 0)
 			c0, _ = bits.Sub64(b0, y0, borrow)
-			c0, c1 = c0&m[0], c1&m[1]
+			c0, c1 = c0&mask[0], c1&mask[1]
 		} else { // (NUM(B) - y) mod radix^m, B below radix^m
-			mod := c.modU
-			if i&1 == 1 {
-				mod = c.modV
-			}
 			y := bits.Rem64(y0, y1, mod)
 			c1 = b1 - y
 			if b1 < y {
@@ -217,6 +203,15 @@ func (c *ff1Cipher) decrypt(buf *[16]byte, hi, lo uint64) (uint64, uint64, error
 		a0, a1, b0, b1 = c0, c1, a0, a1
 	}
 	return c.join(a0, a1, b0, b1)
+}
+
+// modulus returns radix^m of round i (step 6.v: m = u in even rounds, v in
+// odd ones): as the mask 2^(k*m)-1 when the radix is 2^k, else as mod.
+func (c *ff1Cipher) modulus(i int) (mask [2]uint64, mod uint64) {
+	if i&1 == 0 {
+		return c.maskU, c.modU
+	}
+	return c.maskV, c.modV
 }
 
 // prf returns y = NUM(S) of round i (steps 6.i-iv) for the half x0<<64|x1:

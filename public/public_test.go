@@ -316,10 +316,7 @@ func BenchmarkPublic(b *testing.B) {
 		}
 	})
 	b.Run("ff1-append", func(b *testing.B) {
-		g, err := public.New(newSnowflake(b), cfg)
-		if err != nil {
-			b.Fatal(err)
-		}
+		g := newPublic(b, newSnowflake(b), cfg)
 		var buf []byte
 		defer reportCPU(b)()
 		for b.Loop() {
@@ -327,10 +324,7 @@ func BenchmarkPublic(b *testing.B) {
 		}
 	})
 	b.Run("ff1-next", func(b *testing.B) {
-		g, err := public.New(newSnowflake(b), cfg)
-		if err != nil {
-			b.Fatal(err)
-		}
+		g := newPublic(b, newSnowflake(b), cfg)
 		var buf []byte
 		defer reportCPU(b)()
 		for b.Loop() {
@@ -339,10 +333,7 @@ func BenchmarkPublic(b *testing.B) {
 		}
 	})
 	b.Run("ff1-parse", func(b *testing.B) {
-		g, err := public.New(newSnowflake(b), cfg)
-		if err != nil {
-			b.Fatal(err)
-		}
+		g := newPublic(b, newSnowflake(b), cfg)
 		id, _ := g.Next(ctx)
 		text := id.String()
 		defer reportCPU(b)()
@@ -367,10 +358,7 @@ func BenchmarkPublic(b *testing.B) {
 		}
 	})
 	b.Run("ff1-append-128", func(b *testing.B) {
-		g, err := public.New(&counter{s: uuid128}, cfg)
-		if err != nil {
-			b.Fatal(err)
-		}
+		g := newPublic(b, &counter{s: uuid128}, cfg)
 		var buf []byte
 		defer reportCPU(b)()
 		for b.Loop() {
@@ -404,6 +392,14 @@ func capitalonePublic(b *testing.B, c ff1.Cipher, dst, raw []byte) []byte {
 		b.Fatal(err)
 	}
 	return public.Encodings[0].AppendText(append(dst, '0'), e)
+}
+
+func newPublic(b *testing.B, inner idgen.Generator, cfg public.Config) *public.Generator {
+	g, err := public.New(inner, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return g
 }
 
 // newSnowflake returns a Snowflake generator on the system clock whose

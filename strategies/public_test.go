@@ -226,8 +226,10 @@ func mustNext(t *testing.T, g idgen.Generator) idgen.ID {
 
 // BenchmarkPublicSnowflake measures, in one run, the cost per ID of a
 // public spec in crockford (issue and text) against its inner Snowflake
-// spec alone (issue and decimal text). The layout's 21-bit sequence keeps
-// the inner generator from waiting for the next millisecond.
+// spec alone (issue and decimal text), and of the public spec writing
+// into a reused buffer with AppendNext (public-append, no allocation). The
+// layout's 21-bit sequence keeps the inner generator from waiting for the
+// next millisecond.
 func BenchmarkPublicSnowflake(b *testing.B) {
 	const inner = "snowflake?layout=time:41,worker:1,sequence:21"
 	opts := strategies.Options{LookupKey: func(string) (string, bool) { return testPublicKey, true }}
@@ -245,5 +247,14 @@ func BenchmarkPublicSnowflake(b *testing.B) {
 				buf, _ = id.AppendText(buf[:0])
 			}
 		})
+		if pg, ok := g.(*public.Generator); ok {
+			b.Run("public-append", func(b *testing.B) {
+				ctx := context.Background()
+				var buf []byte
+				for b.Loop() {
+					buf, _ = pg.AppendNext(ctx, buf[:0])
+				}
+			})
+		}
 	}
 }
