@@ -2,6 +2,7 @@ package public_test
 
 import (
 	"context"
+	"crypto/aes"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -468,4 +469,54 @@ func TestPublicConcurrent(t *testing.T) {
 	if len(seen) != workers*each {
 		t.Errorf("decoded %d distinct inner IDs; want %d", len(seen), workers*each)
 	}
+}
+
+// BenchmarkPublicFF1 measures the cipher alone, one 64-bit or 128-bit
+// value a op, in one run beside its floor and its reference:
+//
+//   - aes-10-blocks: ten dependent crypto/aes block encryptions under the
+//     same AES-256 key, what FF1's ten rounds cannot go below;
+//   - ours-64, ours-128: our FF1 in radix 16 over 16 and 32 digits;
+//   - capitalone-64: capitalone/fpe over the same 16 hex digits.
+func BenchmarkPublicFF1(b *testing.B) {
+	key, _ := hex.DecodeString(hexKey0)
+	b.Run("aes-10-blocks", func(b *testing.B) {
+		block, err := aes.NewCipher(key)
+		if err != nil {
+			b.Fatal(err)
+		}
+		buf := make([]byte, 16)
+		defer reportCPU(b)()
+		for b.Loop() {
+			for range 10 {
+				block.Encrypt(buf, buf)
+			}
+		}
+	})
+	for _, n := range []int{16, 32} {
+		b.Run(fmt.Sprintf("ours-%d", 4*n), func(b *testing.B) {
+			c, err := public.NewFF1(key, nil, 16, n)
+			if err != nil {
+				b.Fatal(err)
+			}
+			buf := new([16]byte)
+			var hi, lo uint64
+			defer reportCPU(b)()
+			for b.Loop() {
+				lo++
+				hi, lo, _ = c.Encrypt(buf, hi&(1<<(4*n-64)-1), lo)
+			}
+		})
+	}
+	b.Run("capitalone-64", func(b *testing.B) {
+		c, err := ff1.NewCipher(16, 0, key, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		x := "0000000000000000"
+		defer reportCPU(b)()
+		for b.Loop() {
+			x, _ = c.Encrypt(x)
+		}
+	})
 }
