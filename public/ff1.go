@@ -127,11 +127,11 @@ func newFF1(key, tweak []byte, radix, n int) (*ff1Cipher, error) {
 	q := make([]byte, t+pad+1+c.b)
 	copy(q, tweak)
 	for len(q) > 16 {
-		subtle16(&s, q[:16])
+		xor16(&s, q[:16])
 		block.Encrypt(s[:], s[:])
 		q = q[16:]
 	}
-	subtle16(&s, q) // Q's last block, with [i] and NUM(B) still zero
+	xor16(&s, q) // Q's last block, with [i] and NUM(B) still zero
 	s0, s1 := binary.BigEndian.Uint64(s[:8]), binary.BigEndian.Uint64(s[8:])
 	for i := range c.q {
 		ihi, ilo := shl128(0, uint64(i), 8*c.b)
@@ -140,8 +140,8 @@ func newFF1(key, tweak []byte, radix, n int) (*ff1Cipher, error) {
 	return c, nil
 }
 
-// subtle16 XORs the 16 bytes of x into s.
-func subtle16(s *[16]byte, x []byte) {
+// xor16 XORs the 16 bytes of x into s.
+func xor16(s *[16]byte, x []byte) {
 	for i := range s {
 		s[i] ^= x[i]
 	}
