@@ -112,11 +112,11 @@ func TestSegmentOutageKeepsHeld(t *testing.T) {
 	}
 	p.Cut()
 	text(301) // to 2201: past the second segment's 10 %, whose prefetch fails
-	for deadline := time.Now().Add(5 * time.Second); a.Stats().FetchErrors == 0 && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
+	for deadline := time.Now().Add(5 * time.Second); a.Available(5000) == nil && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond) // the failed fetch is recorded
 	}
-	if st := a.Stats(); st.Remaining != 1799 || st.FetchErrors == 0 {
-		t.Fatalf("allocator Stats = %+v; want 1799 IDs held and a failed fetch", st)
+	if st := a.Stats(); st.Remaining != 1799 || st.FetchErrors == 0 || a.Available(5000) == nil {
+		t.Fatalf("allocator Stats = %+v, Available(5000) = %v; want 1799 IDs held and a failed fetch", st, a.Available(5000))
 	}
 	r := get(t, srv.URL+"/api/v1/ids?count=5000")
 	checkError(t, r, http.StatusServiceUnavailable, "1799 IDs held, 5000 asked, store failing")

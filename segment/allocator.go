@@ -601,7 +601,8 @@ func (a *Allocator) nextStep(cur *span) int64 {
 			a.plan.ObserveUse(min(cur.taken.Load(), cur.size), now.Sub(cur.started))
 		}
 		rate, _ := a.plan.Figures()
-		need := min(2*a.plan.Need(), int64(rate*a.cfg.ShrinkAbove.Seconds()))
+		lasting := min(rate*a.cfg.ShrinkAbove.Seconds(), MaxStep) // what lasts ShrinkAbove; a float past int64 would not convert
+		need := min(2*a.plan.Need(), int64(lasting))
 		step = max(step, need)
 	}
 	return min(max(step, a.cfg.MinStep), a.cfg.MaxStep)

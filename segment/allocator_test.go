@@ -149,17 +149,22 @@ func TestStoreOutage(t *testing.T) {
 }
 
 // A restart loses at most the unused rest of the segments, never issues an
-// ID twice.
+// ID twice. FixedPrefetch: the adaptive prefetcher, measuring a fast
+// consumer and a slow fetch (a loaded machine), may make the second
+// segment so long that 234 IDs do not reach its trigger, and the third is
+// never fetched (the test waited forever under load average 20).
 func TestRestart(t *testing.T) {
 	for _, s := range stores {
 		t.Run(s.name, func(t *testing.T) {
 			dsn := s.dsn(t)
 			tag := uniqueTag(t, dsn)
 			initTag(t, dsn, tag, 1000)
-			a := dial(t, dsn, segment.Config{Tag: tag})
-			first := take(t, a, 1234) // into the second segment, past its 10 %
-			for a.Stats().Segments < 3 {
-				time.Sleep(time.Millisecond) // the third segment's prefetch lands
+			a := dial(t, dsn, segment.Config{Tag: tag, FixedPrefetch: true})
+			first := take(t, a, 1234) // into the second segment (2,000), past its 10 %
+			for deadline := time.Now().Add(30 * time.Second); a.Stats().Segments < 3; time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) { // a fetch takes milliseconds
+					t.Fatalf("Stats() = %+v 30 s after the second segment's 10 %%; want the third fetched", a.Stats())
+				}
 			}
 			lost := a.Stats().Remaining
 			if err := a.Close(); err != nil {
