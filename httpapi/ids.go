@@ -177,10 +177,7 @@ func (h *Handler) serveIDs(w http.ResponseWriter, r *http.Request, st *reqState,
 			}
 		}
 	}
-	is := issuer{h: h, ctx: r.Context(), g: g}
-	if h.timeout > 0 {
-		is.spent = time.Since(st.start)
-	}
+	is := issuer{h: h, ctx: r.Context(), g: g, start: st.start}
 	n := min(q.count, ChunkIDs)
 	if cap(st.ids) < n {
 		st.ids = make([]idgen.ID, n, max(n, 16))
@@ -204,6 +201,7 @@ func (h *Handler) serveIDs(w http.ResponseWriter, r *http.Request, st *reqState,
 		h.write(w, st, http.StatusOK, ct, h.appendEnd(b, st, q.text))
 		return
 	}
+	is.stream()
 	hdr := w.Header()
 	hdr["Content-Type"] = ct
 	hdr["Cache-Control"] = noStore
@@ -259,31 +257,48 @@ type availability interface{ Available(n int64) error }
 
 // issuer issues one request's chunks within Options.Timeout, summed over
 // the chunks: the time from the request's arrival to the first chunk's IDs,
-// then each later chunk's wait for its IDs.
+// then each later chunk's wait for its IDs. The first chunk reads no clock
+// (its deadline is the arrival's plus the timeout): the hot path of small
+// requests stays as it was.
 type issuer struct {
-	h     *Handler
-	ctx   context.Context
-	g     *genRoute
-	spent time.Duration // of Options.Timeout
+	h         *Handler
+	ctx       context.Context
+	g         *genRoute
+	start     time.Time     // the request's arrival
+	streaming bool          // past the first chunk
+	spent     time.Duration // of Options.Timeout, once streaming
 }
 
 func (is *issuer) issue(ids []idgen.ID) error {
 	ctx := is.ctx
 	var t0 time.Time
 	if is.h.timeout > 0 {
-		t0 = time.Now()
-		dc := withLazyDeadline(ctx, t0.Add(is.h.timeout-is.spent))
+		deadline := is.start.Add(is.h.timeout)
+		if is.streaming {
+			t0 = time.Now()
+			deadline = t0.Add(is.h.timeout - is.spent)
+		}
+		dc := withLazyDeadline(ctx, deadline)
 		defer dc.release()
 		ctx = dc
 	}
 	_, err := idgen.NextN(ctx, is.g.gen, ids)
-	if is.h.timeout > 0 {
+	if is.streaming && is.h.timeout > 0 {
 		is.spent += time.Since(t0)
 	}
 	if err == nil {
 		is.g.issued.Add(uint64(len(ids)))
 	}
 	return err
+}
+
+// stream marks the first chunk issued: from here each chunk has what the
+// earlier ones left of Options.Timeout.
+func (is *issuer) stream() {
+	is.streaming = true
+	if is.h.timeout > 0 {
+		is.spent = time.Since(is.start)
+	}
 }
 
 // headIDs answers HEAD for q: the status and headers a GET would get,

@@ -219,3 +219,37 @@ func TestStreamHTTP10(t *testing.T) {
 		}
 	}
 }
+
+// blockAfter issues from a Snowflake generator until n IDs are out, then
+// waits for its context: a store that stops answering mid-response.
+type blockAfter struct {
+	*snowflake.Generator
+	left atomic.Int64
+}
+
+func (g *blockAfter) NextN(ctx context.Context, dst []idgen.ID) (int, error) {
+	if g.left.Add(-int64(len(dst))) < 0 {
+		<-ctx.Done()
+		return 0, ctx.Err()
+	}
+	return g.Generator.NextN(ctx, dst)
+}
+
+// Options.Timeout holds for a streamed response too: a chunk whose IDs do
+// not come within what the earlier chunks left of it ends the transfer cut
+// (the request's own context would have waited for as long as the client).
+func TestStreamTimeout(t *testing.T) {
+	g := &blockAfter{Generator: newSnowflake(t, newFakeClock(time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)), snowflake.Fail, map[string]int64{"worker": 5})}
+	g.left.Store(2 * httpapi.ChunkIDs)
+	srv, _ := serve(t, map[string]idgen.Generator{"default": g}, httpapi.Options{MaxCount: 10 * httpapi.ChunkIDs, Timeout: 50 * time.Millisecond})
+	c := &http.Client{Timeout: 30 * time.Second} // the bound of a hang, not of the test's expectation
+	resp, err := c.Get(srv.URL + "/api/v1/ids?format=text&count=" + strconv.Itoa(5*httpapi.ChunkIDs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || !errors.Is(err, io.ErrUnexpectedEOF) || strings.Count(string(body), "\n") != 2*httpapi.ChunkIDs {
+		t.Fatalf("GET with the third chunk blocked = %d, %d lines, %v; want 200, the first 2 chunks, then a cut transfer", resp.StatusCode, strings.Count(string(body), "\n"), err)
+	}
+}
