@@ -128,7 +128,7 @@ are masked (xxxxx) in everything compare prints and writes.
 				}
 				return err
 			}
-			if err := rep.WriteTable(cmd.OutOrStdout()); err != nil {
+			if err := comparereport.WriteTable(cmd.OutOrStdout(), rep); err != nil {
 				return err
 			}
 			if out != "" {
