@@ -222,7 +222,7 @@ func (h *harness) runOne(ctx context.Context, e engine, round, i int, p *plan) (
 	cfg := h.cfg
 	h.clock.round = round
 	res := e.result(p)
-	res.Strategy, res.WorkerKey, res.KeyBytes = p.label, p.workerKey, p.keyBytes
+	res.Strategy, res.WorkerKey, res.KeyBytes, res.Facts = p.label, p.workerKey, p.keyBytes, factsOf(p, p.external)
 	res.Rows, res.Writers, res.Batch, res.Preload = cfg.Rows, writersOf(p, cfg.Writers), cfg.Batch, cfg.Preload
 	t, err := e.createTable(ctx, tableName(i, round, p.name), p)
 	if err != nil {
@@ -303,7 +303,7 @@ func newReport(cfg Config, prog Progress) *Report {
 	rep := &Report{Engine: cfg.Engine, Rows: cfg.Rows, Writers: cfg.Writers, Batch: cfg.Batch, Preload: cfg.Preload,
 		Runs: cfg.Runs, Seed: seed, StatsMethod: StatsMethod, Started: time.Now(), Config: cfg.record(), Machine: ThisMachine()}
 	cfg.recordReads(&rep.Config)
-	prog.Status(fmt.Sprintf("%s, seed %d (--seed %d repeats the order)", plural(cfg.Runs, "round"), seed, seed))
+	prog.Status(fmt.Sprintf("%s, seed %d (Config.Seed %d repeats the order)", plural(cfg.Runs, "round"), seed, seed))
 	return rep
 }
 
@@ -337,4 +337,3 @@ func startThrowaway[S interface {
 		}
 	}, nil
 }
-

@@ -323,13 +323,13 @@ func (h *myEngine) warmUp(ctx context.Context, rows []*plan) error {
 // innodbCounters are the server-wide counters read before and after the
 // measured phase.
 type innodbCounters struct {
-	lsn                  int64
-	lsnOK                bool
-	poolReads, poolReqs  int64
-	poolOK               bool
-	splits, merges       int64
-	monitorsOK           bool
-	pagesRead, written   int64 // Innodb_pages_read, Innodb_pages_written
+	lsn                 int64
+	lsnOK               bool
+	poolReads, poolReqs int64
+	poolOK              bool
+	splits, merges      int64
+	monitorsOK          bool
+	pagesRead, written  int64 // Innodb_pages_read, Innodb_pages_written
 }
 
 func (h *myEngine) readCounters(ctx context.Context) innodbCounters {
@@ -664,7 +664,6 @@ func mysqlInsertError(p *plan, err error) error {
 	}
 	return fmt.Errorf("%s: insert: %w", p.label, err)
 }
-
 
 // sizeSetting writes bytes as a server size setting: "128MB", or in kB
 // when it is not a whole number of MB.

@@ -265,7 +265,6 @@ func TestInsertPenaltyOutOfCache(t *testing.T) {
 	}
 }
 
-
 // TestMariaDBReads reads back on InnoDB what the writers inserted: every
 // row but the harness check's gets lookups of random and of recent keys,
 // the rows in creation order ranges too, each with its rate and the

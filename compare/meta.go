@@ -175,8 +175,8 @@ type Meta struct {
 	// Scenarios are the engines and buffers the rows ran in: each with
 	// its server version, buffer, direct I/O and io_method.
 	Scenarios []Scenario `json:"scenarios"`
-	Warnings      []string      `json:"warnings"`
-	Notes         []string      `json:"notes"`
+	Warnings  []string   `json:"warnings"`
+	Notes     []string   `json:"notes"`
 }
 
 // Meta returns the report's Meta.

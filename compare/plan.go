@@ -39,6 +39,8 @@ type plan struct {
 	// lacks it.
 	serverKey string
 	auto      bool
+	// external: the strategy needs a store (strategies.Strategy.External).
+	external bool
 }
 
 // A ServerKey is a key the server generates itself, as the column's
@@ -148,7 +150,7 @@ func (h *harness) serverRows(rows []*plan, sc *Scenario) ([]*plan, error) {
 			if !p.auto {
 				return nil, fmt.Errorf("%w: %s: DEFAULT %s needs PostgreSQL %d or later; the server is %s", ErrBadInput, p.label, k.Default, k.MinPostgres, sc.ServerVersion)
 			}
-			h.noteOnce("serverkey "+p.serverKey, "%s left out: DEFAULT %s needs PostgreSQL %d or later (server %s); --pg-bin chooses the server binaries",
+			h.noteOnce("serverkey "+p.serverKey, "%s left out: DEFAULT %s needs PostgreSQL %d or later (server %s); Config.PGBin chooses the server binaries",
 				p.label, k.Default, k.MinPostgres, sc.ServerVersion)
 			continue
 		}
@@ -166,7 +168,7 @@ func buildPlan(ctx context.Context, opts strategies.Options, spec string, writer
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
-	p := &plan{spec: spec, label: redact.Spec(spec), name: st.Name, scheme: scheme, column: scheme.Column}
+	p := &plan{spec: spec, label: redact.Spec(spec), name: st.Name, scheme: scheme, column: scheme.Column, external: st.External}
 	switch {
 	case scheme.Column == idgen.ColumnBigint && scheme.Size != 8,
 		scheme.Column == idgen.ColumnUUID && scheme.Size != 16:

@@ -16,7 +16,7 @@ import (
 // median over its Trials (each one a Result of Report.Trials); the
 // intervals and ratios come from the seeded bootstrap of StatsMethod.
 type Result struct {
-	Engine   string `json:"engine"`   // "postgres" or "mariadb"
+	Engine string `json:"engine"` // "postgres" or "mariadb"
 	// Scenario is ScenarioInMemory or ScenarioOutOfMemory; empty on a
 	// server given by DSN.
 	Scenario string `json:"scenario,omitempty"`
@@ -100,6 +100,10 @@ type Result struct {
 	// shared_buffers: whether the reads ran with the index in memory. Nil
 	// when shared_buffers is unknown.
 	IndexFitsCache *bool `json:"index_fits_cache,omitempty"`
+
+	// Facts are what the scheme is, whatever it costs: for the decision
+	// table. Nil for the harness check's rows.
+	Facts *Facts `json:"facts,omitempty"`
 
 	// Unavailable lists the JSON names of the metrics left nil.
 	Unavailable []string `json:"unavailable,omitempty"`

@@ -216,7 +216,7 @@ func (h *harness) startMariaDB(ctx context.Context, rep *Report, sc *Scenario) (
 		if buf < MinBufferPool {
 			setting = fmt.Sprintf("innodb_buffer_pool_size=%s (InnoDB's least), 1/%.1f of the baseline's %s clustered index", pool,
 				float64(data)/MinBufferPool, sizeWords(data, measured))
-			h.note("%s: InnoDB's buffer pool cannot be below 6MB: the baseline's %.1f MB are %.1f× the buffer, not %g×; --rows %d or more gives %g×",
+			h.note("%s: InnoDB's buffer pool cannot be below 6MB: the baseline's %.1f MB are %.1f× the buffer, not %g×; Config.Rows %d or more gives %g×",
 				sc.label(), float64(data)/(1<<20), float64(data)/MinBufferPool, h.cfg.MemoryRatio,
 				int64(math.Ceil(h.cfg.MemoryRatio*MinBufferPool/innodbBytesPerRow))-int64(h.cfg.Preload), h.cfg.MemoryRatio)
 		}

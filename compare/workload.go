@@ -459,4 +459,3 @@ func insertError(p *plan, err error) error {
 	}
 	return fmt.Errorf("%s: insert: %w", p.label, err)
 }
-

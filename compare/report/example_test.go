@@ -55,4 +55,3 @@ func ExampleFormatRatio() {
 	// 0.70 (median 0.70, CI [0.66–0.74])
 	// ≈ (median 1.01, CI [0.98–1.04])
 }
-

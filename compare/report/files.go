@@ -31,12 +31,13 @@ var OutputFiles = slices.Concat(compare.DataFiles, []string{"report.html"}, Char
 // WriteFiles writes r into dir, creating it: r.WriteFiles's results.json
 // and results.csv, report.html (WriteHTML), then the charts of
 // WriteCharts. Errors are the file system's, or the chart's named.
-func WriteFiles(r *compare.Report, dir string) error {
+// The decision table keeps the schemes that meet every one of require.
+func WriteFiles(r *compare.Report, dir string, require ...string) error {
 	if err := r.WriteFiles(dir); err != nil {
 		return err
 	}
 	var page bytes.Buffer
-	if err := WriteHTML(&page, r); err != nil {
+	if err := WriteHTML(&page, r, require...); err != nil {
 		return fmt.Errorf("compare/report: report.html: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "report.html"), page.Bytes(), 0o644); err != nil {

@@ -236,9 +236,17 @@ type htmlRow struct {
 // fetches, charts inline as SVG with the intervals as error bars) with the
 // run's settings, the harness check's verdict, a verdict per scheme, the
 // table of figures, the warnings and notes.
-func WriteHTML(w io.Writer, r *compare.Report) error { return view{r}.writeHTML(w) }
+// The decision table comes first; it keeps the schemes that meet every
+// one of require (Requirements); errors wrap ErrRequirement.
+func WriteHTML(w io.Writer, r *compare.Report, require ...string) error {
+	d, err := Decide(r, require)
+	if err != nil {
+		return err
+	}
+	return view{r}.writeHTML(w, d)
+}
 
-func (r view) writeHTML(w io.Writer) error {
+func (r view) writeHTML(w io.Writer, d *Decision) error {
 	var rps, ratios, index, density []bar
 	for i := range r.Results {
 		x := &r.Results[i]
@@ -279,7 +287,12 @@ func (r view) writeHTML(w io.Writer) error {
 			Frag: optF(x.LeafFragmentation, 1), Splits: optI(x.PageSplits), WAL: fmt.Sprintf("%.1f", float64(x.WALBytes)/(1<<20)),
 			FPI: optI(x.WALFPI)})
 	}
+	var decision strings.Builder
+	if len(d.Choices) > 0 || len(d.Require) > 0 {
+		r.writeDecision(&decision, d)
+	}
 	data := map[string]any{
+		"Decision": decision.String(),
 		"Title":    "idgen compare: " + sub,
 		"Server":   r.Server,
 		"Meta":     r.Meta(),
@@ -321,6 +334,8 @@ svg { display: block; margin: 1em 0; }
 </style></head>
 <body>
 <h1>{{.Title}}</h1>
+{{with .Decision}}<h2 id="decision">Decision</h2>
+<pre class="decision">{{.}}</pre>{{end}}
 <p class="small">{{.Server}}<br>
 idgen {{.Meta.Build.Version}} {{.Meta.Build.Commit}} · {{.Meta.Machine.Cores}} cores, {{.Meta.Machine.OS}} · started {{.Meta.Started.Format "2006-01-02 15:04:05 UTC"}}, {{printf "%.0f" .Meta.DurationSec}} s · seed {{.Meta.Seed}}<br>
 {{.Meta.StatsMethod}}. A ratio shown as “≈” has an interval that contains 1: no significant difference.</p>

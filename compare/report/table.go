@@ -14,10 +14,22 @@ import (
 // metrics with ratios to the Baseline ("×bs") of each engine and scenario,
 // rows/s per tenth of the run, the reads, the harness check, the warnings
 // and the notes.
-func WriteTable(w io.Writer, r *compare.Report) error { return view{r}.writeTable(w) }
+// The decision table keeps the schemes that meet every one of require
+// (Requirements); errors wrap ErrRequirement.
+func WriteTable(w io.Writer, r *compare.Report, require ...string) error {
+	d, err := Decide(r, require)
+	if err != nil {
+		return err
+	}
+	return view{r}.writeTable(w, d)
+}
 
-func (r view) writeTable(w io.Writer) error {
+func (r view) writeTable(w io.Writer, d *Decision) error {
 	var b strings.Builder
+	if len(d.Choices) > 0 || len(d.Require) > 0 {
+		r.writeDecision(&b, d)
+		b.WriteString("\n")
+	}
 	fmt.Fprintf(&b, "idgen compare: %d rows (+%d preloaded), %d writers, batch %d, %s\n",
 		r.Rows, r.Preload, r.Writers, r.Batch, r.cacheSetting())
 	fmt.Fprintf(&b, "%s\n", r.Server)
@@ -290,8 +302,6 @@ func (r view) readBars(kind string) []bar {
 	}
 	return out
 }
-
-
 
 // cacheSetting names the servers' page caches and their sizes:
 // "shared_buffers 128MB", "innodb_buffer_pool_size 128MB", both, or per

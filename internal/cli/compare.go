@@ -14,10 +14,13 @@ func init() { addCommand(newCompareCmd) }
 
 func newCompareCmd() *cobra.Command {
 	var (
-		cfg   compare.Config
-		specs string
-		out   string
-		reads bool
+		cfg       compare.Config
+		specs     string
+		out       string
+		reads     bool
+		scenarios string
+		require   string
+		quiet     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "compare [--strategies a,b,c] [--rows N] [--writers W] [--batch B] [--preload M] [--runs N] [--seed S] [--engine postgres|mariadb|all] [--dsn URL | --shared-buffers SIZE --buffer-pool SIZE] [--reads=false] [--read-ops N] [--span DURATION] [--keep] [--out DIR]",
@@ -111,12 +114,28 @@ are masked (xxxxx) in everything compare prints and writes.
 			if f.Changed("strategies") {
 				cfg.Strategies = compare.SplitSpecs(specs)
 			}
+			if cfg.DSN != "" && f.Changed("pg-bin") {
+				return badInput(errors.New("compare: --pg-bin chooses the throwaway clusters' binaries; with --dsn the server runs"))
+			}
+			switch {
+			case f.Changed("scenarios"):
+				cfg.Scenarios = strings.Split(scenarios, ",")
+			case cfg.DSN == "":
+				cfg.Scenarios = []string{compare.ScenarioInMemory, compare.ScenarioOutOfMemory}
+			}
+			var reqs []string
+			if require != "" {
+				reqs = strings.Split(require, ",")
+				if err := comparereport.CheckRequirements(reqs); err != nil {
+					return badInput(fmt.Errorf("compare: --require: %w", err))
+				}
+			}
 			if out != "" {
 				if err := compare.CheckOutDir(out); err != nil {
 					return badInput(err)
 				}
 			}
-			pr := newCompareBars(cmd.ErrOrStderr())
+			pr := newCompareProgress(cmd.Context(), cmd.ErrOrStderr(), quiet)
 			cfg.Progress = pr
 			cfg.SpecOptions = specOptions()
 			rep, err := compare.Run(cmd.Context(), cfg)
@@ -128,11 +147,11 @@ are masked (xxxxx) in everything compare prints and writes.
 				}
 				return err
 			}
-			if err := comparereport.WriteTable(cmd.OutOrStdout(), rep); err != nil {
+			if err := comparereport.WriteTable(cmd.OutOrStdout(), rep, reqs...); err != nil {
 				return err
 			}
 			if out != "" {
-				if err := comparereport.WriteFiles(rep, out); err != nil {
+				if err := comparereport.WriteFiles(rep, out, reqs...); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "\nwrote %s to %s\n", strings.Join(comparereport.OutputFiles, ", "), out)
@@ -157,5 +176,10 @@ are masked (xxxxx) in everything compare prints and writes.
 	f.BoolVar(&reads, "reads", true, "after each trial's inserts, time point lookups of random and of the newest 1 % of keys, and one second's range by primary key (--reads=false: off)")
 	f.IntVar(&cfg.ReadOps, "read-ops", compare.DefaultReadOps, "most reads of each kind per trial (each kind also stops after "+compare.DefaultReadTime.String()+")")
 	f.DurationVar(&cfg.Span, "span", 0, "issue the keys over this much simulated time with NewAt (e.g. 3h); 0: real time")
+	f.StringVar(&cfg.PGBin, "pg-bin", "", "directory of the PostgreSQL server binaries (initdb, pg_ctl, postgres) for the throwaway clusters (default: the newest found)")
+	f.StringVar(&scenarios, "scenarios", compare.ScenarioInMemory+","+compare.ScenarioOutOfMemory, "scenarios on the throwaway servers: in-memory (the buffer holds the data), out-of-memory (the baseline's data is --memory-ratio × the buffer, misses go to the device)")
+	f.Float64Var(&cfg.MemoryRatio, "memory-ratio", compare.DefaultMemoryRatio, "out-of-memory scenario: the baseline's final table and index over the buffer")
+	f.StringVar(&require, "require", "", "decision table: keep the schemes that meet all of "+strings.Join(comparereport.Requirements, ", ")+" (comma-separated)")
+	f.BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr (errors only)")
 	return cmd
 }
