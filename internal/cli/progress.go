@@ -32,8 +32,8 @@ type bars struct {
 	// bars (terminal)
 	p          *mpb.Progress
 	removeDone bool // a finished phase's bar goes away
-	bar  *mpb.Bar
-	done *atomic.Int64 // the phase's duration in ns, once over
+	bar        *mpb.Bar
+	done       *atomic.Int64 // the phase's duration in ns, once over
 
 	// lines
 	name, unit string
@@ -84,9 +84,9 @@ func (b *bars) phase(name, label, unit string, total, done int64) {
 		doneNs := new(atomic.Int64)
 		b.done = doneNs
 		opts := []mpb.BarOption{mpb.PrependDecorators(
-				decor.Name(label, decor.WCSyncSpaceR),
-				decor.CountersNoUnit("%d/%d", decor.WCSyncWidth),
-			),
+			decor.Name(label, decor.WCSyncSpaceR),
+			decor.CountersNoUnit("%d/%d", decor.WCSyncWidth),
+		),
 			mpb.AppendDecorators(
 				decor.Any(barRate(b.start, done, unit, doneNs), decor.WCSyncSpace),
 				decor.OnComplete(decor.AverageETA(decor.ET_STYLE_GO, decor.WCSyncSpace), "done"),

@@ -62,3 +62,20 @@ func RedisURL(t testing.TB) string {
 	need(t, "Redis", "127.0.0.1:6379")
 	return env("IDGEN_TEST_REDIS", DefaultRedisURL)
 }
+
+// PG18Bin returns the directory of the PostgreSQL 18 server binaries
+// (IDGEN_TEST_PG18_BIN; .ci/pg18.sh installs them and CI sets it), for
+// tests that start a throwaway PostgreSQL 18 cluster
+// (internal/throwaway.StartPostgres with BinDir). Unset, the test fails
+// under CI=true and skips otherwise.
+func PG18Bin(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv("IDGEN_TEST_PG18_BIN")
+	if dir == "" {
+		if CI() {
+			t.Fatal("IDGEN_TEST_PG18_BIN unset under CI=true: bash .ci/pg18.sh installs PostgreSQL 18 and prints the directory")
+		}
+		t.Skip("IDGEN_TEST_PG18_BIN unset: bash .ci/pg18.sh installs PostgreSQL 18 and prints the directory")
+	}
+	return dir
+}
