@@ -92,8 +92,13 @@ func (h *harness) noteOnce(key, format string, args ...any) {
 // binaries for a throwaway server wrap ErrNoPostgres or ErrNoMariaDB.
 // Metrics a server cannot give are left out with a note, and the run goes
 // on. A cancelled ctx ends the run with its cause and every server stopped.
-func Run(ctx context.Context, cfg Config) (*Report, error) {
-	cfg, err := cfg.resolve()
+func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
+	defer func() {
+		if err != nil && ctx.Err() != nil {
+			rep, err = nil, context.Cause(ctx) // cancelled: say only that, not what the cancel broke
+		}
+	}()
+	cfg, err = cfg.resolve()
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +117,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			cfg.logger().Info("removed throwaway servers whose owner is gone", "dirs", removed, "err", err)
 		}
 	}
-	rep := newReport(cfg, prog)
+	rep = newReport(cfg, prog)
 	h := &harness{cfg: cfg, prog: prog, payload: newPayload(), noted: map[string]bool{}, seed: rep.Seed,
 		clock: clock{start: rep.Started.Add(-cfg.Span * time.Duration(cfg.Runs)), span: cfg.Span, total: int64(cfg.Preload + cfg.Rows)}}
 	if cfg.Span > 0 {

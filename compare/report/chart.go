@@ -92,8 +92,8 @@ func saveChart(p *plot.Plot, leg *plot.Legend, path, format string) error {
 
 // title names the chart, the engine and server version, and the run.
 func title(r *compare.Report, what string) string {
-	return fmt.Sprintf("%s\n%s · %d rows, %d writers, batch %d, %s, %d trials",
-		what, view{r}.engineName(), r.Rows, r.Writers, r.Batch, view{r}.cacheSetting(), max(r.Runs, 1))
+	return fmt.Sprintf("%s\n%s · %d rows, %s, batch %d, %s, %s",
+		what, view{r}.engineName(), r.Rows, plural(r.Writers, "writer"), r.Batch, view{r}.cacheSetting(), plural(max(r.Runs, 1), "trial"))
 }
 
 // seriesColour is the colour of row i, as in report.html.

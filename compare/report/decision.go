@@ -197,7 +197,7 @@ func recommend(d *Decision, all []Choice) string {
 	s.WriteString(": ")
 	var why []string
 	if e := best.OutOfMemory; e != nil {
-		why = append(why, fmt.Sprintf("%.2f× %s's insert rate out of memory %s", e.Median, compare.Baseline, ciWords(e)))
+		why = append(why, fmt.Sprintf("%.2f× %s's insert rate out of memory%s", e.Median, compare.Baseline, ciWords(e)))
 	}
 	if e := best.InMemory; e != nil {
 		why = append(why, fmt.Sprintf("%.2f× in memory", e.Median))
@@ -245,7 +245,7 @@ func ciWords(e *compare.Estimate) string {
 	if e.CI[0] == e.CI[1] {
 		return ""
 	}
-	return ciText(&e.CI, "%.2f")
+	return " " + ciText(&e.CI, "%.2f")
 }
 
 // writeDecision writes the decision table and its recommendation.

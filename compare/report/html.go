@@ -269,7 +269,7 @@ func (r view) writeHTML(w io.Writer, d *Decision) error {
 		}
 	}
 	eng := r.engineName()
-	sub := fmt.Sprintf("%s, %d rows, %d writers, batch %d, %s, %d trials", eng, r.Rows, r.Writers, r.Batch, r.cacheSetting(), r.Runs)
+	sub := fmt.Sprintf("%s, %d rows, %s, batch %d, %s, %s", eng, r.Rows, plural(r.Writers, "writer"), r.Batch, r.cacheSetting(), plural(r.Runs, "trial"))
 	var verdicts []string
 	var rows []htmlRow
 	for i := range r.Results {

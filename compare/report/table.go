@@ -30,17 +30,20 @@ func (r view) writeTable(w io.Writer, d *Decision) error {
 		r.writeDecision(&b, d)
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "idgen compare: %d rows (+%d preloaded), %d writers, batch %d, %s\n",
-		r.Rows, r.Preload, r.Writers, r.Batch, r.cacheSetting())
+	fmt.Fprintf(&b, "idgen compare: %d rows (+%d preloaded), %s, batch %d, %s\n",
+		r.Rows, r.Preload, plural(r.Writers, "writer"), r.Batch, r.cacheSetting())
 	fmt.Fprintf(&b, "%s\n", r.Server)
+	for _, sc := range r.Scenarios {
+		fmt.Fprintf(&b, "%s\n", scenarioLine(r.Report, sc))
+	}
 	if r.Runs > 0 {
-		fmt.Fprintf(&b, "%d trials per row in %d rounds, each in a shuffled order, seed %d\n", r.Runs, r.Runs, r.Seed)
+		fmt.Fprintf(&b, "%s per row in %s, each in a shuffled order, seed %d\n", plural(r.Runs, "trial"), plural(r.Runs, "round"), r.Seed)
 		fmt.Fprintf(&b, "figures: %s; \"≈\": the ratio's interval contains 1 (no significant difference)\n", r.StatsMethod)
 	}
 	b.WriteString("\n")
 
 	head := []string{"strategy", "key B", "rows/s", "95% CI", "×bs", "p50 ms", "p99 ms", "index MB", "×bs", "B/row",
-		"leaf pages", "density %", "frag %", "splits", "WAL splits", "WAL MB", "×bs", "FPI", "idx read", "idx hit"}
+		"leaf pages", "density %", "frag %", "splits", "WAL splits", "WAL MB", "×bs", "FPI", "idx read", "idx hit", "dev rd/1k", "dev wr/1k"}
 	rows := [][]string{head}
 	for _, x := range r.Results {
 		row := []string{
@@ -52,7 +55,7 @@ func (r view) writeTable(w io.Writer, d *Decision) error {
 			optI(x.LeafPages), optF(x.AvgLeafDensity, 1), optF(x.LeafFragmentation, 1),
 			optI(x.PageSplits), optI(x.WALPageSplits),
 			fmt.Sprintf("%.1f", float64(x.WALBytes)/(1<<20)), ratio(&x, "wal_bytes", r.BaselineOf(&x)),
-			optI(x.WALFPI), optI(x.IdxBlksRead), optI(x.IdxBlksHit),
+			optI(x.WALFPI), optI(x.IdxBlksRead), optI(x.IdxBlksHit), perK(x.DeviceReads, x.Rows), perK(x.DeviceWrites, x.Rows),
 		}
 		rows = append(rows, row)
 	}
@@ -224,7 +227,7 @@ func (r view) writeReads(b *strings.Builder) {
 		if x.IndexFitsCache != nil {
 			cached = map[bool]string{true: "yes", false: "no"}[*x.IndexFitsCache]
 		}
-		row := []string{x.Strategy, cached}
+		row := []string{r.RowName(&x), cached}
 		for _, k := range compare.ReadKinds {
 			rd := x.Reads[k]
 			if rd == nil {
@@ -322,6 +325,41 @@ func (r view) cacheSetting() string {
 		return "shared_buffers " + r.SharedBuffers + ", innodb_buffer_pool_size " + r.BufferPool
 	}
 	return "shared_buffers " + r.SharedBuffers
+}
+
+// perK writes n per 1,000 of rows: "12.5"; "n/a" when n is nil.
+func perK(n *int64, rows int) string {
+	if n == nil || rows == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f", float64(*n)*1000/float64(rows))
+}
+
+// scenarioLine says what a scenario ran on: its cache, how it was sized,
+// whether misses went to the device, the server and its io_method.
+func scenarioLine(r *compare.Report, sc compare.Scenario) string {
+	name := sc.Name
+	if name == "" {
+		name = "your server"
+	}
+	if r.Engine == compare.EngineAll {
+		name = sc.Engine + " " + name
+	}
+	s := name + ": " + strings.TrimPrefix(scenarioCache(r, sc), name+" ")
+	if sc.MemoryRatio > 0 {
+		s += fmt.Sprintf(" (the baseline's table and index, %.1f MB, are %.1f× it)", float64(sc.DataBytes)/(1<<20), sc.MemoryRatio)
+	}
+	if sc.DirectIOCheck != "" {
+		s += "; " + sc.DirectIOSetting + ": " + sc.DirectIOCheck
+	}
+	s += "; version " + sc.ServerVersion
+	if sc.IOMethod != "" {
+		s += ", io_method " + sc.IOMethod
+	}
+	if !sc.DirectIO && sc.OSCache != "" {
+		s += "; " + sc.OSCache
+	}
+	return s
 }
 
 // scenarioCache names one scenario's cache: "out-of-memory

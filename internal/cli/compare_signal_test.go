@@ -83,10 +83,14 @@ func TestCompareCleansUpOnSignal(t *testing.T) {
 			if err := tt.stop(cmd, r); err != nil {
 				t.Fatal(err)
 			}
+			rest := make(chan []string, 1)
 			if tt.name != "reader of stderr gone" {
 				go func() {
+					var after []string
 					for lines.Scan() {
+						after = append(after, lines.Text())
 					}
+					rest <- after
 				}()
 			}
 			done := make(chan error, 1)
@@ -98,6 +102,20 @@ func TestCompareCleansUpOnSignal(t *testing.T) {
 			}
 			if code := cmd.ProcessState.ExitCode(); code != tt.code && !(tt.code == 141 && code == 0) {
 				t.Errorf("compare stopped by %s = exit %d; want %d", tt.name, code, tt.code)
+			}
+			if tt.name != "reader of stderr gone" {
+				// A cancelled run says only that it was cancelled: no note
+				// of what the cancel broke (a WAL measurement, a drop).
+				after := <-rest
+				want := fmt.Sprintf("idgen: stopped (%s)", tt.name)
+				for _, l := range after {
+					if strings.Contains(l, "note:") || strings.Contains(l, "context canceled") {
+						t.Errorf("after %s compare printed %q; want only %q", tt.name, l, want)
+					}
+				}
+				if len(after) == 0 || after[len(after)-1] != want {
+					t.Errorf("after %s compare printed %q; want it to end with %q", tt.name, after, want)
+				}
 			}
 			if syscall.Kill(pid, 0) == nil {
 				t.Errorf("postmaster %d still runs after compare ended", pid)

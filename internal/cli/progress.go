@@ -206,8 +206,8 @@ func (c *compareProgress) Status(msg string) {
 		return
 	}
 	msg = compareFlags.Replace(msg)
+	c.flushRound()
 	if head, _, ok := strings.Cut(msg, ": "); ok && strings.Contains(head, " round ") {
-		c.flushRound()
 		c.mu.Lock()
 		c.round, c.rates = head, nil
 		c.mu.Unlock()
