@@ -14,7 +14,7 @@ import (
 
 // Defaults of Config's zero values.
 const (
-	DefaultRows          = 300_000
+	DefaultRows          = 100_000
 	DefaultWriters       = 4
 	DefaultBatch         = 1000
 	DefaultSharedBuffers = throwaway.DefaultSharedBuffers
@@ -78,7 +78,7 @@ type Config struct {
 	// same IDs.
 	SpecOptions strategies.Options
 	// Rows is the number of rows of the measured phase. Zero means
-	// DefaultRows (300,000); negative is refused.
+	// DefaultRows (100,000); negative is refused.
 	Rows int
 	// Writers is the number of concurrent writers, each with its own
 	// connection, generator and worker ID. Zero means DefaultWriters (4);

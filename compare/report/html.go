@@ -298,7 +298,7 @@ func (r view) writeHTML(w io.Writer, d *Decision) error {
 		"Meta":     r.Meta(),
 		"Verdicts": verdicts,
 		"Rows":     rows,
-		"Harness":  r.Harness,
+		"Harness":  r.HarnessChecks,
 		"Warnings": r.Warnings,
 		"Notes":    r.Notes,
 		"Count":    len(r.Results),
@@ -328,7 +328,7 @@ table { border-collapse: collapse; font-size: 13px; }
 th, td { padding: 3px 8px; border-bottom: 1px solid #ddd; text-align: right; white-space: nowrap; }
 th:first-child, td:first-child { text-align: left; }
 .key { display: inline-block; width: 10px; height: 10px; margin-right: 6px; }
-.pass { color: #1a7f37; font-weight: bold; } .fail { color: #c62828; font-weight: bold; }
+.pass { color: #1a7f37; font-weight: bold; } .fail { color: #c62828; font-weight: bold; } .inconclusive { color: #b26a00; font-weight: bold; }
 .verdict { margin: 0.3em 0; } .small { color: #555; font-size: 13px; }
 svg { display: block; margin: 1em 0; }
 </style></head>
@@ -339,7 +339,7 @@ svg { display: block; margin: 1em 0; }
 <p class="small">{{.Server}}<br>
 idgen {{.Meta.Build.Version}} {{.Meta.Build.Commit}} · {{.Meta.Machine.Cores}} cores, {{.Meta.Machine.OS}} · started {{.Meta.Started.Format "2006-01-02 15:04:05 UTC"}}, {{printf "%.0f" .Meta.DurationSec}} s · seed {{.Meta.Seed}}<br>
 {{.Meta.StatsMethod}}. A ratio shown as “≈” has an interval that contains 1: no significant difference.</p>
-{{with .Harness}}<p>Harness check: <span class="{{.Verdict}}">{{.Verdict}}</span>: the harness sends the keys at {{printf "%.2f" .Ratio.Median}}× [{{printf "%.2f" (index .Ratio.CI 0)}}–{{printf "%.2f" (index .Ratio.CI 1)}}] the rate at which the server generates the same keys itself (pass at ≥ {{printf "%.2f" .Threshold}}), with {{.Writers}} writer{{if ne .Writers 1}}s{{end}} on each side: {{.Meaning}}.</p>{{end}}
+{{range .Harness}}<p>Harness check{{if .Scenario}} ({{.Engine}} {{.Scenario}}){{end}}: <span class="{{.Verdict}}">{{.Verdict}}</span>: the harness sends the keys at {{printf "%.2f" .Ratio.Median}}× [{{printf "%.2f" (index .Ratio.CI 0)}}–{{printf "%.2f" (index .Ratio.CI 1)}}] the rate at which the server generates the same keys itself (pass at ≥ {{printf "%.2f" .Threshold}}), with {{.Writers}} writer{{if ne .Writers 1}}s{{end}} on each side: {{.Meaning}}.</p>{{end}}
 <h2>Verdicts</h2>
 {{range .Verdicts}}<p class="verdict">{{.}}</p>
 {{end}}
