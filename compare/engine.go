@@ -2,6 +2,8 @@ package compare
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	mrand "math/rand/v2"
 	"strings"
@@ -341,4 +343,58 @@ func startThrowaway[S interface {
 			cfg.Progress.Note(err.Error())
 		}
 	}, nil
+}
+
+// createUnique creates the run's schema or database (what) with create:
+// named fixed (Config.Schema), refused when it exists, or
+// "idgen_compare_" and a random suffix, tried three times.
+func createUnique(fixed, what string, create func(name string) (exists bool, err error)) (string, error) {
+	for try := 0; ; try++ {
+		name := fixed
+		if fixed == "" {
+			var b [4]byte
+			rand.Read(b[:])
+			name = "idgen_compare_" + hex.EncodeToString(b[:])
+		}
+		exists, err := create(name)
+		switch {
+		case exists && fixed != "":
+			return "", badInput("%s %q already exists; the run only uses a %s it creates", what, name, what)
+		case exists && try < 3:
+			continue
+		case err != nil:
+			return "", fmt.Errorf("compare: creating %s %s: %w", what, name, err)
+		}
+		return name, nil
+	}
+}
+
+// A rowShape is how an engine names a row's key column and loading
+// method: the column of the strategies' keys and of the Baseline's, the
+// method of batches (Batch > 1) and of the harness check's ClientSeries.
+type rowShape struct {
+	engine, column, baselineColumn, method, seriesMethod string
+}
+
+// newResult returns the Result of a trial of p on an engine of shape s,
+// before its figures.
+func (h *harness) newResult(p *plan, s rowShape) Result {
+	res := Result{Engine: s.engine, Scheme: p.name, Column: s.column, Method: s.method}
+	switch {
+	case p.series:
+		res.Scheme = "bigint"
+	case p.scheme == nil:
+		res.Scheme, res.Column = Baseline, s.baselineColumn
+	default:
+		res.Scheme = p.scheme.Name
+	}
+	switch {
+	case p.server:
+		res.Method = "insert-select"
+	case h.cfg.Batch == 1:
+		res.Method = "insert"
+	case p.series:
+		res.Method = s.seriesMethod
+	}
+	return res
 }

@@ -162,27 +162,13 @@ func (h *myEngine) connect(ctx context.Context, rep *Report, sc *Scenario) error
 	h.lsnStatus = h.meta.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb_lsn_current'").Scan(&ignored, &ignored) == nil
 	h.enableMonitors(ctx)
 
-	name := h.cfg.Schema
-	for try := 0; ; try++ {
-		if h.cfg.Schema == "" {
-			var b [4]byte
-			rand.Read(b[:])
-			name = "idgen_compare_" + hex.EncodeToString(b[:])
-		}
+	name, err := createUnique(h.cfg.Schema, "database", func(name string) (bool, error) {
 		_, err := h.meta.ExecContext(ctx, "CREATE DATABASE "+quoteIdent(name))
 		var me *mysql.MySQLError
-		if errors.As(err, &me) && me.Number == 1007 { // ER_DB_CREATE_EXISTS
-			if h.cfg.Schema != "" {
-				return badInput("database %q already exists; the run only uses a database it creates", name)
-			}
-			if try < 3 {
-				continue
-			}
-		}
-		if err != nil {
-			return fmt.Errorf("compare: creating database %s: %w", name, err)
-		}
-		break
+		return errors.As(err, &me) && me.Number == 1007, err // ER_DB_CREATE_EXISTS
+	})
+	if err != nil {
+		return err
 	}
 	h.database = name
 	rep.addSchema(name)
@@ -472,24 +458,7 @@ func (h *myEngine) dataBytes(ctx context.Context, table string, p *plan) (int64,
 
 // result returns a MariaDB trial's Result before its figures.
 func (h *myEngine) result(p *plan) Result {
-	res := Result{Engine: EngineMariaDB, Scheme: p.name, Column: mysqlColumn(p), Method: "multi-row insert"}
-	switch {
-	case p.series:
-		res.Scheme = "bigint"
-	case p.scheme == nil:
-		res.Scheme, res.Column = Baseline, "BIGINT AUTO_INCREMENT"
-	default:
-		res.Scheme = p.scheme.Name
-	}
-	switch {
-	case p.server:
-		res.Method = "insert-select"
-	case h.cfg.Batch == 1:
-		res.Method = "insert"
-	case p.series:
-		res.Method = "insert-select json_table"
-	}
-	return res
+	return h.newResult(p, rowShape{EngineMariaDB, mysqlColumn(p), "BIGINT AUTO_INCREMENT", "multi-row insert", "insert-select json_table"})
 }
 
 func (h *myEngine) before(ctx context.Context, t *table) (snapshot, error) {
@@ -539,22 +508,13 @@ func (h *myEngine) target(ctx context.Context, t *table, p *plan) (readTarget, e
 // PostgreSQL-only ones (fragmentation, WAL records, FPI, idx_blks_*) are
 // not InnoDB's and are not listed.
 func unavailableMariaDB(r *Result) []string {
-	var out []string
-	for _, m := range []struct {
-		name string
-		nil  bool
-	}{
+	return missing([]metric{
 		{"leaf_pages", r.LeafPages == nil},
 		{"avg_leaf_density", r.AvgLeafDensity == nil},
 		{"page_splits", r.PageSplits == nil},
 		{"page_merges", r.PageMerges == nil},
 		{"buffer_pool_reads", r.BufferPoolReads == nil},
-	} {
-		if m.nil {
-			out = append(out, m.name)
-		}
-	}
-	return out
+	})
 }
 
 // load inserts n rows into table with every writer and returns the

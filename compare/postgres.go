@@ -2,8 +2,6 @@ package compare
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -131,27 +129,13 @@ func (h *pgEngine) setup(ctx context.Context, rep *Report, sc *Scenario) error {
 	} else if created && !rep.Throwaway {
 		h.note("created extension pg_walinspect in schema %s (left installed)", h.walinspect.schema)
 	}
-	schema := h.cfg.Schema
-	for try := 0; ; try++ {
-		if h.cfg.Schema == "" {
-			var b [4]byte
-			rand.Read(b[:])
-			schema = "idgen_compare_" + hex.EncodeToString(b[:])
-		}
-		_, err := h.meta.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize())
+	schema, err := createUnique(h.cfg.Schema, "schema", func(name string) (bool, error) {
+		_, err := h.meta.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{name}.Sanitize())
 		var pe *pgconn.PgError
-		if errors.As(err, &pe) && pe.Code == "42P06" { // duplicate_schema
-			if h.cfg.Schema != "" {
-				return badInput("schema %q already exists; the run only uses a schema it creates", schema)
-			}
-			if try < 3 {
-				continue
-			}
-		}
-		if err != nil {
-			return fmt.Errorf("compare: creating schema %s: %w", schema, err)
-		}
-		break
+		return errors.As(err, &pe) && pe.Code == "42P06", err // duplicate_schema
+	})
+	if err != nil {
+		return err
 	}
 	h.schema = schema
 	rep.addSchema(schema)
@@ -204,24 +188,7 @@ func (h *pgEngine) warmUp(ctx context.Context, rows []*plan) error {
 
 // result returns a PostgreSQL trial's Result before its figures.
 func (h *pgEngine) result(p *plan) Result {
-	res := Result{Engine: EnginePostgres, Scheme: p.name, Column: p.column, Method: "copy"}
-	switch {
-	case p.series:
-		res.Scheme = "bigint"
-	case p.scheme == nil:
-		res.Scheme = Baseline
-	default:
-		res.Scheme = p.scheme.Name
-	}
-	switch {
-	case p.server:
-		res.Method = "insert-select"
-	case h.cfg.Batch == 1:
-		res.Method = "insert"
-	case p.series:
-		res.Method = "insert-select unnest"
-	}
-	return res
+	return h.newResult(p, rowShape{EnginePostgres, p.column, p.column, "copy", "insert-select unnest"})
 }
 
 // pgKeyColumn is the key column's definition of p's table.
@@ -349,11 +316,7 @@ func unavailable(r *Result) []string {
 	if r.Engine == EngineMariaDB {
 		return unavailableMariaDB(r)
 	}
-	var out []string
-	for _, m := range []struct {
-		name string
-		nil  bool
-	}{
+	return missing([]metric{
 		{"leaf_pages", r.LeafPages == nil},
 		{"avg_leaf_density", r.AvgLeafDensity == nil},
 		{"leaf_fragmentation", r.LeafFragmentation == nil},
@@ -363,7 +326,19 @@ func unavailable(r *Result) []string {
 		{"wal_fpi_bytes", r.WALFPIBytes == nil},
 		{"idx_blks_read", r.IdxBlksRead == nil},
 		{"idx_blks_hit", r.IdxBlksHit == nil},
-	} {
+	})
+}
+
+// A metric is a metric's JSON name and whether it was left nil.
+type metric struct {
+	name string
+	nil  bool
+}
+
+// missing names the metrics left nil.
+func missing(ms []metric) []string {
+	var out []string
+	for _, m := range ms {
 		if m.nil {
 			out = append(out, m.name)
 		}

@@ -8,20 +8,11 @@ import (
 
 	"github.com/idgenkit/idgen/compare"
 	"github.com/idgenkit/idgen/internal/testenv"
-	"github.com/idgenkit/idgen/internal/throwaway"
 )
 
 // needBinaries fails (CI) or skips the test without PostgreSQL's server
 // binaries.
-func needBinaries(t *testing.T) {
-	t.Helper()
-	if _, err := throwaway.FindPostgres(); err != nil {
-		if testenv.CI() {
-			t.Fatalf("no PostgreSQL server binaries under CI=true: %v", err)
-		}
-		t.Skipf("no PostgreSQL server binaries: %v", err)
-	}
-}
+func needBinaries(t *testing.T) { testenv.PostgresBin(t) }
 
 // TestRunThrowaway runs a small comparison on the embedded default: a
 // throwaway cluster provisioned by Run itself.
@@ -30,15 +21,7 @@ func TestRunThrowaway(t *testing.T) {
 	needStrategies(t, "uuidv4")
 	// A temporary directory of this test's own, so that another test's
 	// cluster (migrate's standby test runs one) is not taken for a leftover.
-	tmp, err := os.MkdirTemp("", "idgen-throwaway-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(tmp) })
-	if err := os.Chmod(tmp, 0o755); err != nil { // the postgres user enters it
-		t.Fatal(err)
-	}
-	t.Setenv("TMPDIR", tmp)
+	testenv.OwnTempDir(t)
 	before, _ := os.ReadDir(os.TempDir())
 	rep, err := compare.Run(context.Background(), compare.Config{
 		Rows: 5000, Writers: 2, Batch: 500, Preload: 5000, SharedBuffers: "32MB", Runs: 1, Strategies: []string{"uuidv4"},

@@ -25,12 +25,7 @@ func TestCompareCleansUpOnSignal(t *testing.T) {
 	if args := os.Getenv("IDGEN_TEST_COMPARE_CHILD"); args != "" {
 		os.Exit(cli.Main(strings.Split(args, " "), strings.NewReader(""), os.Stdout, os.Stderr))
 	}
-	if _, err := throwaway.FindPostgres(); err != nil {
-		if testenv.CI() {
-			t.Fatalf("no PostgreSQL server binaries under CI=true: %v", err)
-		}
-		t.Skipf("no PostgreSQL server binaries: %v", err)
-	}
+	testenv.PostgresBin(t)
 	for _, tt := range []struct {
 		name string
 		stop func(cmd *exec.Cmd, pipe *os.File) error
@@ -41,14 +36,7 @@ func TestCompareCleansUpOnSignal(t *testing.T) {
 		{"SIGTERM", func(cmd *exec.Cmd, _ *os.File) error { return cmd.Process.Signal(syscall.SIGTERM) }, 128 + int(syscall.SIGTERM)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			tmp, err := os.MkdirTemp("", "idgen-cli-signal-test-")
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { os.RemoveAll(tmp) })
-			if err := os.Chmod(tmp, 0o755); err != nil { // the postgres user enters it
-				t.Fatal(err)
-			}
+			tmp := testenv.OwnTempDir(t)
 			// Two rounds: round 1's line is printed when round 2 starts,
 			// with the cluster running.
 			args := "compare --rows 20000 --runs 2 --writers 1 --scenarios in-memory --reads=false --strategies snowflake"

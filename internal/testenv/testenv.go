@@ -8,6 +8,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/idgenkit/idgen/internal/throwaway"
 )
 
 // Defaults, overridable by the environment variables of the same name.
@@ -78,4 +80,38 @@ func PG18Bin(t testing.TB) string {
 		t.Skip("IDGEN_TEST_PG18_BIN unset: bash .ci/pg18.sh installs PostgreSQL 18 and prints the directory")
 	}
 	return dir
+}
+
+// PostgresBin returns the directory of the newest PostgreSQL server
+// binaries found (throwaway.FindPostgres), for tests that start a
+// throwaway cluster. None found, the test fails under CI=true and skips
+// otherwise.
+func PostgresBin(t testing.TB) string {
+	t.Helper()
+	bin, err := throwaway.FindPostgres()
+	if err != nil {
+		if CI() {
+			t.Fatalf("no PostgreSQL server binaries under CI=true: %v", err)
+		}
+		t.Skipf("no PostgreSQL server binaries: %v", err)
+	}
+	return bin
+}
+
+// OwnTempDir points TMPDIR at a new directory of the test's own (readable
+// by the postgres and mysql users a throwaway server runs as), removed at
+// the end, so that other tests' throwaway servers are neither seen nor
+// removed; it returns the directory.
+func OwnTempDir(t testing.TB) string {
+	t.Helper()
+	tmp, err := os.MkdirTemp("", "idgen-test-tmp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", tmp)
+	return tmp
 }

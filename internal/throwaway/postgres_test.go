@@ -18,33 +18,9 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-func needPostgres(t *testing.T) string {
-	t.Helper()
-	bin, err := throwaway.FindPostgres()
-	if err != nil {
-		if testenv.CI() {
-			t.Fatalf("no PostgreSQL server binaries under CI=true: %v", err)
-		}
-		t.Skipf("no PostgreSQL server binaries: %v", err)
-	}
-	return bin
-}
+func needPostgres(t *testing.T) string { return testenv.PostgresBin(t) }
 
-// ownTempDir points TMPDIR at a directory of this test's own, so that
-// another test's servers are neither seen nor removed.
-func ownTempDir(t *testing.T) string {
-	t.Helper()
-	tmp, err := os.MkdirTemp("", "idgen-throwaway-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(tmp) })
-	if err := os.Chmod(tmp, 0o755); err != nil { // the postgres user enters it
-		t.Fatal(err)
-	}
-	t.Setenv("TMPDIR", tmp)
-	return tmp
-}
+func ownTempDir(t *testing.T) string { return testenv.OwnTempDir(t) }
 
 func TestStartPostgresNoBinaries(t *testing.T) {
 	_, err := throwaway.StartPostgres(context.Background(), throwaway.PostgresConfig{BinDir: t.TempDir()})
