@@ -98,8 +98,9 @@ func PostgresBin(t testing.TB) string {
 	return bin
 }
 
-// OwnTempDir points TMPDIR at a new directory of the test's own (readable
-// by the postgres and mysql users a throwaway server runs as), removed at
+// OwnTempDir points TMPDIR at a new directory of the test's own (open to
+// the postgres and mysql users a throwaway server runs as, like /tmp:
+// mariadb-install-db writes its own temporary files there), removed at
 // the end, so that other tests' throwaway servers are neither seen nor
 // removed; it returns the directory.
 func OwnTempDir(t testing.TB) string {
@@ -109,7 +110,7 @@ func OwnTempDir(t testing.TB) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(tmp) })
-	if err := os.Chmod(tmp, 0o755); err != nil {
+	if err := os.Chmod(tmp, 0o1777); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("TMPDIR", tmp)
