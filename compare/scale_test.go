@@ -15,7 +15,9 @@ import (
 // TestScaleModel is opt-in (IDGEN_COMPARE_SCALE=postgres, mariadb or
 // postgres,mariadb; rows from IDGEN_COMPARE_SCALE_ROWS, default 50,000 on
 // PostgreSQL and 400,000 on MariaDB, whose buffer pool cannot go below
-// 6MB): the out-of-memory scenario's claim that cost depends on the ratio
+// 6MB; the ratio from IDGEN_COMPARE_SCALE_RATIO, default 8; PostgreSQL's
+// binaries from IDGEN_TEST_PG18_BIN, else the newest found, 16 or later
+// for direct I/O): the out-of-memory scenario's claim that cost depends on the ratio
 // of data to memory, not on the size. It runs uuidv4, uuidv7 and snowflake
 // against bigserial out of memory (direct I/O, the buffer 1/8 of the
 // baseline's data) at N rows and at 8N rows, and wants the insert ratios
@@ -40,10 +42,14 @@ func TestScaleModel(t *testing.T) {
 			} else {
 				needMariaDB(t)
 			}
+			ratio := float64(compare.DefaultMemoryRatio)
+			if v, err := strconv.ParseFloat(os.Getenv("IDGEN_COMPARE_SCALE_RATIO"), 64); err == nil && v >= 1 {
+				ratio = v
+			}
 			type figures struct{ ratio, reads float64 }
 			run := func(rows int) map[string]figures {
 				rep, err := compare.Run(context.Background(), compare.Config{
-					Engine: eng, PGBin: os.Getenv("IDGEN_TEST_PG18_BIN"), Rows: rows, Writers: 1, Runs: 1, Seed: 3, NoReads: true,
+					Engine: eng, PGBin: os.Getenv("IDGEN_TEST_PG18_BIN"), Rows: rows, Writers: 1, Runs: 1, Seed: 3, NoReads: true, MemoryRatio: ratio,
 					Scenarios: []string{compare.ScenarioOutOfMemory}, Strategies: []string{"snowflake", "uuidv7", "uuidv4"},
 				})
 				if err != nil {
@@ -68,8 +74,8 @@ func TestScaleModel(t *testing.T) {
 			small, large := run(n), run(8*n)
 			for _, s := range []string{"snowflake", "uuidv7", "uuidv4"} {
 				a, b := small[s], large[s]
-				t.Logf("%s %s: insert ×bs %.2f at %d rows, %.2f at %d; device reads per 1,000 inserts %.1f, %.1f",
-					eng, s, a.ratio, n, b.ratio, 8*n, a.reads, b.reads)
+				t.Logf("%s %s at memory ratio %g: insert ×bs %.2f at %d rows, %.2f at %d; device reads per 1,000 inserts %.1f, %.1f",
+					eng, s, ratio, a.ratio, n, b.ratio, 8*n, a.reads, b.reads)
 				if math.Abs(b.ratio-a.ratio) > 0.15*a.ratio {
 					t.Errorf("%s %s: insert ×bs %.2f at %d rows, %.2f at %d; want within ±15 %%", eng, s, a.ratio, n, b.ratio, 8*n)
 				}
