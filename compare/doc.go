@@ -156,6 +156,8 @@
 //	idx_blks_read       blocks   pg_statio_user_indexes.idx_blks_read delta: index blocks not found in shared_buffers
 //	                             (read from the OS or disk, or added to the index: extending it counts as a read)
 //	idx_blks_hit        blocks   pg_statio_user_indexes.idx_blks_hit delta: index blocks found in shared_buffers
+//	device_reads        blocks   PostgreSQL ≥ 16: pg_stat_io sum(reads) WHERE object = 'relation' delta, server-wide (see Scenarios)
+//	device_writes       blocks   the same for sum(writes)
 //
 // WAL and pg_stat_wal figures are server-wide: on a server shared with other
 // work (DSN given) they include that work's WAL. The throwaway cluster has
@@ -215,6 +217,8 @@
 //	buffer_pool_reads      pages   SHOW GLOBAL STATUS Innodb_buffer_pool_reads delta: reads InnoDB could not
 //	                               satisfy from the buffer pool (server-wide)
 //	buffer_pool_read_requests      Innodb_buffer_pool_read_requests delta: logical page reads
+//	device_reads           pages   SHOW GLOBAL STATUS Innodb_pages_read delta (server-wide)
+//	device_writes          pages   SHOW GLOBAL STATUS Innodb_pages_written delta (server-wide)
 //
 // The monitors index_page_splits, index_page_merge_attempts and
 // index_page_merge_successful are enabled with SET GLOBAL

@@ -199,8 +199,10 @@ func recommend(d *Decision, all []Choice) string {
 	if e := best.OutOfMemory; e != nil {
 		why = append(why, fmt.Sprintf("%.2f× %s's insert rate out of memory%s", e.Median, compare.Baseline, ciWords(e)))
 	}
-	if e := best.InMemory; e != nil {
+	if e := best.InMemory; e != nil && best.OutOfMemory != nil {
 		why = append(why, fmt.Sprintf("%.2f× in memory", e.Median))
+	} else if e != nil {
+		why = append(why, fmt.Sprintf("%.2f× %s's insert rate%s", e.Median, compare.Baseline, ciWords(e)))
 	}
 	if best.Index > 0 {
 		why = append(why, fmt.Sprintf("%.2f× its index", best.Index))
@@ -300,7 +302,10 @@ func (r view) writeDecision(b *strings.Builder, d *Decision) {
 		}
 		rows = append(rows, row)
 	}
-	title := "decision table: one row per scheme, best first (out-of-memory insert rate, then index size)"
+	title := "decision table: one row per scheme, best first (insert rate, then index size)"
+	if oom {
+		title = "decision table: one row per scheme, best first (out-of-memory insert rate, then index size)"
+	}
 	if len(d.Require) > 0 {
 		title += "; required: " + strings.Join(d.Require, ", ")
 	}
