@@ -147,6 +147,17 @@ func insertRatio(r *compare.Report, x *compare.Result) *compare.Estimate {
 	return nil
 }
 
+// ciOf is the interval of the ratio a choice is ranked by.
+func ciOf(c Choice) compare.Interval {
+	switch {
+	case c.OutOfMemory != nil:
+		return c.OutOfMemory.CI
+	case c.InMemory != nil:
+		return c.InMemory.CI
+	}
+	return compare.Interval{}
+}
+
 // rank is the ratio a choice is ranked by: out of memory, else in memory.
 func rank(c Choice) float64 {
 	switch {
@@ -188,7 +199,19 @@ func recommend(d *Decision, all []Choice) string {
 	if len(d.Choices) == 0 {
 		return fmt.Sprintf("No scheme measured meets %s.", strings.Join(d.Require, ", "))
 	}
-	best := d.Choices[0]
+	// The fastest, and the choices whose insert interval reaches its: tied
+	// within the noise. Of those, the smallest index wins.
+	fastest, best := d.Choices[0], d.Choices[0]
+	lo := ciOf(fastest)[0]
+	tied := 0
+	for _, c := range d.Choices[1:] {
+		if ciOf(c)[1] >= lo {
+			tied++
+			if c.Index < best.Index {
+				best = c
+			}
+		}
+	}
 	var s strings.Builder
 	fmt.Fprintf(&s, "Pick %s", name(best))
 	if len(d.Require) > 0 {
@@ -211,6 +234,11 @@ func recommend(d *Decision, all []Choice) string {
 		why = append(why, fmt.Sprintf("%.0f device reads per 1,000 inserts out of memory", *best.DeviceReads))
 	}
 	s.WriteString(strings.Join(why, ", "))
+	if best.Strategy != fastest.Strategy {
+		fmt.Fprintf(&s, "; the fastest, %s at %.2f×, is within the noise of it, and %s has the smaller index", name(fastest), rank(fastest), name(best))
+	} else if tied > 0 {
+		fmt.Fprintf(&s, "; %d more within the noise of it, none with a smaller index", tied)
+	}
 	// The worst measured scheme, for scale.
 	worst := best
 	for _, c := range all {

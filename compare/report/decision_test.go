@@ -124,3 +124,23 @@ func TestDecisionFirst(t *testing.T) {
 		t.Errorf("report.html: decision at %d, first other section at %d; want the decision table and its recommendation first", d, h)
 	}
 }
+
+// TestDecideNoise: the fastest scheme out of memory is not picked when
+// its interval reaches a scheme with a smaller index: they are tied
+// within the noise.
+func TestDecideNoise(t *testing.T) {
+	rep := scenarioReport()
+	for i := range rep.Results {
+		if x := &rep.Results[i]; x.Strategy == "uuidv7" && x.Scenario == compare.ScenarioOutOfMemory {
+			x.RatioToBaseline = map[string]compare.Estimate{"rows_per_sec": {Median: 1.3, CI: compare.Interval{0.95, 1.6}}}
+		}
+	}
+	d, err := report.Decide(rep, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Pick bigserial: 1.00× bigserial's insert rate out of memory, 1.00× in memory, 1.00× its index, 10 device reads per 1,000 inserts out of memory; the fastest, uuidv7 at 1.30×, is within the noise of it, and bigserial has the smaller index"
+	if d.Choices[0].Strategy != "uuidv7" || !strings.HasPrefix(d.Recommendation, want) {
+		t.Errorf("Decide = first %s, %q; want uuidv7 first and %q", d.Choices[0].Strategy, d.Recommendation, want)
+	}
+}
