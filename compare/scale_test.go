@@ -13,7 +13,8 @@ import (
 )
 
 // TestScaleModel is opt-in (IDGEN_COMPARE_SCALE=postgres, mariadb or
-// postgres,mariadb; rows from IDGEN_COMPARE_SCALE_ROWS, default 50,000 on
+// postgres,mariadb; IDGEN_COMPARE_SCALE_RUNS rounds, default 3; rows from
+// IDGEN_COMPARE_SCALE_ROWS, default 50,000 on
 // PostgreSQL and 400,000 on MariaDB, whose buffer pool cannot go below
 // 6MB; the ratio from IDGEN_COMPARE_SCALE_RATIO, default 8; PostgreSQL's
 // binaries from IDGEN_TEST_PG18_BIN, else the newest found, 16 or later
@@ -46,10 +47,14 @@ func TestScaleModel(t *testing.T) {
 			if v, err := strconv.ParseFloat(os.Getenv("IDGEN_COMPARE_SCALE_RATIO"), 64); err == nil && v >= 1 {
 				ratio = v
 			}
+			runs := 3
+			if v, err := strconv.Atoi(os.Getenv("IDGEN_COMPARE_SCALE_RUNS")); err == nil && v > 0 {
+				runs = v
+			}
 			type figures struct{ ratio, reads float64 }
 			run := func(rows int) map[string]figures {
 				rep, err := compare.Run(context.Background(), compare.Config{
-					Engine: eng, PGBin: os.Getenv("IDGEN_TEST_PG18_BIN"), Rows: rows, Writers: 1, Runs: 1, Seed: 3, NoReads: true, MemoryRatio: ratio,
+					Engine: eng, PGBin: os.Getenv("IDGEN_TEST_PG18_BIN"), Rows: rows, Writers: 1, Runs: runs, Seed: 3, NoReads: true, MemoryRatio: ratio,
 					Scenarios: []string{compare.ScenarioOutOfMemory}, Strategies: []string{"snowflake", "uuidv7", "uuidv4"},
 				})
 				if err != nil {
@@ -66,8 +71,13 @@ func TestScaleModel(t *testing.T) {
 					if r.DeviceReads == nil || r.Strategy == compare.ClientSeries || r.Strategy == compare.Reference {
 						continue
 					}
-					bs := rep.BaselineOf(&r)
-					out[r.Strategy] = figures{r.RowsPerSec / bs.RowsPerSec, float64(*r.DeviceReads) * 1000 / float64(rows)}
+					f := figures{1, float64(*r.DeviceReads) * 1000 / float64(rows)}
+					if e, ok := r.RatioToBaseline["rows_per_sec"]; ok {
+						f.ratio = e.Median // of the per-round ratios
+					} else if r.Strategy != compare.Baseline {
+						f.ratio = r.RowsPerSec / rep.BaselineOf(&r).RowsPerSec
+					}
+					out[r.Strategy] = f
 				}
 				return out
 			}
