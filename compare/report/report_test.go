@@ -98,6 +98,8 @@ func TestWriteTable(t *testing.T) {
 		"noisy machine: rows_per_sec varied across the trials by more than 10 % (coefficient of variation): client_series 19 %",
 		"  - pg_walinspect unavailable (test)",
 		"rows/s by tenth",
+		"idgen compare: 1000 rows (+0 preloaded), 1 writer, batch 100, ", // one writer, not "1 writers"
+		"3 trials per row in 3 rounds",
 	} {
 		if !strings.Contains(out, s) {
 			t.Errorf("WriteTable output lacks %q:\n%s", s, out)
