@@ -51,7 +51,7 @@ type Choice struct {
 	// Baseline in each scenario (on a server given by DSN: InMemory); nil
 	// when not measured.
 	InMemory, OutOfMemory *compare.Estimate
-	Index                 float64  // index size over the Baseline's (the first scenario's)
+	Index                 float64  // index size over the Baseline's (the first scenario's: sizes do not depend on the buffer)
 	DeviceReads           *float64 // device reads per 1,000 inserts, out of memory
 	PointReads            *compare.Estimate
 }
@@ -85,6 +85,9 @@ func Decide(r *compare.Report, require []string) (*Decision, error) {
 				continue
 			}
 			e := insertRatio(r, &y)
+			if bs := r.BaselineOf(&y); c.Index == 0 && bs != nil && bs.IndexBytes > 0 {
+				c.Index = float64(y.IndexBytes) / float64(bs.IndexBytes)
+			}
 			switch y.Scenario {
 			case compare.ScenarioOutOfMemory:
 				c.OutOfMemory = e
@@ -99,9 +102,6 @@ func Decide(r *compare.Report, require []string) (*Decision, error) {
 				}
 			default:
 				c.InMemory = e
-				if bs := r.BaselineOf(&y); bs != nil && bs.IndexBytes > 0 {
-					c.Index = float64(y.IndexBytes) / float64(bs.IndexBytes)
-				}
 			}
 		}
 		all = append(all, c)

@@ -144,3 +144,19 @@ func TestDecideNoise(t *testing.T) {
 		t.Errorf("Decide = first %s, %q; want uuidv7 first and %q", d.Choices[0].Strategy, d.Recommendation, want)
 	}
 }
+
+// TestDecideOutOfMemoryOnly: with the out-of-memory scenario alone, the
+// index ratios come from it (they do not depend on the buffer).
+func TestDecideOutOfMemoryOnly(t *testing.T) {
+	rep := scenarioReport()
+	rep.Trials = rep.Trials[len(rep.Trials)/2:]
+	rep.Scenarios = rep.Scenarios[1:]
+	rep.Summarize()
+	d, err := report.Decide(rep, []string{"opaque"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Choices) != 1 || d.Choices[0].Index != 2 || d.Choices[0].InMemory != nil || d.Choices[0].OutOfMemory.Median != 0.3 {
+		t.Errorf("Decide(opaque) out of memory only = %+v; want uuidv4 with a 2.00× index, 0.30× out of memory, nothing in memory", d.Choices)
+	}
+}
