@@ -52,6 +52,7 @@ func TestScaleModel(t *testing.T) {
 				runs = v
 			}
 			type figures struct{ ratio, reads float64 }
+			smallPool := false // an InnoDB pool under 32MB: its own pages miss too
 			run := func(rows int) map[string]figures {
 				rep, err := compare.Run(context.Background(), compare.Config{
 					Engine: eng, PGBin: os.Getenv("IDGEN_TEST_PG18_BIN"), Rows: rows, Writers: 1, Runs: runs, Seed: 3, NoReads: true, MemoryRatio: ratio,
@@ -63,8 +64,12 @@ func TestScaleModel(t *testing.T) {
 				var table strings.Builder
 				report.WriteTable(&table, rep)
 				t.Logf("%d rows:\n%s", rows, table.String())
-				if sc := rep.Scenarios[0]; !sc.DirectIO {
+				sc := rep.Scenarios[0]
+				if !sc.DirectIO {
 					t.Fatalf("%d rows: no direct I/O (%+v): the model is of device reads", rows, sc)
+				}
+				if eng == compare.EngineMariaDB && sc.BufferBytes < 32<<20 {
+					smallPool = true
 				}
 				out := map[string]figures{}
 				for _, r := range rep.Results {
@@ -90,8 +95,10 @@ func TestScaleModel(t *testing.T) {
 					t.Errorf("%s %s: insert ×bs %.2f at %d rows, %.2f at %d; want within ±15 %%", eng, s, a.ratio, n, b.ratio, 8*n)
 				}
 				// Device reads: within ±15 %, or within 1 read per 1,000
-				// inserts when both are near zero (in-order keys).
-				if d := math.Abs(b.reads - a.reads); d > 0.15*a.reads && d > 1 {
+				// inserts when both are near zero (in-order keys). Not
+				// with an InnoDB pool under 32MB, where the model breaks
+				// (README: the scale model).
+				if d := math.Abs(b.reads - a.reads); d > 0.15*a.reads && d > 1 && !smallPool {
 					t.Errorf("%s %s: device reads per 1,000 inserts %.1f at %d rows, %.1f at %d; want within ±15 %%", eng, s, a.reads, n, b.reads, 8*n)
 				}
 			}
