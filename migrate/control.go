@@ -57,7 +57,7 @@ type lsnSample struct {
 // status, added to a state table an earlier version created.
 const stateColumns = `paused boolean NOT NULL DEFAULT false, batch int NOT NULL DEFAULT 0, chunk_ms bigint NOT NULL DEFAULT 0,
 	rows_total bigint NOT NULL DEFAULT 0, rate float8 NOT NULL DEFAULT 0, lag_ms bigint NOT NULL DEFAULT 0,
-	active int NOT NULL DEFAULT 0, hold text NOT NULL DEFAULT ''`
+	active int NOT NULL DEFAULT 0, hold text NOT NULL DEFAULT '', shape jsonb NOT NULL DEFAULT '{}'`
 
 func (p *Plan) addStateColumns() string {
 	cols := strings.Split(stateColumns, ",")
@@ -248,6 +248,16 @@ func Set(ctx context.Context, conn *pgx.Conn, table string, s Setting) error {
 	if err != nil {
 		return withStep(err, "set table %q", clip(table))
 	}
+	if p.Phase == phaseDone || p.Phase == phaseReverted {
+		what := "set"
+		switch {
+		case s.Pause:
+			what = "pause"
+		case s.Resume:
+			what = "resume"
+		}
+		return inputf("the migration of %s has no batches left to run (phase %s): there is nothing to %s", p.qtable(), p.Phase, what)
+	}
 	if _, err := conn.Exec(ctx, p.addStateColumns()); err != nil {
 		return withStep(err, "update the state table %s", p.stateTable())
 	}
@@ -309,8 +319,8 @@ type Status struct {
 	// Batch and ChunkTime are the live batch settings.
 	Batch     int
 	ChunkTime time.Duration
-	// Child is the number of referencing tables done, of Children, in the
-	// children phase.
+	// Child is the number of referencing tables (partitions counted one
+	// by one) done, of Children, in the children phase.
 	Child, Children int
 	Updated         time.Time
 }
@@ -358,7 +368,7 @@ func getStatus(ctx context.Context, conn *pgx.Conn, table string) (*Status, erro
 	}
 	st := &Status{Table: p.qtable(), Phase: p.Phase, Running: running, RowsDone: row.RowsDone, RowsTotal: max(row.RowsTotal, row.RowsDone),
 		Rate: row.Rate, Lag: time.Duration(row.LagMS) * time.Millisecond, Active: row.Active, Paused: row.Paused, Hold: row.Hold,
-		Batch: row.Batch, ChunkTime: time.Duration(row.ChunkMS) * time.Millisecond, Child: row.Child, Children: len(p.FKs),
+		Batch: row.Batch, ChunkTime: time.Duration(row.ChunkMS) * time.Millisecond, Child: row.Child, Children: len(p.units()),
 		Updated: row.Updated.UTC()}
 	if p.Phase == phaseBackfill && st.Rate > 0 {
 		st.ETA = time.Duration(float64(st.RowsTotal-st.RowsDone) / st.Rate * float64(time.Second)).Round(time.Second)
@@ -372,14 +382,16 @@ func getStatus(ctx context.Context, conn *pgx.Conn, table string) (*Status, erro
 // Write prints the status.
 func (s *Status) Write(w io.Writer) error {
 	var b strings.Builder
-	run := "no run going on (idgen migrate run resumes it)"
-	if s.Running {
-		run = "running"
+	phase := s.Phase + ", no run going on (idgen migrate run resumes it; idgen migrate abort --yes undoes it)"
+	switch {
+	case s.Phase == phaseDone:
+		phase = "done: the keys are swapped (idgen migrate revert swaps back; finish --yes drops the old keys)"
+	case s.Phase == phaseReverted:
+		phase = "reverted: back on the old keys (idgen migrate finish drops the new ones)"
+	case s.Running:
+		phase = s.Phase + ", running"
 	}
-	if s.Phase == phaseDone {
-		run = "done"
-	}
-	fmt.Fprintf(&b, "table    %s\nphase    %s, %s\n", s.Table, s.Phase, run)
+	fmt.Fprintf(&b, "table    %s\nphase    %s\n", s.Table, phase)
 	pct := 100.0
 	if s.RowsTotal > 0 {
 		pct = 100 * float64(s.RowsDone) / float64(s.RowsTotal)
@@ -400,7 +412,7 @@ func (s *Status) Write(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "batch    %d rows, %s\n", s.Batch, chunk)
 	paused := "no"
-	if s.Paused {
+	if s.Paused && s.Phase != phaseDone && s.Phase != phaseReverted {
 		paused = "yes (idgen migrate resume goes on)"
 	}
 	fmt.Fprintf(&b, "paused   %s\n", paused)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -32,6 +31,11 @@ var (
 	ErrOrder = errors.New("migrate: new keys would not sort after the old ones")
 	// ErrVerify reports a failed Verify.
 	ErrVerify = errors.New("migrate: verify failed")
+	// ErrShape reports a shape of schema Run cannot migrate (a partitioned
+	// table's key, a key that is itself a foreign key, a check constraint
+	// on a moved column, ...), found before anything changes. The error
+	// returned is a *ShapeError listing each, which also matches ErrInput.
+	ErrShape = errors.New("migrate: schema shape not supported")
 )
 
 // DefaultBatch is the backfill batch size when Options.Batch is zero.
@@ -87,7 +91,7 @@ type Options struct {
 type FK struct {
 	Name     string // constraint name
 	Schema   string
-	Table    string
+	Table    string // the table it is declared on
 	Column   string // the referencing column (before the swap)
 	NotNull  bool
 	Indexed  bool   // an index on the table starts with Column
@@ -99,6 +103,23 @@ type FK struct {
 	Columns       []string `json:",omitempty"`
 	RefColumns    []string `json:",omitempty"`
 	RefConstraint string   `json:",omitempty"`
+	// Def is the constraint's definition (pg_get_constraintdef, names
+	// schema-qualified): the swap re-adds it as it was, on the new column.
+	Def     string `json:",omitempty"`
+	Comment string `json:",omitempty"`
+	// RootSchema and Root name the partitioned table that holds Column when
+	// Table is one of its partitions or is partitioned itself: the new
+	// column, its triggers and CHECK go there, and the backfill runs on
+	// each of Leaves (its partitions, sanitized schema-qualified names).
+	RootSchema string   `json:",omitempty"`
+	Root       string   `json:",omitempty"`
+	Leaves     []string `json:",omitempty"`
+	// Clones are, for a foreign key declared on a partitioned table, the
+	// names of its copies on each of Leaves: the swap re-adds them NOT
+	// VALID on each partition, the validate phase validates them and adds
+	// the foreign key back on the partitioned table, which attaches them
+	// (PostgreSQL before 18 refuses NOT VALID there).
+	Clones []string `json:",omitempty"`
 }
 
 // A Plan is what Inspect found and what Run will do.
@@ -136,6 +157,42 @@ type Plan struct {
 	// Start is the migration's start time: the time of keys issued without
 	// a time column.
 	Start time.Time
+	// Indexes are the indexes, primary key and unique constraints on the
+	// key and the foreign key columns, rebuilt on the new columns.
+	Indexes []Index
+	// Dependents are the views, materialized views, rules and triggers
+	// that use the key or a foreign key column: the swap transaction
+	// re-creates them on the new columns (Revert on the old ones).
+	Dependents []Dependent
+	// Sequence is the sequence the key's default draws from (nextval), ""
+	// when none; SequenceOwned reports that the key column owns it
+	// (serial, OWNED BY), SequenceShared that other columns use it too.
+	// Finish drops it with the old key column, or after it when nothing
+	// else uses it. Identity reports a GENERATED ... AS IDENTITY key.
+	Sequence                      string
+	SequenceOwned, SequenceShared bool
+	Identity                      bool
+	// Quiet reports that the backfill's batches run with
+	// session_replication_role = replica, so that the user's triggers and
+	// rules do not fire for them (the role may set it); Fire lists those
+	// that fire for every backfilled row all the same.
+	Quiet bool
+	Fire  []string
+	// Refusals are the shapes of schema Run cannot migrate; Inspect then
+	// returns a *ShapeError listing them.
+	Refusals []Refusal
+
+	known map[string]bool // constraints and indexes the migration handles, by kind/schema/table/name
+	deps  *depSet         // the dependents' statements as Inspect read them (for WriteDryRun)
+}
+
+// shape is what the state table records of a plan besides its foreign
+// keys (column shape, jsonb).
+type shape struct {
+	Indexes                       []Index
+	Sequence                      string
+	SequenceOwned, SequenceShared bool
+	Identity, Quiet               bool
 }
 
 func inputf(format string, args ...any) error {
@@ -173,28 +230,26 @@ func (p *Plan) stateTable() string           { return p.ident(p.Schema, "idgen_m
 func (p *Plan) keyFunc() string              { return p.ident(p.Schema, p.Table+"_idgen_next") }
 func (p *Plan) seqName() string              { return p.ident(p.Schema, p.Table+"_idgen_seq") }
 func (p *Plan) assignFunc() string           { return p.ident(p.Schema, p.Table+"_idgen_assign") }
-func (p *Plan) uniqueIndex() string          { return p.Table + "_idgen_new_key" }
+func (p *Plan) assignTrigger() string        { return ident(p.Table + "_idgen_assign") }
 func (p *Plan) checkName() string            { return p.Table + "_idgen_new_not_null" }
+func (p *Plan) keepFunc() string             { return p.ident(p.Schema, p.Table+"_idgen_keep_old") }
+func (p *Plan) keepTrigger() string          { return ident(p.Table + "_idgen_keep_old") }
+func (p *Plan) oldCheckName() string         { return p.Table + "_idgen_old_not_null" }
 func (fk FK) qtable() string                 { return pgx.Identifier{fk.Schema, fk.Table}.Sanitize() }
-func (fk FK) newCol() string                 { return fk.Column + "_idgen_new" }
-func (fk FK) oldCol() string                 { return fk.Column + "_old" }
-func (fk FK) assignFunc() string {
-	return pgx.Identifier{fk.Schema, fk.Table + "_" + fk.Column + "_idgen_assign"}.Sanitize()
-}
-func (fk FK) checkName() string    { return fk.Table + "_" + fk.Column + "_idgen_new_check" }
-func (fk FK) oldCheckName() string { return fk.Table + "_" + fk.Column + "_idgen_old_check" }
-func (fk FK) keepFunc() string {
-	return pgx.Identifier{fk.Schema, fk.Table + "_" + fk.Column + "_idgen_keep_old"}.Sanitize()
-}
-func (p *Plan) keepFunc() string     { return p.ident(p.Schema, p.Table+"_idgen_keep_old") }
-func (p *Plan) oldIndex() string     { return p.Table + "_idgen_old_key" }
-func (p *Plan) oldCheckName() string { return p.Table + "_idgen_old_not_null" }
-func (fk FK) indexName() string      { return fk.Table + "_" + fk.Column + "_idgen_idx" }
+
+// Twins of an index: built on the new columns before the swap, and the
+// name an index takes while its twin holds its place.
+const (
+	newSuffix = "_idgen_new"
+	oldSuffix = "_idgen_old"
+)
 
 // Inspect examines opt.Table and returns the plan for migrating it to
 // opt.To. It changes nothing. Errors wrap ErrInput for input that Run would
-// refuse; a bigint → Snowflake plan whose order does not hold is returned
-// with OrderHolds false and no error.
+// refuse; shapes of schema Run cannot migrate are listed in a *ShapeError
+// (matching ErrShape and ErrInput), returned with the plan; a bigint →
+// Snowflake plan whose order does not hold is returned with OrderHolds
+// false and no error.
 func Inspect(ctx context.Context, conn *pgx.Conn, opt Options) (*Plan, error) {
 	p, err := inspect(ctx, conn, opt)
 	return p, withStep(err, "inspect table %q", clip(opt.Table))
@@ -209,49 +264,95 @@ func withStep(err error, format string, args ...any) error {
 	return fmt.Errorf("migrate: %s: %w", fmt.Sprintf(format, args...), err)
 }
 
+// querier is what the catalog reads need: a connection or a transaction.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// catalogTx runs f in a transaction whose search_path is pg_catalog, so
+// that the definitions PostgreSQL prints (pg_get_viewdef and the like)
+// name every object with its schema, and read the same whatever the
+// session's search_path.
+func catalogTx(ctx context.Context, conn *pgx.Conn, f func(pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SET LOCAL search_path = pg_catalog"); err != nil {
+			return err
+		}
+		return f(tx)
+	})
+}
+
 func inspect(ctx context.Context, conn *pgx.Conn, opt Options) (*Plan, error) {
 	if opt.Table == "" {
 		return nil, inputf("no table given")
 	}
 	p := &Plan{To: opt.To, TimeColumn: opt.TimeColumn}
 	var oid uint32
-	err := conn.QueryRow(ctx, `SELECT c.oid, n.nspname, c.relname FROM pg_class c
+	var partitioned, partition bool
+	err := conn.QueryRow(ctx, `SELECT c.oid, n.nspname, c.relname, c.relkind = 'p', c.relispartition FROM pg_class c
 		JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE c.oid = to_regclass($1) AND c.relkind IN ('r', 'p')`, opt.Table).Scan(&oid, &p.Schema, &p.Table)
+		WHERE c.oid = to_regclass($1) AND c.relkind IN ('r', 'p')`, opt.Table).Scan(&oid, &p.Schema, &p.Table, &partitioned, &partition)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, inputf("table %q not found", clip(opt.Table))
 	}
 	if err != nil {
 		return nil, tableErr(opt.Table, err)
 	}
-	if err := p.loadState(ctx, conn); err != nil {
+	err = catalogTx(ctx, conn, func(q pgx.Tx) error {
+		if err := p.loadState(ctx, q); err != nil {
+			return err
+		}
+		if p.Phase != "" {
+			return p.inspectResumed(ctx, q, oid, opt)
+		}
+		return p.inspectNew(ctx, q, oid, partitioned, partition, opt)
+	})
+	if _, ok := err.(*ShapeError); ok {
+		return p, err // the plan lists what it refuses
+	}
+	if err != nil {
 		return nil, err
 	}
-	if p.Phase != "" {
-		return p, p.inspectResumed(ctx, conn, oid, opt)
-	}
+	return p, nil
+}
+
+// inspectNew inspects a table no migration is recorded for.
+func (p *Plan) inspectNew(ctx context.Context, q pgx.Tx, oid uint32, partitioned, partition bool, opt Options) error {
 	if opt.To == "" {
-		return nil, inputf("no target scheme given (Options.To), e.g. snowflake or uuidv7")
+		return inputf("no target scheme given (Options.To), e.g. snowflake or uuidv7")
 	}
-	if err := p.inspectKey(ctx, conn, oid); err != nil {
-		return nil, err
+	if partition {
+		var root string
+		if err := q.QueryRow(ctx, "SELECT pg_partition_root($1)::regclass::text", oid).Scan(&root); err != nil {
+			return err
+		}
+		p.refuse("partition", p.qtable(), "it is a partition of %s; its key is the partitioned table's", "migrate cannot change a partitioned table's key (see "+root+")", root)
+		return p.refused()
+	}
+	if err := p.inspectKey(ctx, q, oid, partitioned); err != nil {
+		return err
+	}
+	if p.Key == "" {
+		return p.refused()
 	}
 	if err := p.inspectTarget(opt.To); err != nil {
-		return nil, err
+		return err
 	}
-	if err := p.inspectTime(ctx, conn, oid, opt.TimeColumn); err != nil {
-		return nil, err
+	if err := p.inspectTime(ctx, q, oid, opt.TimeColumn); err != nil {
+		return err
 	}
-	if err := p.inspectFKs(ctx, conn, oid); err != nil {
-		return nil, err
+	if err := p.inspectSchema(ctx, q, oid); err != nil {
+		return err
 	}
-	if err := conn.QueryRow(ctx, "SELECT count(*) FROM "+p.qtable()).Scan(&p.Rows); err != nil {
-		return nil, err
+	if err := q.QueryRow(ctx, "SELECT count(*) FROM "+p.qtable()).Scan(&p.Rows); err != nil {
+		return err
 	}
 	if p.KeyType != "uuid" {
 		var max *int64
-		if err := conn.QueryRow(ctx, fmt.Sprintf("SELECT max(%s)::bigint FROM %s", p.ident(p.Key), p.qtable())).Scan(&max); err != nil {
-			return nil, err
+		if err := q.QueryRow(ctx, fmt.Sprintf("SELECT max(%s)::bigint FROM %s", p.ident(p.Key), p.qtable())).Scan(&max); err != nil {
+			return err
 		}
 		if max != nil {
 			p.MaxKey = fmt.Sprint(*max)
@@ -261,14 +362,33 @@ func inspect(ctx context.Context, conn *pgx.Conn, opt Options) (*Plan, error) {
 	}
 	p.Start = time.Now().UTC()
 	if err := p.checkOrder(); err != nil {
-		return nil, err
+		return err
 	}
-	p.sizes(ctx, conn)
-	return p, nil
+	p.sizes(ctx, q)
+	return p.refused()
 }
 
-// inspectResumed fills a plan for a migration in progress from its state.
-func (p *Plan) inspectResumed(ctx context.Context, conn *pgx.Conn, oid uint32, opt Options) error {
+// inspectSchema reads what the migration moves besides the key's values:
+// the referencing tables and their partitions, the indexes and
+// constraints on the moved columns, the views, rules and triggers that use
+// them, the key's sequence, and the triggers a backfill fires; and lists
+// the shapes it cannot migrate.
+func (p *Plan) inspectSchema(ctx context.Context, q pgx.Tx, oid uint32) error {
+	steps := []func(context.Context, pgx.Tx, uint32) error{
+		p.inspectKeyFK, p.inspectInheritance, p.inspectFKs, p.inspectChains, p.inspectLeftovers,
+		p.inspectIndexes, p.inspectDependents, p.inspectSequence, p.inspectTriggers,
+	}
+	for _, f := range steps {
+		if err := f(ctx, q, oid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// inspectResumed fills a plan for a migration in progress from its state,
+// and lists the shapes added since that stop it.
+func (p *Plan) inspectResumed(ctx context.Context, q pgx.Tx, oid uint32, opt Options) error {
 	if opt.To == "" {
 		// Resume as recorded.
 		opt.To, opt.TimeColumn = p.To, p.TimeColumn
@@ -286,25 +406,43 @@ func (p *Plan) inspectResumed(ctx context.Context, conn *pgx.Conn, oid uint32, o
 		return err
 	}
 	var keyType string
-	err := conn.QueryRow(ctx, `SELECT format_type(atttypid, atttypmod) FROM pg_attribute
+	err := q.QueryRow(ctx, `SELECT format_type(atttypid, atttypmod) FROM pg_attribute
 		WHERE attrelid = $1 AND attname = $2 AND NOT attisdropped`, oid, p.Key).Scan(&keyType)
 	if err != nil {
 		return fmt.Errorf("migrate: state names key %s: %w", p.Key, err)
 	}
 	if p.TimeColumn != "" {
-		if err := conn.QueryRow(ctx, `SELECT format_type(atttypid, atttypmod) FROM pg_attribute
+		if err := q.QueryRow(ctx, `SELECT format_type(atttypid, atttypmod) FROM pg_attribute
 			WHERE attrelid = $1 AND attname = $2 AND NOT attisdropped`, oid, p.TimeColumn).Scan(&p.TimeType); err != nil {
 			return fmt.Errorf("migrate: state names time column %s: %w", p.TimeColumn, err)
 		}
 	}
 	p.OrderHolds = true
-	return conn.QueryRow(ctx, "SELECT count(*) FROM "+p.qtable()).Scan(&p.Rows)
+	if err := q.QueryRow(ctx, "SELECT count(*) FROM "+p.qtable()).Scan(&p.Rows); err != nil {
+		return err
+	}
+	if p.swapped() || p.Phase == phaseReverted {
+		return nil
+	}
+	// Before the swap: what was added since the plan must not stop it.
+	p.knowRecorded()
+	if err := p.inspectDependents(ctx, q, oid); err != nil {
+		return err
+	}
+	if len(p.Refusals) > 0 {
+		p.Refusals = append(p.Refusals, Refusal{Shape: "migration in progress", Object: p.qtable(),
+			Why: "the shapes above appeared after run started", Workaround: "remove them, or undo the migration with Abort"})
+	}
+	return p.refused()
 }
 
-func (p *Plan) inspectKey(ctx context.Context, conn *pgx.Conn, oid uint32) error {
+// swapped reports whether the migration's swap is done.
+func (p *Plan) swapped() bool { return p.Phase == phaseValidate || p.Phase == phaseDone }
+
+func (p *Plan) inspectKey(ctx context.Context, q pgx.Tx, oid uint32, partitioned bool) error {
 	var keys []string
-	err := conn.QueryRow(ctx, `SELECT con.conname, array(SELECT a.attname::text FROM unnest(con.conkey) k
-			JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k)
+	err := q.QueryRow(ctx, `SELECT con.conname, array(SELECT a.attname::text FROM unnest(con.conkey) WITH ORDINALITY k(num, i)
+			JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.num ORDER BY k.i)
 		FROM pg_constraint con WHERE con.conrelid = $1 AND con.contype = 'p'`, oid).Scan(&p.PKName, &keys)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return inputf("table %s has no primary key; migrate needs a single-column primary key", p.qtable())
@@ -312,12 +450,22 @@ func (p *Plan) inspectKey(ctx context.Context, conn *pgx.Conn, oid uint32) error
 	if err != nil {
 		return err
 	}
+	if partitioned {
+		var by string
+		if err := q.QueryRow(ctx, "SELECT pg_get_partkeydef($1)", oid).Scan(&by); err != nil {
+			return err
+		}
+		p.refuse("partitioned table", p.qtable(), "it is partitioned (%s) and its primary key is (%s): a partitioned table's key includes the partition key, and new keys cannot move rows between partitions",
+			"keep its key; migrate the tables it references (it migrates with them as a referencing table)", by, strings.Join(keys, ", "))
+		return nil
+	}
 	if len(keys) != 1 {
-		return inputf("table %s has a composite primary key (%s); migrate needs a single-column primary key",
-			p.qtable(), strings.Join(keys, ", "))
+		p.refuse("composite primary key", p.qtable(), "its primary key is (%s); migrate needs a single-column primary key",
+			"keep its key; migrate the tables its key columns reference (it migrates with them as a referencing table)", strings.Join(keys, ", "))
+		return nil
 	}
 	p.Key = keys[0]
-	if err := conn.QueryRow(ctx, `SELECT format_type(atttypid, atttypmod) FROM pg_attribute
+	if err := q.QueryRow(ctx, `SELECT format_type(atttypid, atttypmod) FROM pg_attribute
 		WHERE attrelid = $1 AND attname = $2`, oid, p.Key).Scan(&p.KeyType); err != nil {
 		return err
 	}
@@ -400,7 +548,7 @@ func isNode(name string) bool {
 	return false
 }
 
-func (p *Plan) inspectTime(ctx context.Context, conn *pgx.Conn, oid uint32, col string) error {
+func (p *Plan) inspectTime(ctx context.Context, conn querier, oid uint32, col string) error {
 	if col == "" {
 		return nil
 	}
@@ -432,65 +580,6 @@ func (p *Plan) inspectTime(ctx context.Context, conn *pgx.Conn, oid uint32, col 
 	}
 	if lo != nil {
 		p.MinTime, p.MaxTime = lo.UTC(), hi.UTC()
-	}
-	return nil
-}
-
-var fkActions = map[string]string{"a": "NO ACTION", "r": "RESTRICT", "c": "CASCADE", "n": "SET NULL", "d": "SET DEFAULT"}
-
-const fkQuery = `SELECT con.conname, n.nspname, c.relname,
-		array(SELECT a.attname::text FROM unnest(con.conkey) WITH ORDINALITY k(num, i)
-			JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.num ORDER BY k.i),
-		array(SELECT a.attname::text FROM unnest(con.confkey) WITH ORDINALITY k(num, i)
-			JOIN pg_attribute a ON a.attrelid = con.confrelid AND a.attnum = k.num ORDER BY k.i),
-		con.confdeltype::text, con.confupdtype::text,
-		coalesce((SELECT u.conname::text FROM pg_constraint u WHERE u.conrelid = con.confrelid AND u.conindid = con.conindid
-			AND u.contype IN ('p', 'u')), '')
-	FROM pg_constraint con JOIN pg_class c ON c.oid = con.conrelid
-	JOIN pg_namespace n ON n.oid = c.relnamespace
-	WHERE con.contype = 'f' AND con.confrelid = $1 ORDER BY n.nspname, c.relname, con.conname`
-
-// inspectFKs finds the foreign keys that reference the key: single-column
-// ones, and composite ones through a unique constraint that includes it
-// (foreign keys through other unique constraints are unaffected).
-func (p *Plan) inspectFKs(ctx context.Context, conn *pgx.Conn, oid uint32) error {
-	rows, err := conn.Query(ctx, fkQuery, oid)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var fk FK
-		var del, upd, unique string
-		var cols, refs []string
-		if err := rows.Scan(&fk.Name, &fk.Schema, &fk.Table, &cols, &refs, &del, &upd, &unique); err != nil {
-			return err
-		}
-		at := slices.Index(refs, p.Key)
-		if at < 0 {
-			continue
-		}
-		fk.Column = cols[at]
-		if len(cols) > 1 {
-			if unique == "" {
-				return inputf("foreign key %s on %s references %s (%s) through a unique index without a constraint; make it a UNIQUE constraint first",
-					fk.Name, fk.Table, p.Table, strings.Join(refs, ", "))
-			}
-			fk.Columns, fk.RefColumns, fk.RefConstraint = cols, refs, unique
-		}
-		fk.OnDelete, fk.OnUpdate = fkActions[del], fkActions[upd]
-		p.FKs = append(p.FKs, fk)
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	rows.Close()
-	for i := range p.FKs {
-		fk := &p.FKs[i]
-		if err := conn.QueryRow(ctx, `SELECT a.attnotnull, EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = a.attrelid AND i.indkey[0] = a.attnum)
-			FROM pg_attribute a WHERE a.attrelid = to_regclass($1) AND a.attname = $2`, fk.qtable(), fk.Column).Scan(&fk.NotNull, &fk.Indexed); err != nil {
-			return err
-		}
 	}
 	return nil
 }
@@ -537,7 +626,7 @@ func (p *Plan) checkOrder() error {
 // estimates from B-tree tuple sizes (8-byte header with the TID, the key
 // padded to 8 bytes, a 4-byte line pointer; 8152 usable bytes per page
 // filled to 90%).
-func (p *Plan) sizes(ctx context.Context, conn *pgx.Conn) {
+func (p *Plan) sizes(ctx context.Context, conn querier) {
 	_ = conn.QueryRow(ctx, `SELECT coalesce(pg_relation_size(conindid), 0) FROM pg_constraint
 		WHERE conrelid = to_regclass($1) AND contype = 'p'`, p.qtable()).Scan(&p.IndexBytes)
 	keyBytes := func(t string) int64 {
@@ -576,35 +665,77 @@ func (p *Plan) Steps() []string {
 	} else {
 		add("create function %s(): PL/pgSQL UUIDv7 (RFC 9562) from clock_timestamp() and gen_random_uuid()", p.keyFunc())
 	}
-	add("trigger on %s: rows inserted from now on get %s = %s() and a mapping row", p.Table, p.newCol(), p.keyFunc())
-	for _, fk := range p.FKs {
-		add("add column %s.%s %s and a trigger copying the parent's new key on insert/update", fk.Table, fk.newCol(), p.NewType)
+	add("trigger on %s: rows inserted from now on get %s = %s() and a mapping row; a key update moves the row's mapping row (the row keeps its new key)",
+		p.Table, p.newCol(), p.keyFunc())
+	for _, c := range p.childColumns() {
+		on := ""
+		if c.leaves[0] != c.qtable() {
+			on = fmt.Sprintf(" (on the partitioned table: its %d partitions have it too)", len(c.leaves))
+		}
+		add("add column %s.%s %s and a trigger copying the parent's new key on insert/update%s", c.table, c.newCol(), p.NewType, on)
+	}
+	quiet := ""
+	if p.Quiet {
+		quiet = " (session_replication_role = replica: your triggers and rules do not fire for it)"
 	}
 	if p.TimeColumn != "" {
-		add("backfill %s.%s in batches ordered by (%s, %s) with NewAt(%s): new keys keep creation order", p.Table, p.newCol(), p.TimeColumn, p.Key, p.TimeColumn)
+		add("backfill %s.%s in batches ordered by (%s, %s) with NewAt(%s): new keys keep creation order%s", p.Table, p.newCol(), p.TimeColumn, p.Key, p.TimeColumn, quiet)
 	} else {
-		add("backfill %s.%s in batches in %s order, keys issued at the migration's start: new keys keep the current key order", p.Table, p.newCol(), p.Key)
+		add("backfill %s.%s in batches in %s order, keys issued at the migration's start: new keys keep the current key order%s", p.Table, p.newCol(), p.Key, quiet)
 	}
-	add("CHECK (%s IS NOT NULL) NOT VALID + VALIDATE; CREATE UNIQUE INDEX CONCURRENTLY %s", p.newCol(), p.uniqueIndex())
-	for _, fk := range p.FKs {
-		idx := ""
-		if fk.Indexed {
-			idx = "; CREATE INDEX CONCURRENTLY " + fk.indexName()
+	var own []string
+	for _, ix := range p.Indexes {
+		if _, child := p.columnOf(ix); !child {
+			own = append(own, twinName(ix.Name, newSuffix))
 		}
-		add("backfill %s.%s from %s in batches of heap blocks; CHECK + VALIDATE%s", fk.Table, fk.newCol(), p.Table, idx)
 	}
-	add("swap in one transaction (lock_timeout 5s, retried): drop %d foreign key(s) and %s; rename %s -> %s, %s -> %s; PRIMARY KEY USING INDEX; default %s(); foreign keys re-added NOT VALID",
-		len(p.FKs), p.PKName, p.Key, p.oldCol(), p.newCol(), p.Key, p.keyFunc())
+	add("CHECK (%s IS NOT NULL) NOT VALID + VALIDATE; CREATE UNIQUE INDEX CONCURRENTLY %s", p.newCol(), strings.Join(own, ", "))
+	for _, c := range p.childColumns() {
+		var twins []string
+		for _, ix := range p.Indexes {
+			if ixc, ok := p.columnOf(ix); ok && ixc.same(c) {
+				twins = append(twins, twinName(ix.Name, newSuffix))
+			}
+		}
+		idx := ""
+		if len(twins) > 0 {
+			idx = "; CREATE INDEX CONCURRENTLY " + strings.Join(twins, ", ")
+		}
+		per := ""
+		if c.leaves[0] != c.qtable() {
+			per = " partition by partition,"
+		}
+		add("backfill %s.%s from %s%s in batches of heap blocks; CHECK + VALIDATE%s", c.table, c.newCol(), p.Table, per, idx)
+	}
+	var cons []string
+	for _, ix := range p.Indexes {
+		if ix.Constraint != "" {
+			cons = append(cons, ix.Name)
+		}
+	}
+	deps := ""
+	if len(p.Dependents) > 0 {
+		deps = fmt.Sprintf("; drop and re-create %d view(s), rule(s) and trigger(s) so that they read the new columns", len(p.Dependents))
+	}
+	add("swap in one transaction (lock_timeout 5s, retried): drop %d foreign key(s) and the constraints %s; rename %s -> %s, %s -> %s (and each foreign key column likewise); constraints re-added USING INDEX, the other indexes renamed into place (the old ones to *%s); default %s(); foreign keys re-added NOT VALID%s",
+		len(p.FKs), strings.Join(cons, ", "), p.Key, p.oldCol(), p.newCol(), p.Key, oldSuffix, p.keyFunc(), deps)
 	if len(p.FKs) > 0 {
-		add("VALIDATE CONSTRAINT on each foreign key (no lock that blocks writes)")
+		add("VALIDATE CONSTRAINT on each foreign key (no lock that blocks writes); one declared on a partitioned table is validated on each partition, then added back on the partitioned table")
 	}
-	add("keep %s and the *_old columns for rollback; drop them when satisfied", p.mapTable())
+	add("keep %s, the *_old columns and their indexes for revert; finish drops them", p.mapTable())
 	return s
 }
 
-// Write prints the plan.
+// Write prints the plan: what the migration changes, what it cannot
+// (Refusals), and the steps.
 func (p *Plan) Write(w io.Writer) error {
 	var b strings.Builder
+	if p.Key == "" || p.Scheme == nil {
+		fmt.Fprintf(&b, "table        %s\n", p.qtable())
+		p.writeRefusals(&b)
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
 	fmt.Fprintf(&b, "table        %s: %d rows, primary key %s %s (%s)\n", p.qtable(), p.Rows, p.Key, p.KeyType, p.PKName)
 	switch p.Phase {
 	case "":
@@ -613,8 +744,10 @@ func (p *Plan) Write(w io.Writer) error {
 			p.To, p.oldCol(), p.mapTable())
 		_, err := io.WriteString(w, b.String())
 		return err
+	case phaseReverted:
+		fmt.Fprintf(&b, "reverted     migration to %s, back on the old keys (finish drops the new ones)\n", p.To)
 	default:
-		fmt.Fprintf(&b, "in progress  migration to %s, phase %s (run resumes it)\n", p.To, p.Phase)
+		fmt.Fprintf(&b, "in progress  migration to %s, phase %s (run resumes it; abort undoes it)\n", p.To, p.Phase)
 	}
 	fmt.Fprintf(&b, "target       %s: %s column, time-ordered %v\n", p.To, p.NewType, p.Scheme.TimeOrdered)
 	if p.NewType == "bigint" && p.Phase == "" {
@@ -632,7 +765,15 @@ func (p *Plan) Write(w io.Writer) error {
 		if fk.NotNull {
 			null = "NOT NULL"
 		}
-		fmt.Fprintf(&b, "foreign key  %s: %s.%s (%s, ON DELETE %s)\n", fk.Name, fk.qtable(), fk.Column, null, fk.OnDelete)
+		fmt.Fprintf(&b, "foreign key  %s: %s.%s (%s, ON DELETE %s, ON UPDATE %s)\n", fk.Name, fk.qtable(), fk.Column, null, fk.OnDelete, fk.OnUpdate)
+		switch {
+		case fk.Clones != nil:
+			fmt.Fprintf(&b, "             declared on the partitioned table: re-added NOT VALID on its %d partitions at the swap, validated there, then added back on %s\n",
+				len(fk.Leaves), fk.qtable())
+		case fk.Root != "":
+			fmt.Fprintf(&b, "             declared on a partition of %s: the column moves on %s, the foreign key is re-added on %s\n",
+				pgx.Identifier{fk.RootSchema, fk.Root}.Sanitize(), fk.Root, fk.Table)
+		}
 	}
 	switch {
 	case p.TimeColumn != "" && !p.MinTime.IsZero():
@@ -646,6 +787,7 @@ func (p *Plan) Write(w io.Writer) error {
 		fmt.Fprintf(&b, "time column  none: keys follow %s order, issued at the start time\n", p.Key)
 	}
 	if p.Phase == "" {
+		p.writeChanges(&b)
 		if p.NewType == "bigint" {
 			verdict := "holds: every new key is larger than the current maximum"
 			if !p.OrderHolds {
@@ -664,13 +806,73 @@ func (p *Plan) Write(w io.Writer) error {
 		if p.KeyType == "uuid" && p.Scheme.TimeOrdered {
 			b.WriteString("             UUIDv4 inserts split leaves at random (they settle near two-thirds full); UUIDv7 appends at the right edge (leaves at the fillfactor, 90%): later growth is smaller\n")
 		}
-		b.WriteString("steps\n")
-		for i, s := range p.Steps() {
-			fmt.Fprintf(&b, "  %2d. %s\n", i+1, s)
+		if len(p.Refusals) == 0 {
+			b.WriteString("steps\n")
+			for i, s := range p.Steps() {
+				fmt.Fprintf(&b, "  %2d. %s\n", i+1, s)
+			}
 		}
 	}
+	p.writeRefusals(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeChanges prints what the migration changes besides the keys'
+// values.
+func (p *Plan) writeChanges(b *strings.Builder) {
+	for _, ix := range p.Indexes {
+		what := "index"
+		if ix.Constraint != "" {
+			what = strings.ToLower(ix.Constraint)
+		}
+		how := "rebuilt on the new column CONCURRENTLY, renamed into place at the swap"
+		if ix.Constraint != "" {
+			how = "its index rebuilt on the new column CONCURRENTLY, the constraint re-added USING INDEX at the swap"
+		}
+		if len(ix.Parts) > 0 {
+			how = fmt.Sprintf("rebuilt ON ONLY the partitioned table and CONCURRENTLY on its %d partitions, renamed into place at the swap", len(ix.Parts))
+		}
+		fmt.Fprintf(b, "index        %s %s on %s (%s): %s; keeps its name\n", what, ix.Name, ix.qtable(), ix.columns(), how)
+	}
+	for _, d := range p.Dependents {
+		note := ""
+		if d.Kind == "materialized view" {
+			note = " (filled again in the swap transaction, under its locks)"
+		}
+		fmt.Fprintf(b, "dependent    %s %s: re-created in the swap transaction to read the new columns%s; revert restores it\n", d.Kind, d.Name, note)
+	}
+	var cascade []string
+	for _, fk := range p.FKs {
+		if fk.OnUpdate == "CASCADE" || fk.OnUpdate == "SET NULL" || fk.OnUpdate == "SET DEFAULT" {
+			cascade = append(cascade, fk.Name)
+		}
+	}
+	if len(cascade) > 0 {
+		fmt.Fprintf(b, "on update    %s: an update of %s.%s during the migration moves its mapping row, the row keeps its new key, and the referencing rows follow through ON UPDATE into their new columns; after the swap an update of the new key cascades as before\n",
+			strings.Join(cascade, ", "), p.Table, p.Key)
+	}
+	for _, f := range p.Fire {
+		fmt.Fprintf(b, "fires        %s fires for every backfilled row (the backfill updates each row once)\n", f)
+	}
+	switch {
+	case p.Identity:
+		fmt.Fprintf(b, "sequence     %s (identity of %s): stays with %s until finish, which drops it with that column\n", p.Sequence, p.Key, p.oldCol())
+	case p.Sequence != "" && p.SequenceOwned:
+		fmt.Fprintf(b, "sequence     %s (owned by %s): stays %s's default until finish, which drops it with that column\n", p.Sequence, p.Key, p.oldCol())
+	case p.Sequence != "" && p.SequenceShared:
+		fmt.Fprintf(b, "sequence     %s: stays %s's default until finish; other columns use it too, so finish keeps it\n", p.Sequence, p.oldCol())
+	case p.Sequence != "":
+		fmt.Fprintf(b, "sequence     %s: stays %s's default until finish, which drops it (nothing else uses it)\n", p.Sequence, p.oldCol())
+	}
+	fmt.Fprintf(b, "column order %s becomes the last column of %s (and each foreign key column of its table): PostgreSQL cannot reorder columns without rewriting the table\n",
+		p.Key, p.Table)
+}
+
+func (p *Plan) writeRefusals(b *strings.Builder) {
+	for _, r := range p.Refusals {
+		fmt.Fprintf(b, "REFUSED      %s %s: %s\n             workaround: %s\n", r.Shape, r.Object, r.Why, r.Workaround)
+	}
 }
 
 func bytesText(n int64) string {

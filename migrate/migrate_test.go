@@ -25,9 +25,16 @@ const parentRows = 100_000
 // a connection whose search_path starts with it.
 func schema(t *testing.T) (*pgx.Conn, string) {
 	t.Helper()
-	dsn := testenv.PostgresDSN(t)
+	return schemaAt(t, testenv.PostgresDSN(t), "idgen_migrate")
+}
+
+// schemaAt creates a schema named prefix_<unique> on the server at dsn,
+// dropped when the test ends, and returns a connection whose search_path
+// starts with it.
+func schemaAt(t *testing.T, dsn, prefix string) (*pgx.Conn, string) {
+	t.Helper()
 	ctx := context.Background()
-	name := fmt.Sprintf("idgen_migrate_%d_%d", time.Now().UnixNano()%1e9, rand.IntN(1e6))
+	name := fmt.Sprintf("%s_%d_%d", prefix, time.Now().UnixNano()%1e9, rand.IntN(1e6))
 	conn := connect(t, dsn, "")
 	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+name); err != nil {
 		t.Fatal(err)
@@ -391,7 +398,7 @@ func TestBadInput(t *testing.T) {
 		msg  string
 	}{
 		{name: "no primary key", opt: migrate.Options{Table: "nokey", To: "snowflake"}, want: migrate.ErrInput, msg: "has no primary key"},
-		{name: "composite primary key", opt: migrate.Options{Table: "pair", To: "snowflake"}, want: migrate.ErrInput, msg: "composite primary key (a, b)"},
+		{name: "composite primary key", opt: migrate.Options{Table: "pair", To: "snowflake"}, want: migrate.ErrShape, msg: "its primary key is (a, b)"},
 		{name: "unknown table", opt: migrate.Options{Table: "nosuch", To: "snowflake"}, want: migrate.ErrInput, msg: `table "nosuch" not found`},
 		{name: "unknown column", opt: migrate.Options{Table: "big", To: "snowflake", TimeColumn: "created"}, want: migrate.ErrInput, msg: `unknown column "created" in table`},
 		{name: "uuidv7 into bigint", opt: migrate.Options{Table: "big", To: "uuidv7"}, want: migrate.ErrInput, msg: "do not fit the bigint key big.id"},
@@ -573,7 +580,7 @@ func TestPlanInProgress(t *testing.T) {
 	if err := p.Write(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"in progress  migration to snowflake, phase backfill (run resumes it)", "time column  created_at timestamp with time zone\n"} {
+	for _, want := range []string{"in progress  migration to snowflake, phase backfill (run resumes it; abort undoes it)", "time column  created_at timestamp with time zone\n"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("plan lacks %q:\n%s", want, b.String())
 		}

@@ -163,7 +163,7 @@ func TestSelfReferenceRevertFinish(t *testing.T) {
 	// What is left besides the tables' own objects: the key function, the
 	// default of tree.id, with its sequence; tree_id_seq went with id_old.
 	if got, want := objects(t, conn), "constraint note_pkey constraint note_tree_id_fkey constraint remark_note_id_fkey constraint remark_pkey"+
-		" constraint tree_parent_id_fkey constraint tree_pkey note note_id_seq note_pkey note_tree_id_idgen_idx remark remark_id_seq remark_pkey"+
+		" constraint tree_parent_id_fkey constraint tree_pkey note note_id_seq note_pkey note_tree_id_idx remark remark_id_seq remark_pkey"+
 		" tree tree_idgen_next() tree_idgen_seq tree_pkey"; got != want {
 		t.Errorf("objects after Finish:\n%s\nwant:\n%s", got, want)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,14 +39,14 @@ type state struct {
 	block      int64
 }
 
-func (p *Plan) loadState(ctx context.Context, conn *pgx.Conn) error {
+func (p *Plan) loadState(ctx context.Context, conn querier) error {
 	if err := p.readState(ctx, conn); err != nil {
 		return fmt.Errorf("migrate: read the state table %s: %w", p.stateTable(), err)
 	}
 	return nil
 }
 
-func (p *Plan) readState(ctx context.Context, conn *pgx.Conn) error {
+func (p *Plan) readState(ctx context.Context, conn querier) error {
 	var exists bool
 	if err := conn.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", p.stateTable()).Scan(&exists); err != nil {
 		return err
@@ -53,12 +54,15 @@ func (p *Plan) readState(ctx context.Context, conn *pgx.Conn) error {
 	if !exists {
 		return nil
 	}
-	err := conn.QueryRow(ctx, "SELECT phase, spec, time_column, key_column, key_type, pk_name, started, fks FROM "+p.stateTable()+
-		" WHERE tbl = $1", p.Table).Scan(&p.Phase, &p.To, &p.TimeColumn, &p.Key, &p.KeyType, &p.PKName, &p.Start, &p.FKs)
+	var sh shape
+	err := conn.QueryRow(ctx, "SELECT phase, spec, time_column, key_column, key_type, pk_name, started, fks, coalesce(to_jsonb(s)->'shape', '{}') FROM "+
+		p.stateTable()+" s WHERE tbl = $1", p.Table).Scan(&p.Phase, &p.To, &p.TimeColumn, &p.Key, &p.KeyType, &p.PKName, &p.Start, &p.FKs, &sh)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil
 	}
 	p.Start = p.Start.UTC()
+	p.Indexes, p.Sequence, p.SequenceOwned, p.SequenceShared, p.Identity, p.Quiet =
+		sh.Indexes, sh.Sequence, sh.SequenceOwned, sh.SequenceShared, sh.Identity, sh.Quiet
 	return err
 }
 
@@ -113,7 +117,7 @@ func (p *Plan) WriteDryRun(w io.Writer) error {
 		return err
 	}
 	_, err := fmt.Fprintf(w, "-- dry run: nothing changed. The prepare transaction would run:\n%s;\n-- and the swap transaction:\n%s;\n",
-		strings.Join(p.prepareSQL(), ";\n"), strings.Join(p.swapSQL(), ";\n"))
+		strings.Join(p.prepareSQL(), ";\n"), strings.Join(append(p.lockSQL(), p.switchSQL(true, p.deps)...), ";\n"))
 	return err
 }
 
@@ -143,7 +147,7 @@ func Run(ctx context.Context, conn *pgx.Conn, opt Options) (*Plan, error) {
 	}
 	p, err := Inspect(ctx, conn, opt)
 	if err != nil {
-		return nil, err
+		return p, err
 	}
 	if p.Phase == "" && !p.OrderHolds {
 		return p, fmt.Errorf("%w: %s's maximum key is %s but Options.To %q issues keys from %s; choose an earlier epoch or a longer time field",
@@ -216,7 +220,16 @@ func (p *Plan) lock(ctx context.Context, conn *pgx.Conn) (unlock func(), err err
 		return nil, withStep(err, "lock %s", p.qtable())
 	}
 	if !locked {
-		return nil, fmt.Errorf("migrate: another run is migrating %s (advisory lock held)", p.qtable())
+		// Who: a run going on, or the session of a killed run whose
+		// statement (a CREATE INDEX CONCURRENTLY, say) still runs.
+		var pid int
+		var state, query string
+		_ = conn.QueryRow(ctx, `SELECT a.pid, coalesce(a.state, ''), left(coalesce(a.query, ''), 60) FROM pg_locks l
+			JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted
+			AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+			AND l.classid = hashtext('idgen_migrate')::oid AND l.objid = hashtext($1)::oid AND l.objsubid = 2`, name).Scan(&pid, &state, &query)
+		return nil, fmt.Errorf("migrate: another session holds the migration lock of %s (pid %d, %s: %q): a run going on, or the session of an interrupted run whose last statement still runs; stop the run or wait for it, or end the session with SELECT pg_terminate_backend(%d), then try again",
+			p.qtable(), pid, state, query, pid)
 	}
 	return func() {
 		conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(hashtext('idgen_migrate'), hashtext($1))", name)
@@ -235,7 +248,7 @@ func (m *migration) prepare(ctx context.Context) error {
 		key_type text NOT NULL, pk_name text NOT NULL, phase text NOT NULL, started timestamptz NOT NULL,
 		cursor_time text, cursor_key text, last_new text, rows_done bigint NOT NULL DEFAULT 0,
 		child int NOT NULL DEFAULT 0, block bigint NOT NULL DEFAULT 0, fks jsonb NOT NULL, updated timestamptz NOT NULL DEFAULT now(),
-		` + stateColumns + `)`},
+		` + stateColumns + `)`, p.addStateColumns()},
 		p.prepareSQL()...)
 	for _, s := range stmts {
 		if _, err := tx.Exec(ctx, s); err != nil {
@@ -246,9 +259,11 @@ func (m *migration) prepare(ctx context.Context) error {
 	if fks == nil {
 		fks = []FK{} // a table no other table references: [], not NULL
 	}
+	sh := shape{Indexes: p.Indexes, Sequence: p.Sequence, SequenceOwned: p.SequenceOwned, SequenceShared: p.SequenceShared,
+		Identity: p.Identity, Quiet: p.Quiet}
 	if _, err := tx.Exec(ctx, "INSERT INTO "+p.stateTable()+
-		" (tbl, spec, time_column, key_column, key_type, pk_name, phase, started, fks) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-		p.Table, p.To, p.TimeColumn, p.Key, p.KeyType, p.PKName, phaseBackfill, p.Start, fks); err != nil {
+		" (tbl, spec, time_column, key_column, key_type, pk_name, phase, started, fks, shape) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+		p.Table, p.To, p.TimeColumn, p.Key, p.KeyType, p.PKName, phaseBackfill, p.Start, fks, sh); err != nil {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -347,10 +362,13 @@ func (m *migration) backfill(ctx context.Context) error {
 		q = fmt.Sprintf("SELECT t.%[1]s::text, NULL::timestamptz, NULL::text FROM %[2]s t WHERE t.%[3]s IS NULL AND ($1::text IS NULL OR t.%[1]s > $2::%[4]s) ORDER BY t.%[1]s LIMIT $3",
 			key, t, nc, p.KeyType)
 	}
-	update := fmt.Sprintf("UPDATE %s AS t SET %s = v.n::%s FROM unnest($1::text[], $2::text[]) AS v(o, n) WHERE t.%s = v.o::%s",
-		t, nc, p.NewType, key, p.KeyType)
-	mapping := fmt.Sprintf("INSERT INTO %s (old_key, new_key) SELECT o::%s, n::%s FROM unnest($1::text[], $2::text[]) AS v(o, n) ON CONFLICT (old_key) DO UPDATE SET new_key = EXCLUDED.new_key",
-		p.mapTable(), p.KeyType, p.NewType)
+	// Rows whose key changed since they were read (a key update gives the
+	// row its new key and mapping at once) are skipped: their new keys are
+	// a gap, never a wrong mapping.
+	update := fmt.Sprintf(`WITH u AS (UPDATE %[1]s AS t SET %[2]s = v.n::%[3]s FROM unnest($1::text[], $2::text[]) AS v(o, n)
+		WHERE t.%[4]s = v.o::%[5]s AND t.%[2]s IS NULL RETURNING t.%[4]s AS o, t.%[2]s AS n)
+		INSERT INTO %[6]s (old_key, new_key) SELECT o, n FROM u ON CONFLICT (old_key) DO UPDATE SET new_key = EXCLUDED.new_key`,
+		t, nc, p.NewType, key, p.KeyType, p.mapTable())
 	save := "UPDATE " + p.stateTable() + " SET cursor_time = $2, cursor_key = $3, last_new = $4, rows_done = rows_done + $5, rate = $6, lag_ms = $7, active = $8, updated = now() WHERE tbl = $1"
 	if _, err := m.conn.Exec(ctx, "UPDATE "+p.stateTable()+" SET rows_total = $2 WHERE tbl = $1", p.Table, total); err != nil {
 		return err
@@ -403,22 +421,22 @@ func (m *migration) backfill(ctx context.Context) error {
 			return nil
 		}
 		lastKey, lastNew := olds[len(olds)-1], news[len(news)-1]
-		err = pgx.BeginFunc(ctx, m.conn, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, update, olds, news); err != nil {
+		var n int64
+		err = m.batchTx(ctx, func(tx pgx.Tx) error {
+			tag, err := tx.Exec(ctx, update, olds, news)
+			if err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, mapping, olds, news); err != nil {
-				return err
-			}
+			n = tag.RowsAffected()
 			m.size.observe(len(olds), time.Since(start))
-			_, err := tx.Exec(ctx, save, p.Table, lastTime, lastKey, lastNew, len(olds), m.size.rate, m.lag.Milliseconds(), m.active)
+			_, err = tx.Exec(ctx, save, p.Table, lastTime, lastKey, lastNew, n, m.size.rate, m.lag.Milliseconds(), m.active)
 			return err
 		})
 		if err != nil {
 			return err
 		}
 		cursorTime, cursorKey = lastTime, &lastKey
-		done += int64(len(olds))
+		done += n
 		at(done)
 		if m.opt.OnBatch != nil {
 			m.opt.OnBatch(done, total)
@@ -449,26 +467,100 @@ func (m *migration) addCheck(ctx context.Context, table, name, check string) err
 	return err
 }
 
-// createIndex builds an index CONCURRENTLY, first dropping an invalid one
-// an interrupted build left behind.
-func (m *migration) createIndex(ctx context.Context, name, def string) error {
+// batchTx runs f in a transaction of the backfill; with Plan.Quiet the
+// user's triggers and rules do not fire in it (session_replication_role
+// = replica: the backfill changes only the migration's own columns).
+func (m *migration) batchTx(ctx context.Context, f func(pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, m.conn, func(tx pgx.Tx) error {
+		if m.p.Quiet {
+			if _, err := tx.Exec(ctx, "SET LOCAL session_replication_role = replica"); err != nil {
+				return err
+			}
+		}
+		return f(tx)
+	})
+}
+
+// createIndex runs create, a CREATE INDEX CONCURRENTLY of the index
+// schema.name, first dropping an invalid one an interrupted build left
+// behind; it does nothing when a valid one exists.
+func (m *migration) createIndex(ctx context.Context, schema, name, create string) error {
 	var valid *bool
 	err := m.conn.QueryRow(ctx, `SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-		JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2`, m.p.Schema, name).Scan(&valid)
+		JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2`, schema, name).Scan(&valid)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return err
 	}
 	if valid != nil && *valid {
 		return nil
 	}
-	qname := pgx.Identifier{m.p.Schema, name}.Sanitize()
 	if valid != nil {
-		if _, err := m.conn.Exec(ctx, "DROP INDEX CONCURRENTLY IF EXISTS "+qname); err != nil {
+		if _, err := m.conn.Exec(ctx, "DROP INDEX CONCURRENTLY IF EXISTS "+pgx.Identifier{schema, name}.Sanitize()); err != nil {
 			return err
 		}
 	}
-	_, err = m.conn.Exec(ctx, fmt.Sprintf("CREATE %s", fmt.Sprintf(def, ident(name))))
+	_, err = m.conn.Exec(ctx, create)
 	return err
+}
+
+// movedOn returns the moved columns of the table (a partition's are its
+// partitioned table's).
+func (p *Plan) movedOn(schema, table string) map[string]bool {
+	q := pgx.Identifier{schema, table}.Sanitize()
+	for _, c := range p.childColumns() {
+		if slices.Contains(c.leaves, q) {
+			return p.moved(c.schema, c.table)
+		}
+	}
+	return p.moved(schema, table)
+}
+
+// buildTwin builds ix's twin named with suffix on the columns with
+// colSuffix (the new columns, or after the swap the old ones):
+// CONCURRENTLY, or for an index on a partitioned table ON ONLY that table,
+// then CONCURRENTLY on each partition, attached.
+func (m *migration) buildTwin(ctx context.Context, ix Index, suffix, colSuffix string) error {
+	moved := m.p.movedOn(ix.Schema, ix.Table)
+	name := twinName(ix.Name, suffix)
+	if len(ix.Parts) == 0 {
+		return m.createIndex(ctx, ix.Schema, name, ix.createSQL(name, ix.qtable(), moved, colSuffix, false))
+	}
+	if _, err := m.conn.Exec(ctx, fmt.Sprintf("DO $d$ BEGIN IF to_regclass(%s) IS NULL THEN EXECUTE %s; END IF; END $d$",
+		quoteLiteral(ix.qname(name)), quoteLiteral(ix.createSQL(name, ix.qtable(), moved, colSuffix, true)))); err != nil {
+		return err
+	}
+	for _, part := range ix.Parts {
+		pname := twinName(part.Name, suffix)
+		if err := m.createIndex(ctx, part.Schema, pname, ix.createSQL(pname, part.qtable(), moved, colSuffix, false)); err != nil {
+			return err
+		}
+		if _, err := m.conn.Exec(ctx, fmt.Sprintf(`DO $d$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_inherits WHERE inhrelid = to_regclass(%s)
+			AND inhparent = to_regclass(%s)) THEN ALTER INDEX %s ATTACH PARTITION %s; END IF; END $d$`,
+			quoteLiteral(part.qname(pname)), quoteLiteral(ix.qname(name)), ix.qname(name), part.qname(pname))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// columnOf returns the moved foreign key column whose table (or
+// partition) holds ix and that ix uses, if any.
+func (p *Plan) columnOf(ix Index) (childColumn, bool) {
+	q := pgx.Identifier{ix.Schema, ix.Table}.Sanitize()
+	for _, c := range p.childColumns() {
+		if q != c.qtable() && !slices.Contains(c.leaves, q) {
+			continue
+		}
+		for _, k := range ix.Keys {
+			if k.Column == c.column {
+				return c, true
+			}
+		}
+		if slices.Contains(ix.Include, c.column) {
+			return c, true
+		}
+	}
+	return childColumn{}, false
 }
 
 func (m *migration) index(ctx context.Context) error {
@@ -476,20 +568,13 @@ func (m *migration) index(ctx context.Context) error {
 	if err := m.addCheck(ctx, p.qtable(), p.checkName(), fmt.Sprintf("CHECK (%s IS NOT NULL)", ident(p.newCol()))); err != nil {
 		return err
 	}
-	if err := m.createIndex(ctx, p.uniqueIndex(), fmt.Sprintf("UNIQUE INDEX CONCURRENTLY %%s ON %s (%s)", p.qtable(), ident(p.newCol()))); err != nil {
-		return err
-	}
-	return m.uniqueIndexes(ctx, "_idgen_new", p.newCol())
-}
-
-// uniqueIndexes builds, for each unique constraint composite foreign keys
-// reference, its unique index with the key column as col, named
-// RefConstraint+suffix.
-func (m *migration) uniqueIndexes(ctx context.Context, suffix, col string) error {
-	for _, fk := range m.p.uniques() {
-		if err := m.createIndex(ctx, fk.RefConstraint+suffix, fmt.Sprintf("UNIQUE INDEX CONCURRENTLY %%s ON %s (%s)",
-			m.p.qtable(), m.p.uniqueColumns(fk, col))); err != nil {
-			return err
+	// The table's own indexes on the key; those that also use a foreign
+	// key column (self-reference) wait for its backfill.
+	for _, ix := range p.Indexes {
+		if _, child := p.columnOf(ix); !child {
+			if err := m.buildTwin(ctx, ix, newSuffix, newSuffix); err != nil {
+				return fmt.Errorf("index %s: %w", ix.Name, err)
+			}
 		}
 	}
 	return nil
@@ -501,34 +586,50 @@ func (m *migration) children(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for i := st.child; i < len(p.FKs); i++ {
-		fk := p.FKs[i]
+	us := p.units()
+	for i := st.child; i < len(us); i++ {
+		u := us[i]
 		block := int64(0)
 		if i == st.child {
 			block = st.block
 		}
-		if err := m.child(ctx, i, fk, block); err != nil {
-			return fmt.Errorf("%s.%s: %w", fk.Table, fk.Column, err)
+		if err := m.child(ctx, i, u, block); err != nil {
+			return fmt.Errorf("%s.%s: %w", u.table, u.col.column, err)
+		}
+		if i+1 == len(us) || !us[i+1].col.same(u.col) {
+			if err := m.childDone(ctx, u.col); err != nil {
+				return fmt.Errorf("%s.%s: %w", u.col.qtable(), u.col.column, err)
+			}
+		}
+		if _, err := m.conn.Exec(ctx, "UPDATE "+p.stateTable()+" SET child = $2, block = 0, updated = now() WHERE tbl = $1", p.Table, i+1); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-func (m *migration) child(ctx context.Context, i int, fk FK, block int64) error {
+// childSet is the UPDATE that sets c's new column from the parent's new key.
+func (m *migration) childSet(c childColumn, table string) string {
+	p := m.p
+	return fmt.Sprintf("UPDATE %[1]s AS c SET %[2]s = p.%[3]s FROM %[4]s AS p WHERE p.%[5]s = c.%[6]s AND c.%[2]s IS NULL AND c.%[6]s IS NOT NULL",
+		table, ident(c.newCol()), ident(p.newCol()), p.qtable(), ident(p.Key), ident(c.column))
+}
+
+// child backfills u's table's new column in batches of heap blocks.
+func (m *migration) child(ctx context.Context, i int, u unit, block int64) error {
 	p := m.p
 	var blocks, tuples int64
 	if err := m.conn.QueryRow(ctx, `SELECT pg_relation_size(c.oid) / current_setting('block_size')::bigint, greatest(c.reltuples, 0)::bigint
-		FROM pg_class c WHERE c.oid = to_regclass($1)`, fk.qtable()).Scan(&blocks, &tuples); err != nil {
+		FROM pg_class c WHERE c.oid = to_regclass($1)`, u.table).Scan(&blocks, &tuples); err != nil {
 		return err
 	}
 	perBlock := 1.0 // rows per heap block
 	if blocks > 0 && tuples > 0 {
 		perBlock = float64(tuples) / float64(blocks)
 	}
-	set := fmt.Sprintf("UPDATE %[1]s AS c SET %[2]s = p.%[3]s FROM %[4]s AS p WHERE p.%[5]s = c.%[6]s AND c.%[2]s IS NULL AND c.%[6]s IS NOT NULL",
-		fk.qtable(), ident(fk.newCol()), ident(p.newCol()), p.qtable(), ident(p.Key), ident(fk.Column))
+	set := m.childSet(u.col, u.table)
 	save := "UPDATE " + p.stateTable() + " SET child = $2, block = $3, updated = now() WHERE tbl = $1"
-	at, finish := m.phase(fmt.Sprintf("backfill %s.%s", fk.Table, fk.Column), "blocks", blocks, block)
+	at, finish := m.phase(fmt.Sprintf("backfill %s.%s", strings.Trim(u.table[strings.LastIndex(u.table, ".")+1:], `"`), u.col.column), "blocks", blocks, block)
 	for block < blocks {
 		live, err := m.gate(ctx)
 		if err != nil {
@@ -537,7 +638,7 @@ func (m *migration) child(ctx context.Context, i int, fk FK, block int64) error 
 		m.size.set(live.batch, live.chunkTime)
 		end := block + max(1, int64(float64(m.size.n)/perBlock))
 		start := time.Now()
-		err = pgx.BeginFunc(ctx, m.conn, func(tx pgx.Tx) error {
+		err = m.batchTx(ctx, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, set+fmt.Sprintf(" AND c.ctid >= '(%d,0)'::tid AND c.ctid < '(%d,0)'::tid", block, end)); err != nil {
 				return err
 			}
@@ -555,24 +656,58 @@ func (m *migration) child(ctx context.Context, i int, fk FK, block int64) error 
 		block = end
 	}
 	finish()
-	// Rows an update moved behind the cursor; normally none.
-	if _, err := m.conn.Exec(ctx, set); err != nil {
+	return nil
+}
+
+// childDone completes c once its tables are backfilled: rows an update
+// moved behind the cursor (normally none), the CHECK that proves the new
+// column complete, and the twins of the indexes on it.
+func (m *migration) childDone(ctx context.Context, c childColumn) error {
+	if err := m.batchTx(ctx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, m.childSet(c, c.qtable()))
+		return err
+	}); err != nil {
 		return err
 	}
-	if err := m.addCheck(ctx, fk.qtable(), fk.checkName(), fk.check()); err != nil {
+	if err := m.addCheck(ctx, c.qtable(), c.checkName(), c.check(c.column, c.newCol())); err != nil {
 		return err
 	}
-	if fk.Indexed {
-		if err := m.createIndex(ctx, fk.indexName(), fmt.Sprintf("INDEX CONCURRENTLY %%s ON %s (%s)", fk.qtable(), ident(fk.newCol()))); err != nil {
-			return err
+	for _, ix := range m.p.Indexes {
+		if ixc, ok := m.p.columnOf(ix); ok && ixc.same(c) {
+			if err := m.buildTwin(ctx, ix, newSuffix, newSuffix); err != nil {
+				return fmt.Errorf("index %s: %w", ix.Name, err)
+			}
 		}
 	}
-	_, err := m.conn.Exec(ctx, save, p.Table, i+1, 0)
-	return err
+	return nil
+}
+
+// depsTx reads the dependents in tx (search_path pg_catalog), refusing
+// those that appeared since the plan and cannot be re-created.
+func (p *Plan) depsTx(ctx context.Context, tx pgx.Tx) (*depSet, error) {
+	if _, err := tx.Exec(ctx, "SET LOCAL search_path = pg_catalog"); err != nil {
+		return nil, err
+	}
+	p.knowRecorded()
+	d, err := p.readDeps(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	if len(d.refusals) > 0 {
+		return nil, &ShapeError{Table: p.qtable(), Refusals: append(d.refusals, Refusal{Shape: "migration in progress", Object: p.qtable(),
+			Why: "the shapes above appeared after run started", Workaround: "remove them, or undo the migration with Abort"})}
+	}
+	return d, nil
 }
 
 func (m *migration) swap(ctx context.Context) error {
-	took, err := m.lockedTx(ctx, m.p.swapSQL(), phaseValidate)
+	took, err := m.lockedTx(ctx, func(tx pgx.Tx) ([]string, error) {
+		d, err := m.p.depsTx(ctx, tx)
+		if err != nil {
+			return nil, err
+		}
+		return m.p.switchSQL(true, d), nil
+	}, phaseValidate)
 	if err != nil {
 		return err
 	}
@@ -580,14 +715,24 @@ func (m *migration) swap(ctx context.Context) error {
 	return nil
 }
 
-// lockedTx runs stmts (which take their locks under lock_timeout) and
-// records phase (unless "") in one transaction, retried on a lock timeout, and returns
-// how long the transaction that committed took.
-func (m *migration) lockedTx(ctx context.Context, stmts []string, phase string) (time.Duration, error) {
+// lockedTx runs, in one transaction, the lock statements, then the
+// statements build returns (it may read the catalogs under those locks),
+// and records phase (unless ""); it is retried on a lock timeout, and
+// returns how long the transaction that committed took.
+func (m *migration) lockedTx(ctx context.Context, build func(pgx.Tx) ([]string, error), phase string) (time.Duration, error) {
 	p := m.p
 	for attempt := 1; ; attempt++ {
 		start := time.Now()
 		err := pgx.BeginFunc(ctx, m.conn, func(tx pgx.Tx) error {
+			for _, s := range p.lockSQL() {
+				if _, err := tx.Exec(ctx, s); err != nil {
+					return err
+				}
+			}
+			stmts, err := build(tx)
+			if err != nil {
+				return err
+			}
 			for _, s := range stmts {
 				if _, err := tx.Exec(ctx, s); err != nil {
 					return fmt.Errorf("%w (in %.80q)", err, s)
@@ -596,7 +741,7 @@ func (m *migration) lockedTx(ctx context.Context, stmts []string, phase string) 
 			if phase == "" {
 				return nil
 			}
-			_, err := tx.Exec(ctx, "UPDATE "+p.stateTable()+" SET phase = $2, updated = now() WHERE tbl = $1", p.Table, phase)
+			_, err = tx.Exec(ctx, "UPDATE "+p.stateTable()+" SET phase = $2, updated = now() WHERE tbl = $1", p.Table, phase)
 			return err
 		})
 		var pgErr *pgconn.PgError
@@ -616,9 +761,45 @@ func (m *migration) lockedTx(ctx context.Context, stmts []string, phase string) 
 	}
 }
 
+// stmts is a lockedTx build of fixed statements.
+func stmts(s []string) func(pgx.Tx) ([]string, error) {
+	return func(pgx.Tx) ([]string, error) { return s, nil }
+}
+
+// validate validates the foreign keys the swap re-added NOT VALID (no
+// lock that blocks writes); one declared on a partitioned table is
+// validated on each partition, then added back on the partitioned table,
+// which attaches the partitions' copies without a scan.
 func (m *migration) validate(ctx context.Context) error {
-	for _, fk := range m.p.FKs {
-		if _, err := m.conn.Exec(ctx, fmt.Sprintf("ALTER TABLE %s VALIDATE CONSTRAINT %s", fk.qtable(), ident(fk.Name))); err != nil {
+	p := m.p
+	for _, fk := range p.FKs {
+		if fk.Clones == nil {
+			if _, err := m.conn.Exec(ctx, fmt.Sprintf("ALTER TABLE %s VALIDATE CONSTRAINT %s", fk.qtable(), ident(fk.Name))); err != nil {
+				return err
+			}
+			continue
+		}
+		ok, err := m.constraintExists(ctx, fk.qtable(), fk.Name)
+		if err != nil || ok {
+			return err
+		}
+		for i, l := range fk.Leaves {
+			if _, err := m.conn.Exec(ctx, fmt.Sprintf("ALTER TABLE %s VALIDATE CONSTRAINT %s", l, ident(fk.Clones[i]))); err != nil {
+				return err
+			}
+		}
+		add := []string{fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s %s", fk.qtable(), ident(fk.Name), p.fkDef(fk))}
+		if fk.Comment != "" {
+			add = append(add, fmt.Sprintf("COMMENT ON CONSTRAINT %s ON %s IS %s", ident(fk.Name), fk.qtable(), quoteLiteral(fk.Comment)))
+		}
+		if err := pgx.BeginFunc(ctx, m.conn, func(tx pgx.Tx) error {
+			for _, s := range add {
+				if _, err := tx.Exec(ctx, s); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
 			return err
 		}
 	}

@@ -86,45 +86,46 @@ func (p *Plan) prepareSQL() []string {
 		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (old_key %s PRIMARY KEY, new_key %s NOT NULL)", p.mapTable(), p.KeyType, p.NewType),
 	}
 	s = append(s, p.keyFuncSQL()...)
+	// A key update moves the row's mapping to its new old key; the row
+	// keeps its new key (a row not backfilled yet gets one now), and
+	// referencing rows that follow through ON UPDATE CASCADE copy it.
 	s = append(s, fmt.Sprintf(`CREATE OR REPLACE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql AS $f$
 BEGIN
 	IF TG_OP = 'UPDATE' THEN
-		IF NEW.%[2]s IS DISTINCT FROM OLD.%[2]s THEN
-			RAISE EXCEPTION 'idgen: %[6]s is being migrated to new keys; its key %[2]s cannot change meanwhile';
+		IF NEW.%[2]s IS NOT DISTINCT FROM OLD.%[2]s THEN
+			RETURN NEW;
 		END IF;
-		RETURN NEW;
+		DELETE FROM %[5]s WHERE old_key = OLD.%[2]s;
 	END IF;
 	IF NEW.%[3]s IS NULL THEN
 		NEW.%[3]s := %[4]s();
 	END IF;
 	INSERT INTO %[5]s AS m (old_key, new_key) VALUES (NEW.%[2]s, NEW.%[3]s) ON CONFLICT (old_key) DO UPDATE SET new_key = EXCLUDED.new_key;
 	RETURN NEW;
-END $f$`, p.assignFunc(), key, nc, p.keyFunc(), p.mapTable(), strings.ReplaceAll(p.Table, "'", "''")),
-		fmt.Sprintf("DROP TRIGGER IF EXISTS %s ON %s", ident(p.Table+"_idgen_assign"), p.qtable()),
+END $f$`, p.assignFunc(), key, nc, p.keyFunc(), p.mapTable()),
+		fmt.Sprintf("DROP TRIGGER IF EXISTS %s ON %s", p.assignTrigger(), p.qtable()),
 		fmt.Sprintf("CREATE TRIGGER %s BEFORE INSERT OR UPDATE OF %s ON %s FOR EACH ROW EXECUTE FUNCTION %s()",
-			ident(p.Table+"_idgen_assign"), key, p.qtable(), p.assignFunc()))
-	for _, fk := range p.FKs {
-		col, fnc := ident(fk.Column), ident(fk.newCol())
-		trig := ident(fk.Table + "_" + fk.Column + "_idgen_assign")
+			p.assignTrigger(), key, p.qtable(), p.assignFunc()))
+	for _, c := range p.childColumns() {
 		s = append(s,
-			fmt.Sprintf("ALTER TABLE %s ADD COLUMN IF NOT EXISTS %s %s", fk.qtable(), fnc, p.NewType),
-			p.copyFuncSQL(fk, fk.assignFunc(), fk.Column, fk.newCol(), p.Key, p.newCol(), p.keyFunc()+"()"),
-			fmt.Sprintf("DROP TRIGGER IF EXISTS %s ON %s", trig, fk.qtable()),
+			fmt.Sprintf("ALTER TABLE %s ADD COLUMN IF NOT EXISTS %s %s", c.qtable(), ident(c.newCol()), p.NewType),
+			p.copyFuncSQL(c, c.assignFunc(), c.column, c.newCol(), p.Key, p.newCol(), p.keyFunc()+"()"),
+			fmt.Sprintf("DROP TRIGGER IF EXISTS %s ON %s", c.assignTrigger(), c.qtable()),
 			fmt.Sprintf("CREATE TRIGGER %s BEFORE INSERT OR UPDATE OF %s ON %s FOR EACH ROW EXECUTE FUNCTION %s()",
-				trig, col, fk.qtable(), fk.assignFunc()))
+				c.assignTrigger(), ident(c.column), c.qtable(), c.assignFunc()))
 	}
 	return s
 }
 
-// copyFuncSQL returns the CREATE FUNCTION of a trigger function on fk's
+// copyFuncSQL returns the CREATE FUNCTION of a trigger function on c's
 // table that sets the column dst from the parent row the column src
 // references (by the parent's column by), its column val. A row of a
 // self-referencing table that references itself takes its own val, set
 // on insert from the expression fill when still NULL (this trigger may
 // fire before the one that sets it).
-func (p *Plan) copyFuncSQL(fk FK, fn, src, dst, by, val, fill string) string {
+func (p *Plan) copyFuncSQL(c childColumn, fn, src, dst, by, val, fill string) string {
 	self := ""
-	if fk.Schema == p.Schema && fk.Table == p.Table {
+	if c.schema == p.Schema && c.table == p.Table {
 		self = fmt.Sprintf("\n\tELSIF NEW.%s = NEW.%s THEN", ident(src), ident(by))
 		if fill != "" {
 			self += fmt.Sprintf("\n\t\tIF TG_OP = 'INSERT' THEN\n\t\t\tNEW.%s := coalesce(NEW.%[1]s, %s);\n\t\tEND IF;", ident(val), fill)
@@ -157,12 +158,12 @@ BEGIN
 	RETURN NEW;
 END $f$`, p.keepFunc(), oc, key, p.mapTable()),
 		fmt.Sprintf("CREATE TRIGGER %s BEFORE INSERT OR UPDATE OF %s, %s ON %s FOR EACH ROW EXECUTE FUNCTION %s()",
-			ident(p.Table+"_idgen_keep_old"), key, oc, p.qtable(), p.keepFunc()),
+			p.keepTrigger(), key, oc, p.qtable(), p.keepFunc()),
 	}
-	for _, fk := range p.FKs {
-		s = append(s, p.copyFuncSQL(fk, fk.keepFunc(), fk.Column, fk.oldCol(), p.Key, p.oldCol(), ""),
+	for _, c := range p.childColumns() {
+		s = append(s, p.copyFuncSQL(c, c.keepFunc(), c.column, c.oldCol(), p.Key, p.oldCol(), ""),
 			fmt.Sprintf("CREATE TRIGGER %s BEFORE INSERT OR UPDATE OF %s ON %s FOR EACH ROW EXECUTE FUNCTION %s()",
-				ident(fk.Table+"_"+fk.Column+"_idgen_keep_old"), ident(fk.Column), fk.qtable(), fk.keepFunc()))
+				c.keepTrigger(), ident(c.column), c.qtable(), c.keepFunc()))
 	}
 	return s
 }
@@ -170,31 +171,36 @@ END $f$`, p.keepFunc(), oc, key, p.mapTable()),
 // dropKeepOldSQL drops what keepOldSQL created.
 func (p *Plan) dropKeepOldSQL() []string {
 	s := []string{
-		fmt.Sprintf("DROP TRIGGER IF EXISTS %s ON %s", ident(p.Table+"_idgen_keep_old"), p.qtable()),
+		fmt.Sprintf("DROP TRIGGER IF EXISTS %s ON %s", p.keepTrigger(), p.qtable()),
 		fmt.Sprintf("DROP FUNCTION IF EXISTS %s()", p.keepFunc()),
 	}
-	for _, fk := range p.FKs {
-		s = append(s, fmt.Sprintf("DROP TRIGGER IF EXISTS %s ON %s", ident(fk.Table+"_"+fk.Column+"_idgen_keep_old"), fk.qtable()),
-			fmt.Sprintf("DROP FUNCTION IF EXISTS %s()", fk.keepFunc()))
+	for _, c := range p.childColumns() {
+		s = append(s, fmt.Sprintf("DROP TRIGGER IF EXISTS %s ON %s", c.keepTrigger(), c.qtable()),
+			fmt.Sprintf("DROP FUNCTION IF EXISTS %s()", c.keepFunc()))
 	}
 	return s
 }
 
-// fkCheck is the CHECK that proves a child's new column complete.
-func (fk FK) check() string {
-	if fk.NotNull {
-		return fmt.Sprintf("CHECK (%s IS NOT NULL)", ident(fk.newCol()))
+// dropAssignSQL drops the triggers of prepareSQL.
+func (p *Plan) dropAssignSQL() []string {
+	var s []string
+	for _, c := range p.childColumns() {
+		s = append(s, fmt.Sprintf("DROP TRIGGER IF EXISTS %s ON %s", c.assignTrigger(), c.qtable()),
+			fmt.Sprintf("DROP FUNCTION IF EXISTS %s()", c.assignFunc()))
 	}
-	return fmt.Sprintf("CHECK ((%s IS NULL) = (%s IS NULL))", ident(fk.Column), ident(fk.newCol()))
+	return append(s, fmt.Sprintf("DROP TRIGGER IF EXISTS %s ON %s", p.assignTrigger(), p.qtable()),
+		fmt.Sprintf("DROP FUNCTION IF EXISTS %s()", p.assignFunc()))
 }
 
 // lockSQL returns the first statements of a transaction that changes the
-// table and its referencing tables: ACCESS EXCLUSIVE locks, waiting at most
-// 5 s for them.
+// table and its referencing tables: ACCESS EXCLUSIVE locks (a partitioned
+// table's reach its partitions), waiting at most 5 s for them.
 func (p *Plan) lockSQL() []string {
 	tables := []string{p.qtable()}
-	for _, fk := range p.FKs {
-		tables = append(tables, fk.qtable())
+	for _, c := range p.childColumns() {
+		if !slices.Contains(tables, c.qtable()) {
+			tables = append(tables, c.qtable())
+		}
 	}
 	return []string{
 		"SET LOCAL lock_timeout = '5s'",
@@ -202,24 +208,45 @@ func (p *Plan) lockSQL() []string {
 	}
 }
 
-// fkSwapSQL returns the statements that swap fk's column: the column
-// fk.Column is renamed to keep, the column take becomes fk.Column (NOT NULL
-// when the foreign key's column was), check is dropped, and the foreign
-// key is re-added NOT VALID on the new fk.Column.
-func (p *Plan) fkSwapSQL(fk FK, keep, take, check string) []string {
-	col := ident(fk.Column)
-	alter := fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL", fk.qtable(), ident(keep))
-	if fk.NotNull {
-		alter += fmt.Sprintf(", ALTER COLUMN %s SET NOT NULL", col)
+// def returns fk's definition: as recorded, or, for a state recorded by an
+// earlier version, built from its parts.
+func (p *Plan) fkDef(fk FK) string {
+	if fk.Def != "" {
+		return fk.Def
 	}
-	return []string{
-		fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", fk.qtable(), col, ident(keep)),
-		fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", fk.qtable(), ident(take), col),
-		alter,
-		fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", fk.qtable(), ident(check)),
-		fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s FOREIGN KEY (%s) REFERENCES %s (%s) ON DELETE %s ON UPDATE %s NOT VALID",
-			fk.qtable(), ident(fk.Name), idents(fk.Columns, col), p.qtable(), idents(fk.RefColumns, ident(p.Key)), fk.OnDelete, fk.OnUpdate),
+	return fmt.Sprintf("FOREIGN KEY (%s) REFERENCES %s(%s) ON UPDATE %s ON DELETE %s",
+		idents(fk.Columns, ident(fk.Column)), p.qtable(), idents(fk.RefColumns, ident(p.Key)), fk.OnUpdate, fk.OnDelete)
+}
+
+// dropFKSQL drops fk: where it is declared, and, for one declared on a
+// partitioned table, its copies on the partitions that the validate phase
+// has not attached yet.
+func (p *Plan) dropFKSQL(fk FK) []string {
+	s := []string{fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT IF EXISTS %s", fk.qtable(), ident(fk.Name))}
+	for i, l := range fk.Leaves {
+		if i < len(fk.Clones) {
+			s = append(s, fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT IF EXISTS %s", l, ident(fk.Clones[i])))
+		}
 	}
+	return s
+}
+
+// addFKSQL re-adds fk NOT VALID on the columns now named as before (the
+// validate phase validates it): where it was declared, or, for one
+// declared on a partitioned table, on each partition.
+func (p *Plan) addFKSQL(fk FK) []string {
+	if fk.Clones == nil {
+		s := []string{fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s %s NOT VALID", fk.qtable(), ident(fk.Name), p.fkDef(fk))}
+		if fk.Comment != "" {
+			s = append(s, fmt.Sprintf("COMMENT ON CONSTRAINT %s ON %s IS %s", ident(fk.Name), fk.qtable(), quoteLiteral(fk.Comment)))
+		}
+		return s
+	}
+	var s []string
+	for i, l := range fk.Leaves {
+		s = append(s, fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s %s NOT VALID", l, ident(fk.Clones[i]), p.fkDef(fk)))
+	}
+	return s
 }
 
 // idents returns the quoted names, or one when names is empty.
@@ -234,102 +261,114 @@ func idents(names []string, one string) string {
 	return strings.Join(q, ", ")
 }
 
-// uniques returns one composite foreign key per unique constraint of the
-// table that composite foreign keys reference through the key.
-func (p *Plan) uniques() []FK {
-	var u []FK
-	for _, fk := range p.FKs {
-		if fk.RefConstraint != "" && !slices.ContainsFunc(u, func(o FK) bool { return o.RefConstraint == fk.RefConstraint }) {
-			u = append(u, fk)
+// placeIndexSQL puts the index ix built with the suffix take in ix's
+// place, moving the one there to the suffix keep: a constraint is
+// re-added USING INDEX (its old index went with the constraint), a plain
+// index (and its partitions') renamed.
+func placeIndexSQL(ix Index, take, keep string) []string {
+	var s []string
+	if ix.Constraint != "" {
+		add := fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s %s USING INDEX %s", ix.qtable(), ident(ix.Name), ix.Constraint, ident(twinName(ix.Name, take)))
+		if ix.Deferrable != "" {
+			add += " " + ix.Deferrable
+		}
+		s = append(s, add)
+		if ix.ConstraintComment != "" {
+			s = append(s, fmt.Sprintf("COMMENT ON CONSTRAINT %s ON %s IS %s", ident(ix.Name), ix.qtable(), quoteLiteral(ix.ConstraintComment)))
+		}
+	} else {
+		s = append(s, fmt.Sprintf("ALTER INDEX %s RENAME TO %s", ix.qname(ix.Name), ident(twinName(ix.Name, keep))),
+			fmt.Sprintf("ALTER INDEX %s RENAME TO %s", ix.qname(twinName(ix.Name, take)), ident(ix.Name)))
+		for _, part := range ix.Parts {
+			s = append(s, fmt.Sprintf("ALTER INDEX %s RENAME TO %s", part.qname(part.Name), ident(twinName(part.Name, keep))),
+				fmt.Sprintf("ALTER INDEX %s RENAME TO %s", part.qname(twinName(part.Name, take)), ident(part.Name)))
 		}
 	}
-	return u
+	if ix.Comment != "" {
+		s = append(s, fmt.Sprintf("COMMENT ON INDEX %s IS %s", ix.qname(ix.Name), quoteLiteral(ix.Comment)))
+	}
+	if ix.Clustered {
+		s = append(s, fmt.Sprintf("ALTER TABLE %s CLUSTER ON %s", ix.qtable(), ident(ix.Name)))
+	}
+	if ix.ReplicaIdentity {
+		s = append(s, fmt.Sprintf("ALTER TABLE %s REPLICA IDENTITY USING INDEX %s", ix.qtable(), ident(ix.Name)))
+	}
+	return s
 }
 
-// uniqueColumns returns fk's referenced columns with the key as col.
-func (p *Plan) uniqueColumns(fk FK, col string) string {
-	cols := slices.Clone(fk.RefColumns)
-	cols[slices.Index(cols, p.Key)] = col
-	return idents(cols, "")
-}
-
-// dropUniquesSQL drops the unique constraints composite foreign keys
-// reference (after the foreign keys); "SELECT 1" when there are none.
-func (p *Plan) dropUniquesSQL() string {
-	var s []string
-	for _, fk := range p.uniques() {
-		s = append(s, "DROP CONSTRAINT "+ident(fk.RefConstraint))
-	}
-	if len(s) == 0 {
-		return "SELECT 1"
-	}
-	return fmt.Sprintf("ALTER TABLE %s %s", p.qtable(), strings.Join(s, ", "))
-}
-
-// addUniquesSQL re-adds them using the indexes named RefConstraint+suffix.
-func (p *Plan) addUniquesSQL(suffix string) string {
-	var s []string
-	for _, fk := range p.uniques() {
-		s = append(s, fmt.Sprintf("ADD CONSTRAINT %s UNIQUE USING INDEX %s", ident(fk.RefConstraint), ident(fk.RefConstraint+suffix)))
-	}
-	if len(s) == 0 {
-		return "SELECT 1"
-	}
-	return fmt.Sprintf("ALTER TABLE %s %s", p.qtable(), strings.Join(s, ", "))
-}
-
-// swapSQL returns the statements of the swap transaction.
-func (p *Plan) swapSQL() []string {
+// switchSQL returns the statements of the swap transaction (fwd) or of
+// the revert transaction (!fwd), given the dependents' statements d (nil:
+// none): the key and foreign key columns trade names with their new
+// (fwd) or old (!fwd) columns, the indexes and constraints on them move to
+// their twins, the foreign keys are re-added NOT VALID, and the dependents
+// are re-created to read the columns that now bear the names.
+func (p *Plan) switchSQL(fwd bool, d *depSet) []string {
 	key, nc, oc := ident(p.Key), ident(p.newCol()), ident(p.oldCol())
+	take, keep := newSuffix, oldSuffix
+	if !fwd {
+		take, keep = oldSuffix, newSuffix
+	}
 	s := p.lockSQL()
+	if d != nil {
+		s = append(s, d.drops...)
+	}
 	for _, fk := range p.FKs {
+		s = append(s, p.dropFKSQL(fk)...)
+	}
+	if fwd {
+		s = append(s, p.dropAssignSQL()...)
+	} else {
+		s = append(s, p.dropKeepOldSQL()...)
+	}
+	for _, ix := range p.Indexes {
+		if ix.Constraint != "" {
+			s = append(s, fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", ix.qtable(), ident(ix.Name)))
+		}
+	}
+	if fwd {
+		alter := fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL, ", p.qtable(), oc)
+		if p.Identity {
+			alter = fmt.Sprintf("ALTER TABLE %s ", p.qtable()) // an identity column stays NOT NULL
+		}
 		s = append(s,
-			fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", fk.qtable(), ident(fk.Name)),
-			fmt.Sprintf("DROP TRIGGER IF EXISTS %s ON %s", ident(fk.Table+"_"+fk.Column+"_idgen_assign"), fk.qtable()),
-			fmt.Sprintf("DROP FUNCTION IF EXISTS %s()", fk.assignFunc()))
+			fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", p.qtable(), key, oc),
+			fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", p.qtable(), nc, key),
+			alter+fmt.Sprintf("ALTER COLUMN %s SET NOT NULL, ALTER COLUMN %s SET DEFAULT %s()", key, key, p.keyFunc()),
+			fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", p.qtable(), ident(p.checkName())))
+	} else {
+		s = append(s,
+			fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", p.qtable(), key, nc),
+			fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", p.qtable(), oc, key),
+			fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL, ALTER COLUMN %s DROP DEFAULT, ALTER COLUMN %s SET NOT NULL",
+				p.qtable(), nc, nc, key),
+			fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", p.qtable(), ident(p.oldCheckName())))
 	}
-	s = append(s,
-		p.dropUniquesSQL(),
-		fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", p.qtable(), ident(p.PKName)),
-		fmt.Sprintf("DROP TRIGGER IF EXISTS %s ON %s", ident(p.Table+"_idgen_assign"), p.qtable()),
-		fmt.Sprintf("DROP FUNCTION IF EXISTS %s()", p.assignFunc()),
-		fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", p.qtable(), key, oc),
-		fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", p.qtable(), nc, key),
-		fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL, ALTER COLUMN %s SET NOT NULL, ALTER COLUMN %s SET DEFAULT %s()",
-			p.qtable(), oc, key, key, p.keyFunc()),
-		fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s PRIMARY KEY USING INDEX %s", p.qtable(), ident(p.PKName), ident(p.uniqueIndex())),
-		p.addUniquesSQL("_idgen_new"),
-		fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", p.qtable(), ident(p.checkName())),
-	)
-	for _, fk := range p.FKs {
-		s = append(s, p.fkSwapSQL(fk, fk.oldCol(), fk.newCol(), fk.checkName())...)
+	for _, c := range p.childColumns() {
+		col, away, back, check := ident(c.column), c.oldCol(), c.newCol(), c.checkName()
+		if !fwd {
+			away, back, check = c.newCol(), c.oldCol(), c.oldCheckName()
+		}
+		alter := fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL", c.qtable(), ident(away))
+		if c.notNull {
+			alter += fmt.Sprintf(", ALTER COLUMN %s SET NOT NULL", col)
+		}
+		s = append(s,
+			fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", c.qtable(), col, ident(away)),
+			fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", c.qtable(), ident(back), col),
+			alter,
+			fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", c.qtable(), ident(check)))
 	}
-	return append(s, p.keepOldSQL()...)
-}
-
-// revertSQL returns the statements of the revert transaction: swapSQL
-// backwards, to the old key columns, with the primary key on the index
-// Revert built on the old key.
-func (p *Plan) revertSQL() []string {
-	key, nc, oc := ident(p.Key), ident(p.newCol()), ident(p.oldCol())
-	s := p.lockSQL()
-	for _, fk := range p.FKs {
-		s = append(s, fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", fk.qtable(), ident(fk.Name)))
+	for _, ix := range p.Indexes {
+		s = append(s, placeIndexSQL(ix, take, keep)...)
 	}
-	s = append(s, p.dropKeepOldSQL()...)
-	s = append(s,
-		p.dropUniquesSQL(),
-		fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", p.qtable(), ident(p.PKName)),
-		fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", p.qtable(), key, nc),
-		fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", p.qtable(), oc, key),
-		fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL, ALTER COLUMN %s DROP DEFAULT, ALTER COLUMN %s SET NOT NULL",
-			p.qtable(), nc, nc, key),
-		fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s PRIMARY KEY USING INDEX %s", p.qtable(), ident(p.PKName), ident(p.oldIndex())),
-		p.addUniquesSQL("_idgen_old"),
-		fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s", p.qtable(), ident(p.oldCheckName())),
-	)
 	for _, fk := range p.FKs {
-		s = append(s, p.fkSwapSQL(fk, fk.newCol(), fk.oldCol(), fk.oldCheckName())...)
+		s = append(s, p.addFKSQL(fk)...)
+	}
+	if fwd {
+		s = append(s, p.keepOldSQL()...)
+	}
+	if d != nil {
+		s = append(s, d.creates...)
 	}
 	return s
 }

@@ -26,6 +26,8 @@ var (
 		"Setting.Batch", "--batch",
 		"Setting.ChunkTime", "--chunk-time",
 		"call Finish with yes", "give --yes",
+		"call Abort with yes", "give --yes",
+		"undo the migration with Abort", "undo the migration with idgen migrate abort --yes",
 		"(Set with Resume on ", "(idgen migrate resume --table ",
 		"Finish on ", "idgen migrate finish --table ",
 		"then Run migrates anew", "then run migrates anew",

@@ -59,7 +59,7 @@ func newMigrateCmd() *cobra.Command {
 		return err
 	}
 	cmd := &cobra.Command{
-		Use:   "migrate plan|run|verify|status|pause|resume|revert|finish --dsn DSN --table NAME [--to SPEC] [--time-column COL]",
+		Use:   "migrate plan|run|verify|status|pause|resume|revert|finish|abort --dsn DSN --table NAME [--to SPEC] [--time-column COL]",
 		Short: "Migrate a PostgreSQL table's primary key to Snowflake or UUIDv7 keys, live",
 		Long: `migrate moves a table from bigserial/integer keys to Snowflake keys, or from
 UUIDv4 keys to UUIDv7 keys, while the application keeps writing: a new key
@@ -69,15 +69,19 @@ column, triggers key the rows inserted meanwhile, and one short transaction
 swaps the primary and foreign keys. Its state lives in the table
 idgen_migrate_state: after an interruption, run the same command again.
 
-  plan    inspect the table and print what run will do; changes nothing
+  plan    inspect the table and print what run will do, or refuse (exit 2)
+          the shapes of schema it cannot migrate; changes nothing
   run     migrate (or resume); --dry-run prints the plan and the DDL
-  verify  check counts, key uniqueness, foreign keys and the mapping
+  verify  check counts, key uniqueness, foreign keys, the mapping, and
+          that no foreign key or view is left on an *_old column
   status  phase, rows done and total, rate, ETA, lag, paused or not
   pause   make a running migration wait before its next batch
   resume  let it go on (--batch, --chunk-time: new batch sizes)
   revert  after the swap: back to the old keys, in one short transaction
   finish  verify, then drop the old keys, mapping table, triggers and
           state (--yes: revert is no longer possible after it)
+  abort   from any phase: drop everything the migration added and leave
+          the table as it was (--yes)
 
 Before each batch, run waits while a standby's replay lag is over
 --max-lag (default 1s), while more than --max-active client backends are
@@ -114,6 +118,15 @@ active, or while paused; it says so on stderr.`,
 		Args:  cobra.NoArgs,
 		RunE: withConn(func(cmd *cobra.Command, conn *pgx.Conn) error {
 			p, err := migrate.Inspect(cmd.Context(), conn, opt)
+			var shapes *migrate.ShapeError
+			if errors.As(err, &shapes) && p != nil {
+				// The plan lists what is refused, with the workarounds.
+				if werr := p.Write(cmd.OutOrStdout()); werr != nil {
+					return werr
+				}
+				return badInput(fmt.Errorf("%w: %s cannot be migrated as it is: %d shape(s) refused, listed above",
+					migrate.ErrShape, shapes.Table, len(shapes.Refusals)))
+			}
 			if err != nil {
 				return wrap(err)
 			}
@@ -238,7 +251,20 @@ active, or while paused; it says so on stderr.`,
 		}),
 	}
 	finish.Flags().BoolVar(&yes, "yes", false, "finish a completed migration although revert is no longer possible after it")
-	cmd.AddCommand(plan, run, verify, pause, resume, status, revert, finish)
+	abort := &cobra.Command{
+		Use:   "abort",
+		Short: "From any phase: drop everything the migration added (reverting first after the swap); --yes",
+		Args:  cobra.NoArgs,
+		RunE: withConn(func(cmd *cobra.Command, conn *pgx.Conn) error {
+			if err := migrate.Abort(cmd.Context(), conn, opt.Table, yes); err != nil {
+				return wrap(err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "aborted the migration of %s: what it added is dropped, the table is as it was\n", opt.Table)
+			return nil
+		}),
+	}
+	abort.Flags().BoolVar(&yes, "yes", false, "drop everything the migration added")
+	cmd.AddCommand(plan, run, verify, pause, resume, status, revert, finish, abort)
 	return cmd
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"net/url"
 	"os"
 	"strings"
 	"syscall"
@@ -170,7 +171,7 @@ func TestMigrateUnreferencedCommand(t *testing.T) {
 			}
 			lines := strings.Split(strings.TrimSpace(out), "\n")
 			hint := strings.TrimSpace(lines[len(lines)-2])
-			wantHint := "idgen migrate verify --dsn 'postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable' --table " + table
+			wantHint := "idgen migrate verify --dsn '" + testenv.PostgresDSN(t) + "' --table " + table
 			if lines[len(lines)-3] != "done; check it with:" || hint != wantHint ||
 				lines[len(lines)-1] != "  (the password is left out: set PGPASSWORD, or put it back into --dsn)" {
 				t.Fatalf("migrate run closes with %q; want done; check it with: %s and a note on the password", lines[len(lines)-3:], wantHint)
@@ -253,7 +254,7 @@ func TestMigrateExitCodes(t *testing.T) {
 			msg: `idgen: --dsn "host=x password=xxxxx port": not a PostgreSQL URL or keyword/value DSN`},
 		{name: "connection refused", args: []string{"plan", "--dsn", "postgres://postgres:s3cret-pw@" + closed + "/postgres?connect_timeout=5", "--table", tbl, "--to", "snowflake"}, code: 1,
 			msg: "idgen: migrate: cannot connect to PostgreSQL at " + closed + " (user postgres, database postgres): connection refused"},
-		{name: "no database", args: []string{"verify", "--dsn", strings.Replace(dsn, "/postgres?", "/idgen_no_such_db?", 1), "--table", tbl}, code: 1,
+		{name: "no database", args: []string{"verify", "--dsn", otherDatabase(t, dsn, "idgen_no_such_db"), "--table", tbl}, code: 1,
 			msg: `idgen: migrate: cannot connect to PostgreSQL at 127.0.0.1:5432 (user postgres, database idgen_no_such_db): database "idgen_no_such_db" does not exist (SQLSTATE 3D000)`},
 		{name: "database failure", args: []string{"run", "--dsn", dsn, "--table", s2 + ".broken", "--to", "snowflake"}, code: 1,
 			msg: `idgen: migrate: read the state table "` + s2 + `"."idgen_migrate_state": ERROR: column "phase" does not exist (SQLSTATE 42703)`},
@@ -275,6 +276,17 @@ func TestMigrateExitCodes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// otherDatabase returns the URL dsn naming the database db instead.
+func otherDatabase(t *testing.T, dsn, db string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + db
+	return u.String()
 }
 
 // cutOnWrite cuts the proxy at the first write that contains at.
@@ -378,11 +390,23 @@ func TestMigrateControlCommand(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.errOut, "idgen: waiting: paused") || !strings.Contains(r.errOut, "idgen: going on after") {
 		t.Fatalf("migrate run = exit %d, %q, %q; want it to say it waits paused, then goes on", r.code, r.out, r.errOut)
 	}
+	// A finished migration has nothing to pause or resume (exit 2), and its
+	// status says what is left to do.
+	for _, c := range []string{"pause", "resume"} {
+		out, errOut, code = run(append([]string{"migrate", c}, base...)...)
+		if code != 2 || !strings.Contains(errOut, "has no batches left to run (phase done): there is nothing to "+c) {
+			t.Errorf("migrate %s after the run = exit %d, %q, %q; want exit 2, nothing to %s", c, code, out, errOut, c)
+		}
+	}
 	out, errOut, code = run(append([]string{"migrate", "status"}, base...)...)
-	for _, want := range []string{"phase    done, done", "rows     2000 of 2000", "paused   no", "batch    500 rows"} {
+	for _, want := range []string{"phase    done: the keys are swapped (idgen migrate revert swaps back; finish --yes drops the old keys)\n",
+		"rows     2000 of 2000", "paused   no", "batch    500 rows"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("migrate status after the run = exit %d, %q, %q; want %q", code, out, errOut, want)
 		}
+	}
+	if strings.Contains(out, "done, done") {
+		t.Errorf("migrate status after the run = %q; says done twice", out)
 	}
 	steps := []struct {
 		args []string
@@ -517,6 +541,111 @@ func TestMigrateFlagNames(t *testing.T) {
 		_, errOut, code := run(append(tc.args, base...)...)
 		if code != 2 || !strings.HasPrefix(errOut, tc.want) || strings.Contains(errOut, "Options.") || strings.Contains(errOut, "Setting.") {
 			t.Errorf("%v = exit %d, %q; want exit 2 and %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
+
+// TestMigrateAbortCommand aborts an interrupted migration: abort asks for
+// --yes, status names it, a session holding the migration lock makes it
+// fail with exit 1 naming that session, and abort --yes leaves the tables
+// as they were.
+func TestMigrateAbortCommand(t *testing.T) {
+	dsn := testenv.PostgresDSN(t)
+	conn, s := migrateSchema(t,
+		"CREATE TABLE orders (id bigserial PRIMARY KEY, at timestamptz NOT NULL DEFAULT now())",
+		"INSERT INTO orders (at) SELECT now() - i * interval '1 s' FROM generate_series(1, 1000) i",
+		"CREATE TABLE items (id bigserial PRIMARY KEY, order_id bigint NOT NULL REFERENCES orders ON UPDATE CASCADE)",
+		"CREATE INDEX items_order ON items (order_id)",
+		"INSERT INTO items (order_id) SELECT id FROM orders")
+	table := s + ".orders"
+	base := []string{"--dsn", dsn, "--table", table}
+	columns := func() string {
+		var cols []string
+		if err := conn.QueryRow(context.Background(), `SELECT array(SELECT c.relname || '.' || a.attname FROM pg_attribute a
+			JOIN pg_class c ON c.oid = a.attrelid WHERE c.relnamespace = $1::regnamespace AND a.attnum > 0 AND NOT a.attisdropped
+			ORDER BY 1)`, s).Scan(&cols); err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(cols, " ")
+	}
+	before := columns()
+	interruptedRun(t, dsn, migrate.Options{Table: table, To: "snowflake", Batch: 100}, false)
+	out, errOut, code := run(append([]string{"migrate", "status"}, base...)...)
+	if code != 0 || !strings.Contains(out, "phase    backfill, no run going on (idgen migrate run resumes it; idgen migrate abort --yes undoes it)") {
+		t.Errorf("migrate status of an interrupted run = exit %d, %q, %q; want it to name abort", code, out, errOut)
+	}
+	out, errOut, code = run(append([]string{"migrate", "abort"}, base...)...)
+	if code != 2 || !strings.Contains(errOut, "give --yes") {
+		t.Errorf("migrate abort = exit %d, %q, %q; want exit 2 asking for --yes", code, out, errOut)
+	}
+	holder, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close(context.Background())
+	var pid int
+	if err := holder.QueryRow(context.Background(), "SELECT pg_backend_pid() FROM (SELECT pg_advisory_lock(hashtext('idgen_migrate'), hashtext($1))) l",
+		s+".orders").Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code = run(append([]string{"migrate", "abort", "--yes"}, base...)...)
+	if code != 1 || !strings.Contains(errOut, fmt.Sprintf("holds the migration lock of %q.%q (pid %d", s, "orders", pid)) ||
+		!strings.Contains(errOut, fmt.Sprintf("pg_terminate_backend(%d)", pid)) {
+		t.Errorf("migrate abort --yes while a session holds the lock = exit %d, %q, %q; want exit 1 naming pid %d", code, out, errOut, pid)
+	}
+	if _, err := holder.Exec(context.Background(), "SELECT pg_advisory_unlock_all()"); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code = run(append([]string{"migrate", "abort", "--yes"}, base...)...)
+	if code != 0 || !strings.Contains(out, "aborted the migration of "+table) {
+		t.Fatalf("migrate abort --yes = exit %d, %q, %q", code, out, errOut)
+	}
+	if got := columns(); got != before {
+		t.Errorf("columns after abort:\n%s\nwant as before:\n%s", got, before)
+	}
+	out, errOut, code = run(append([]string{"migrate", "status"}, base...)...)
+	if code != 2 || !strings.Contains(errOut, "has no migration recorded") {
+		t.Errorf("migrate status after abort = exit %d, %q, %q; want exit 2, no migration", code, out, errOut)
+	}
+}
+
+// TestMigratePlanRefused: plan of a shape migrate cannot move prints the
+// plan with what it refuses and the workaround, and exits 2; run refuses
+// it the same way and changes nothing.
+func TestMigratePlanRefused(t *testing.T) {
+	dsn := testenv.PostgresDSN(t)
+	_, s := migrateSchema(t,
+		"CREATE TABLE users (id bigserial PRIMARY KEY)",
+		"CREATE TABLE profile (user_id bigint PRIMARY KEY REFERENCES users, bio text)")
+	args := []string{"--dsn", dsn, "--table", s + ".profile", "--to", "snowflake"}
+	out, errOut, code := run(append([]string{"migrate", "plan"}, args...)...)
+	if code != 2 || !strings.Contains(out, "REFUSED      key is a foreign key profile.user_id") ||
+		!strings.Contains(out, "workaround: migrate "+s+".users instead") || !strings.Contains(errOut, "1 shape(s) refused, listed above") {
+		t.Fatalf("migrate plan of a 1:1 table = exit %d, %q, %q; want exit 2 and the refusal naming users", code, out, errOut)
+	}
+	out, errOut, code = run(append([]string{"migrate", "run"}, args...)...)
+	if code != 2 || !strings.Contains(errOut, "key is a foreign key profile.user_id") {
+		t.Fatalf("migrate run of a 1:1 table = exit %d, %q, %q; want exit 2 and the refusal", code, out, errOut)
+	}
+	if n := countRows(t, dsn, "SELECT count(*) FROM pg_attribute WHERE attrelid = '"+s+".profile'::regclass AND attname LIKE '%idgen%'"); n != 0 {
+		t.Errorf("a refused run added %d columns", n)
+	}
+}
+
+// TestMigrateProgressPercent: a progress line (stderr not a terminal)
+// says where the count is: 5000 of 20000 rows is 25%, not the tenth it
+// crossed (the lines compare prints come from the same code).
+func TestMigrateProgressPercent(t *testing.T) {
+	dsn := testenv.PostgresDSN(t)
+	_, s := migrateSchema(t, "CREATE TABLE hits (id bigserial PRIMARY KEY)", "INSERT INTO hits SELECT FROM generate_series(1, 20000)")
+	out, errOut, code := run("migrate", "run", "--dsn", dsn, "--table", s+".hits", "--to", "snowflake", "--batch", "5000")
+	if code != 0 {
+		t.Fatalf("migrate run = exit %d, %q, %q", code, out, errOut)
+	}
+	for _, want := range []string{"backfill hits:  25% 5000 rows, ", "backfill hits:  50% 10000 rows, ", "backfill hits:  75% 15000 rows, ",
+		"backfill hits: done, 20000 rows in "} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("migrate run stderr = %q; want %q", errOut, want)
 		}
 	}
 }

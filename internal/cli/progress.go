@@ -105,6 +105,16 @@ func (b *bars) phase(name, label, unit string, total, done int64) {
 	fmt.Fprintf(b.w, "%s%s: %d %s\n", b.prefix, name, total, unit)
 }
 
+// percent is done's share of total in whole percent, rounded down (5000
+// of 20000 is 25%: a line is printed when a tenth is crossed, and says
+// where the count is, not which tenth it crossed).
+func percent(done, total int64) int64 {
+	if total <= 0 {
+		return 100
+	}
+	return min(100, done*100/total)
+}
+
 // tenthMark is the count that completes tenth k (1..10) of total.
 func tenthMark(total int64, k int) int64 { return (total*int64(k) + 9) / 10 }
 
@@ -128,7 +138,7 @@ func (b *bars) set(done int64) {
 	if t > b.tenth && t < 10 {
 		b.tenth = t
 		el := time.Since(b.start)
-		fmt.Fprintf(b.w, "%s%s: %3d%% %d %s, %.0f %s/s\n", b.prefix, b.name, t*10, done, b.unit, float64(done-b.from)/el.Seconds(), b.unit)
+		fmt.Fprintf(b.w, "%s%s: %3d%% %d %s, %.0f %s/s\n", b.prefix, b.name, percent(done, b.total), done, b.unit, float64(done-b.from)/el.Seconds(), b.unit)
 	}
 }
 
