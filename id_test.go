@@ -110,6 +110,43 @@ func TestJSON(t *testing.T) {
 	}
 }
 
+// TestJSONEscapes decodes IDs whose JSON strings use escapes: JSON
+// strings are decoded before the ID's text is read, and errors quote the
+// decoded text.
+func TestJSONEscapes(t *testing.T) {
+	u := uuidScheme.MustParse("0190f1d2-7a3b-7c4d-8e5f-6a7b8c9d0e1f")
+	tests := []struct {
+		name, in string
+		zero     idgen.ID // the ID decoded into: its scheme, or none
+		want     idgen.ID
+		err      error
+		errText  string // in the error, when err is set
+	}{
+		{name: `"\u0039\u0030" is "90"`, in: `"\u0039\u0030"`, want: idgen.Int64Scheme.FromUint64(90)},
+		{name: "one escaped digit", in: `"115292150460684697\u0036"`, want: idgen.Int64Scheme.FromUint64(1 << 60)},
+		{name: "escaped dashes in a UUID", in: `"0190f1d2\u002d7a3b\u002D7c4d-8e5f-6a7b8c9d0e1f"`, zero: uuidScheme.Zero(), want: u},
+		{name: "escaped solidus refused as text", in: `"12\/3"`, err: idgen.ErrNoScheme, errText: `"12/3"`},
+		{name: "decoded text in the error", in: `"\u0039x"`, err: idgen.ErrNoScheme, errText: `"9x"`},
+		{name: "invalid escape", in: `"9\q"`, err: idgen.ErrSyntax},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.zero
+			err := got.UnmarshalJSON([]byte(tt.in))
+			if !errors.Is(err, tt.err) || (tt.err == nil && got != tt.want) || (err != nil && !strings.Contains(err.Error(), tt.errText)) {
+				t.Fatalf("UnmarshalJSON(%s) = %v, %v; want %v, %v (%s)", tt.in, got, err, tt.want, tt.err, tt.errText)
+			}
+			if tt.err != nil {
+				return
+			}
+			var n idgen.NullID
+			if err := json.Unmarshal([]byte(tt.in), &n); tt.zero == (idgen.ID{}) && (err != nil || !n.Valid || n.ID != tt.want) {
+				t.Fatalf("NullID Unmarshal(%s) = %v, %v; want %v", tt.in, n, err, tt.want)
+			}
+		})
+	}
+}
+
 func TestSQLValueScan(t *testing.T) {
 	u := uuidScheme.MustParse("0190f1d2-7a3b-7c4d-8e5f-6a7b8c9d0e1f")
 	if v, err := u.Value(); err != nil || v != "0190f1d2-7a3b-7c4d-8e5f-6a7b8c9d0e1f" {
