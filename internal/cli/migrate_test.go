@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"net/url"
 	"os"
 	"strings"
 	"syscall"
@@ -170,7 +171,7 @@ func TestMigrateUnreferencedCommand(t *testing.T) {
 			}
 			lines := strings.Split(strings.TrimSpace(out), "\n")
 			hint := strings.TrimSpace(lines[len(lines)-2])
-			wantHint := "idgen migrate verify --dsn 'postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable' --table " + table
+			wantHint := "idgen migrate verify --dsn '" + testenv.PostgresDSN(t) + "' --table " + table
 			if lines[len(lines)-3] != "done; check it with:" || hint != wantHint ||
 				lines[len(lines)-1] != "  (the password is left out: set PGPASSWORD, or put it back into --dsn)" {
 				t.Fatalf("migrate run closes with %q; want done; check it with: %s and a note on the password", lines[len(lines)-3:], wantHint)
@@ -253,7 +254,7 @@ func TestMigrateExitCodes(t *testing.T) {
 			msg: `idgen: --dsn "host=x password=xxxxx port": not a PostgreSQL URL or keyword/value DSN`},
 		{name: "connection refused", args: []string{"plan", "--dsn", "postgres://postgres:s3cret-pw@" + closed + "/postgres?connect_timeout=5", "--table", tbl, "--to", "snowflake"}, code: 1,
 			msg: "idgen: migrate: cannot connect to PostgreSQL at " + closed + " (user postgres, database postgres): connection refused"},
-		{name: "no database", args: []string{"verify", "--dsn", strings.Replace(dsn, "/postgres?", "/idgen_no_such_db?", 1), "--table", tbl}, code: 1,
+		{name: "no database", args: []string{"verify", "--dsn", withDatabase(t, dsn, "idgen_no_such_db"), "--table", tbl}, code: 1,
 			msg: `idgen: migrate: cannot connect to PostgreSQL at 127.0.0.1:5432 (user postgres, database idgen_no_such_db): database "idgen_no_such_db" does not exist (SQLSTATE 3D000)`},
 		{name: "database failure", args: []string{"run", "--dsn", dsn, "--table", s2 + ".broken", "--to", "snowflake"}, code: 1,
 			msg: `idgen: migrate: read the state table "` + s2 + `"."idgen_migrate_state": ERROR: column "phase" does not exist (SQLSTATE 42703)`},
@@ -519,4 +520,15 @@ func TestMigrateFlagNames(t *testing.T) {
 			t.Errorf("%v = exit %d, %q; want exit 2 and %q", tc.args, code, errOut, tc.want)
 		}
 	}
+}
+
+// withDatabase returns dsn naming database db instead of its own.
+func withDatabase(t *testing.T, dsn, db string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatalf("url.Parse(%q) = %v", dsn, err)
+	}
+	u.Path = "/" + db
+	return u.String()
 }
