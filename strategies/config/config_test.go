@@ -145,6 +145,46 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
+// TestLoadDuplicates checks that a name or key given twice is refused in
+// every format, at the second's line, naming the first's: YAML kept the
+// first and JSON the last, so one intended file gave two configs.
+func TestLoadDuplicates(t *testing.T) {
+	tests := []struct {
+		name, file, text string
+		msg              string // after "<path>:"
+	}{
+		{name: "yaml generator", file: "c.yaml", text: "generators:\n  orders: snowflake?worker=1\n  other: uuidv7\n  orders: snowflake?worker=2\n",
+			msg: `4: strategies: invalid spec: generator "orders" defined twice, first at line 2`},
+		{name: "yaml generator as a table", file: "c.yaml", text: "generators:\n  orders: snowflake?worker=1\n  orders:\n    strategy: snowflake\n    worker: 2\n",
+			msg: `3: strategies: invalid spec: generator "orders" defined twice, first at line 2`},
+		{name: "yaml key of a generator", file: "c.yaml", text: "generators:\n  a:\n    strategy: snowflake\n    worker: 1\n    worker: 2\n",
+			msg: `5: strategies: invalid spec: generator "a": key "worker" given twice, first at line 4`},
+		{name: "yaml strategy key", file: "c.yaml", text: "generators:\n  a:\n    strategy: snowflake\n    strategy: uuidv7\n",
+			msg: `4: strategies: invalid spec: generator "a": key "strategy" given twice, first at line 3`},
+		{name: "yaml top key", file: "c.yaml", text: "default: a\ngenerators:\n  a: uuidv7\ndefault: b\n",
+			msg: `4: strategies: invalid spec: key "default" given twice, first at line 1`},
+		{name: "json generator", file: "c.json", text: "{\"generators\": {\n  \"orders\": \"snowflake?worker=1\",\n  \"orders\": \"snowflake?worker=2\"\n}}\n",
+			msg: `3: strategies: invalid spec: generator "orders" defined twice, first at line 2`},
+		{name: "json key of a generator", file: "c.json", text: "{\"generators\": {\n  \"a\": {\"strategy\": \"snowflake\",\n    \"worker\": 1,\n    \"worker\": 2}}}\n",
+			msg: `4: strategies: invalid spec: generator "a": key "worker" given twice, first at line 3`},
+		{name: "json top key", file: "c.json", text: "{\"generators\": {\"a\": \"uuidv7\"},\n \"generators\": {\"b\": \"uuidv7\"}}\n",
+			msg: `2: strategies: invalid spec: key "generators" given twice, first at line 1`},
+		{name: "toml generator", file: "c.toml", text: "[generators]\norders = \"snowflake?worker=1\"\norders = \"snowflake?worker=2\"\n",
+			msg: `3: strategies: invalid spec: Key 'generators.orders' has already been defined.`},
+		{name: "toml key of a generator", file: "c.toml", text: "[generators.a]\nstrategy = \"snowflake\"\nworker = 1\nworker = 2\n",
+			msg: `4: strategies: invalid spec: Key 'generators.a.worker' has already been defined.`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeConfig(t, tc.file, tc.text)
+			c, err := config.Load(path, strategies.Options{})
+			if want := path + ":" + tc.msg; err == nil || err.Error() != want || !errors.Is(err, strategies.ErrSpec) {
+				t.Fatalf("Load(%q) = %+v, %v; want %s (ErrSpec)", tc.text, c, err, want)
+			}
+		})
+	}
+}
+
 func TestLoadFormat(t *testing.T) {
 	path := writeConfig(t, "idgen.ini", "x")
 	_, err := config.Load(path, strategies.Options{})
