@@ -81,11 +81,13 @@ type Params struct {
 // and the variables key_env names). The zero Options is usable: no
 // override, and public specs are refused.
 type Options struct {
-	// WorkerID, when not empty, overrides the worker ID (the machine ID of
-	// sonyflake and xid) of every strategy that has one, and is the worker
-	// ID of the env worker source: decimal, in the field's range, 0 to
-	// 2^bits-1. Errors name it EnvWorkerID, the variable idgen's CLI reads
-	// it from. Empty means the spec's own key.
+	// WorkerID, when not empty, overrides the worker key (the machine key
+	// of sonyflake and xid) of every strategy that has one, and is the
+	// worker ID of the env worker source: decimal, in the field's range, 0
+	// to 2^bits-1. Beside any other worker source it is refused (a
+	// *WorkerConflictError), as the worker key is. Errors name it
+	// EnvWorkerID, the variable idgen's CLI reads it from. Empty means the
+	// spec's own key.
 	WorkerID string
 	// LookupKey returns the key text a public spec's key_env names
 	// (public.ParseKeys's form: 64 hex digits, or ID:HEX,ID:HEX), and

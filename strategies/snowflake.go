@@ -28,7 +28,7 @@ func init() {
 	keys = append(keys, Key{"random_start", "start each tick's sequence at a random offset (default false)"})
 	keys = append(keys, coreKeys...)
 	keys = append(keys, Key{"max_ahead", "hold's bound: how far ahead of the clock IDs may be issued (default 10s; 1s under bump)"})
-	keys = append(keys, Key{"worker_source", WorkerSourceDoc + " (default: the worker key)"})
+	keys = append(keys, Key{"worker_source", WorkerSourceDoc + " (default none: the worker key; refused beside it)"})
 	register(&Strategy{
 		Name:   "snowflake",
 		Doc:    "native 64-bit Snowflake, any layout or preset (twitter, discord, sonyflake, ...)",
@@ -78,6 +78,11 @@ func buildSnowflake(ctx context.Context, p *Params) (idgen.Generator, error) {
 			return nil, nodeError(p, cfg, err)
 		}
 		return g, nil
+	}
+	if name, _, ok := cfg.Layout.WorkerField(); ok {
+		if err := p.sourceConflict(name, name == snowflake.FieldWorker); err != nil {
+			return nil, err
+		}
 	}
 	space, err := layoutSpace(cfg.Layout, cfg.Nodes)
 	if err != nil {
