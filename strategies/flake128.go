@@ -294,6 +294,20 @@ func init() {
 			return g, nil
 		},
 		Scheme: func(*Params) (*idgen.Scheme, error) { return Flake128Scheme, nil },
+		Keyspace: func(p *Params) (string, error) {
+			worker := p.String("worker", "0")
+			if p.workerIDSet() {
+				worker = p.opts.WorkerID
+			}
+			if p.Has("worker_source") {
+				src, leased := p.sourceNode()
+				if leased {
+					return "", nil
+				}
+				worker = src
+			}
+			return "flake128, worker " + canonicalNode(worker), nil
+		},
 	})
 }
 

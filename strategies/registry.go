@@ -36,6 +36,10 @@ type Strategy struct {
 	// Scheme returns the scheme Build's generator would issue, without
 	// building it (no store is contacted).
 	Scheme func(p *Params) (*idgen.Scheme, error)
+	// Keyspace describes the IDs Build's generator can issue, as
+	// Options.Keyspace returns it (without the keyspace key's name), or ""
+	// when two such generators cannot issue the same IDs. Nil means "".
+	Keyspace func(p *Params) (string, error)
 }
 
 var registry = map[string]*Strategy{}
@@ -113,7 +117,7 @@ func (o Options) Resolve(spec string) (*Strategy, *Params, error) {
 		return nil, nil, specError(spec, "", name, fmt.Errorf("%w: unknown strategy %q; valid: %s", ErrSpec, name, strings.Join(Names(), ", ")))
 	}
 	parsed, err := parseSpec(spec, func(k string) error {
-		if k != EncodingKey && !slices.ContainsFunc(s.Keys, func(key Key) bool { return key.Name == k }) {
+		if k != EncodingKey && k != KeyspaceKey && !slices.ContainsFunc(s.Keys, func(key Key) bool { return key.Name == k }) {
 			return fmt.Errorf("%w: %s: unknown key %q; valid keys: %s", ErrSpec, name, k, keyNames(s))
 		}
 		return nil

@@ -35,6 +35,17 @@ func init() {
 		Keys:   keys,
 		Build:  buildSnowflake,
 		Scheme: func(p *Params) (*idgen.Scheme, error) { l, err := snowflakeLayout(p); return schemeOrErr(l, err) },
+		Keyspace: func(p *Params) (string, error) {
+			cfg, err := snowflakeConfig(p)
+			if err != nil {
+				return "", err
+			}
+			nodes := map[string]string{}
+			for n, v := range cfg.Nodes {
+				nodes[n] = strconv.FormatInt(v, 10)
+			}
+			return layoutKeyspace(p, cfg.Layout, nodes), nil
+		},
 	})
 }
 

@@ -195,6 +195,21 @@ func init() {
 			}
 			return SonyflakeScheme(s)
 		},
+		Keyspace: func(p *Params) (string, error) {
+			s, err := sonyflakeSettings(p, false)
+			if err != nil {
+				return "", err
+			}
+			l, err := s.Layout()
+			if err != nil {
+				return "", err
+			}
+			machine := p.String("machine", "0")
+			if p.workerIDSet() {
+				machine = p.opts.WorkerID
+			}
+			return layoutKeyspace(p, l, map[string]string{snowflake.FieldMachine: machine}), nil
+		},
 	})
 }
 

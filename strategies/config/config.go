@@ -42,6 +42,10 @@ var ErrSpec = strategies.ErrSpec
 //	    machine: 3
 //	    bits_sequence: 8
 //
+// Every generator's IDs are unique among all the config's generators,
+// unless a spec's keyspace key names a keyspace of its own (Load refuses
+// two that would issue the same IDs).
+//
 // Switching a service to another scheme is then one line of config.
 type Config struct {
 	// Path is the file the config was read from.
@@ -116,7 +120,12 @@ var Formats = []string{".yaml", ".yml", ".toml", ".json"}
 // that of the key a *strategies.SpecError names, where the file gives the
 // generator's keys one by one, else the generator's. A generator name or a
 // key given twice is refused in every format, at the second's line, naming
-// the first's (YAML decoders keep the first and JSON's the last).
+// the first's (YAML decoders keep the first and JSON's the last). Two
+// generators that would issue the same IDs (strategies.Options.Keyspace:
+// the same layout, epoch and node values, each with its own sequence) are
+// refused, naming both, unless the keyspace key names them apart; two
+// segment generators on one biz tag are not (the store hands each its own
+// IDs).
 func Load(path string, opts strategies.Options) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -154,12 +163,38 @@ func Load(path string, opts strategies.Options) (*Config, error) {
 	if len(c.Generators) == 0 {
 		return nil, fmt.Errorf("%w: %s: no generators; want a \"generators\" table naming at least one", ErrSpec, path)
 	}
+	if err := c.checkKeyspaces(); err != nil {
+		return nil, err
+	}
 	if c.Default != "" {
 		if _, ok := c.Lookup(c.Default); !ok {
 			return nil, fmt.Errorf("%w: %s:%d: default %q is not a generator; valid: %s", ErrSpec, path, raw.defLine, c.Default, strings.Join(c.Names(), ", "))
 		}
 	}
 	return c, nil
+}
+
+// checkKeyspaces refuses two generators that would issue the same IDs
+// (strategies.Options.Keyspace): each counts its own sequence over the
+// same layout, epoch and node values, in one keyspace.
+func (c *Config) checkKeyspaces() error {
+	first := map[string]GeneratorSpec{}
+	for _, g := range c.Generators {
+		space, err := c.Options.Keyspace(g.Spec.String())
+		if err != nil {
+			return fmt.Errorf("%s:%d: generator %q: %w", c.Path, g.Line, g.Name, err)
+		}
+		if space == "" {
+			continue
+		}
+		if f, ok := first[space]; ok {
+			return fmt.Errorf("%s:%d: %w: generators %q (line %d) and %q (line %d) issue the same IDs, each with its own sequence over %s; "+
+				"give each its own worker ID (or another node value), or, if their IDs never meet, a different %s=NAME",
+				c.Path, g.Line, ErrSpec, f.Name, f.Line, g.Name, g.Line, space, strategies.KeyspaceKey)
+		}
+		first[space] = g
+	}
+	return nil
 }
 
 // check validates spec as fully as can be done without a store.
