@@ -26,6 +26,19 @@ func closedPort(t *testing.T) string {
 	return addr
 }
 
+// busyAddr returns 127.0.0.1:PORT where this test listens until it ends:
+// serve fails there (exit 1) rather than serve, should it take input it
+// must refuse.
+func busyAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return ln.Addr().String()
+}
+
 // TestExitCodes checks the one rule of idgen's exit codes: 0 ok; 1 a store,
 // server or runtime failure; 2 bad input (flags, specs, IDs, files).
 func TestExitCodes(t *testing.T) {

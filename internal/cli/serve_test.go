@@ -25,8 +25,7 @@ func TestServeBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Two generators issuing the same IDs, and one name twice (JSON kept
-	// the last); on a port in use, so that serve fails there (exit 1)
-	// rather than serve, if it takes the file.
+	// the last); on a port in use (busyAddr).
 	overlap := filepath.Join(t.TempDir(), "overlap.yaml")
 	if err := os.WriteFile(overlap, []byte("default: orders\ngenerators:\n  orders: snowflake?worker=1\n  other: snowflake?worker=1\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -35,11 +34,7 @@ func TestServeBadInput(t *testing.T) {
 	if err := os.WriteFile(twice, []byte("{\"generators\": {\n  \"orders\": \"snowflake?worker=1\",\n  \"orders\": \"snowflake?worker=2\"}}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	busy, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer busy.Close()
+	busy := busyAddr(t)
 	tests := []struct {
 		name     string
 		args     []string
@@ -66,9 +61,9 @@ func TestServeBadInput(t *testing.T) {
 			`--config: generator "old": idgen: layout lifetime exhausted`},
 		{"future epoch", []string{"serve", "-s", "snowflake?preset=twitter&epoch=2199-01-01", "--addr", "127.0.0.1:0"}, 2,
 			"idgen: clock is before the epoch"},
-		{"generators issuing the same IDs", []string{"serve", "--config", overlap, "--addr", busy.Addr().String()}, 2,
+		{"generators issuing the same IDs", []string{"serve", "--config", overlap, "--addr", busy}, 2,
 			`overlap.yaml:4: strategies: invalid spec: generators "orders" (line 3) and "other" (line 4) issue the same IDs`},
-		{"generator name twice", []string{"serve", "--config", twice, "--addr", busy.Addr().String()}, 2,
+		{"generator name twice", []string{"serve", "--config", twice, "--addr", busy}, 2,
 			`twice.json:3: strategies: invalid spec: generator "orders" defined twice, first at line 2`},
 	}
 	for _, tt := range tests {

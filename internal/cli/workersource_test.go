@@ -3,7 +3,6 @@ package cli_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -131,13 +130,7 @@ func TestWorkerSourceBadInput(t *testing.T) {
 // README and strategies --help state. Before, the worker source won
 // silently.
 func TestWorkerIDConflicts(t *testing.T) {
-	// serve listens on a port in use: it fails (exit 1) there rather than
-	// serve, if it builds the generator it must refuse.
-	busy, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer busy.Close()
+	busy := busyAddr(t)
 	tests := []struct {
 		name   string
 		env    map[string]string // IDGEN_WORKER_ID, IDGEN_WORKER_SOURCE
@@ -156,7 +149,7 @@ func TestWorkerIDConflicts(t *testing.T) {
 			want: `machine=3 and --worker-source static:5 both set the worker ID; give one`},
 		{name: "IDGEN_WORKER_ID and --worker-source", env: map[string]string{"IDGEN_WORKER_ID": "7"}, args: []string{"gen", "-s", "snowflake", "--worker-source", "static:5"}, code: 2,
 			want: `idgen: -s "snowflake": IDGEN_WORKER_ID=7 and --worker-source static:5 both set the worker ID; give one (--worker-source env reads IDGEN_WORKER_ID)`},
-		{name: "serve worker= and --worker-source", args: []string{"serve", "-s", "snowflake?worker=3", "--worker-source", "static:5", "--addr", busy.Addr().String()}, code: 2,
+		{name: "serve worker= and --worker-source", args: []string{"serve", "-s", "snowflake?worker=3", "--worker-source", "static:5", "--addr", busy}, code: 2,
 			want: `worker=3 and --worker-source static:5 both set the worker ID; give one`},
 		{name: "IDGEN_WORKER_ID over worker=", env: map[string]string{"IDGEN_WORKER_ID": "7"}, args: []string{"gen", "-s", "snowflake?worker=3"}, worker: 7},
 		{name: "IDGEN_WORKER_ID through --worker-source env", env: map[string]string{"IDGEN_WORKER_ID": "7"}, args: []string{"gen", "-s", "snowflake", "--worker-source", "env"}, worker: 7},
