@@ -188,9 +188,13 @@ func (c *Config) checkKeyspaces() error {
 			continue
 		}
 		if f, ok := first[space]; ok {
-			return fmt.Errorf("%s:%d: %w: generators %q (line %d) and %q (line %d) issue the same IDs, each with its own sequence over %s; "+
+			override := ""
+			if w := c.Options.WorkerID; w != "" {
+				override = fmt.Sprintf(" (%s=%s overrides every worker key)", strategies.EnvWorkerID, w)
+			}
+			return fmt.Errorf("%s:%d: %w: generators %q (line %d) and %q (line %d) issue the same IDs, each with its own sequence over %s%s; "+
 				"give each its own worker ID (or another node value), or, if their IDs never meet, a different %s=NAME",
-				c.Path, g.Line, ErrSpec, f.Name, f.Line, g.Name, g.Line, space, strategies.KeyspaceKey)
+				c.Path, g.Line, ErrSpec, f.Name, f.Line, g.Name, g.Line, space, override, strategies.KeyspaceKey)
 		}
 		first[space] = g
 	}

@@ -203,8 +203,9 @@ func TestLoadOverlap(t *testing.T) {
 			msg: `3: strategies: invalid spec: generators "orders" (line 2) and "other" (line 3) issue the same IDs`},
 		{name: "toml", file: "c.toml", text: "[generators]\norders = \"snowflake?worker=1\"\nother = \"snowflake?worker=1\"\n",
 			msg: `3: strategies: invalid spec: generators "orders" (line 2) and "other" (line 3) issue the same IDs`},
-		{name: "IDGEN_WORKER_ID over both", file: "c.yaml", text: "generators:\n  orders: snowflake?worker=1\n  other: snowflake?worker=2\n", workerID: "1",
-			msg: `3: strategies: invalid spec: generators "orders" (line 2) and "other" (line 3) issue the same IDs`},
+		{name: "IDGEN_WORKER_ID over both", file: "c.yaml", text: "generators:\n  orders: snowflake?worker=1\n  other: snowflake?worker=2\n", workerID: "7",
+			msg: `3: strategies: invalid spec: generators "orders" (line 2) and "other" (line 3) issue the same IDs, each with its own sequence over ` +
+				strings.Replace(space, "worker 1", "worker 7", 1) + ` (IDGEN_WORKER_ID=7 overrides every worker key)`},
 		{name: "other worker IDs", file: "c.yaml", text: "generators:\n  orders: snowflake?worker=1\n  other: snowflake?worker=2\n"},
 		{name: "keyspaces named apart", file: "c.yaml", text: "generators:\n  orders: snowflake?worker=1&keyspace=orders\n  other:\n    strategy: snowflake\n    worker: 1\n    keyspace: other\n"},
 		{name: "segments on one biz tag", file: "c.yaml", text: "generators:\n  a: segment?dsn=postgres://x@127.0.0.1:1/db&tag=orders\n  b: segment?dsn=postgres://x@127.0.0.1:1/db&tag=orders\n"},
