@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/idgenkit/idgen"
 )
@@ -319,6 +320,30 @@ func FuzzParseUUIDText(f *testing.F) {
 		}
 		if back := uuidScheme.MustParse(id.String()); back != id {
 			t.Fatalf("round trip of %q = %v; want %v", s, back, id)
+		}
+	})
+}
+
+// FuzzUnmarshalJSON checks that a JSON string decodes to the ID its text
+// does, however json.Marshal escaped it (<, >, & and controls become \u
+// escapes).
+func FuzzUnmarshalJSON(f *testing.F) {
+	for _, s := range []string{"90", "1152921504606846976", "0190f1d2-7a3b-7c4d-8e5f-6a7b8c9d0e1f", "12/3", "<1>", "9\n", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) {
+			return // json.Marshal would replace the invalid bytes
+		}
+		js, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fromJSON, fromText idgen.ID
+		errJSON := fromJSON.UnmarshalJSON(js)
+		errText := fromText.UnmarshalText([]byte(s))
+		if (errJSON == nil) != (errText == nil) || fromJSON != fromText {
+			t.Fatalf("UnmarshalJSON(%s) = %v, %v; UnmarshalText(%q) = %v, %v; want the same", js, fromJSON, errJSON, s, fromText, errText)
 		}
 	})
 }
