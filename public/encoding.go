@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,6 +51,7 @@ type Encoding struct {
 	check    bool      // appends Crockford's mod-37 check symbol
 	b64      bool      // bwmarrin's Base64: std base64 of the decimal text
 	hyphens  bool      // parse skips '-'
+	shift    uint      // bits a digit when the alphabet's size is 2^shift, else 0
 }
 
 // Encodings lists the encodings by name, in the order of the docs.
@@ -74,6 +76,9 @@ func newEncoding(name, doc, alphabet string, fixed, check bool) *Encoding {
 	}
 	for i := range len(alphabet) {
 		e.decode[alphabet[i]] = int8(i)
+	}
+	if n := len(alphabet); n > 1 && n&(n-1) == 0 {
+		e.shift = uint(bits.TrailingZeros(uint(n)))
 	}
 	switch alphabet {
 	case CrockfordAlphabet:
@@ -144,13 +149,10 @@ func (e *Encoding) Width(size int) int {
 
 // digits returns the smallest w with base^w >= 2^(8*size).
 func digits(size, base int) int {
-	bits := 8 * size
+	nbits := 8 * size
 	if base&(base-1) == 0 { // a power of 2
-		per := 0
-		for 1<<per < base {
-			per++
-		}
-		return (bits + per - 1) / per
+		per := bits.TrailingZeros(uint(base))
+		return (nbits + per - 1) / per
 	}
 	w := 0
 	var x [idgen.MaxSize + 1]byte // 2^bits needs bits+1 bits
@@ -191,13 +193,21 @@ func (e *Encoding) AppendText(dst, b []byte) []byte {
 	dst = slices.Grow(dst, w+1)[:start+w]
 	out := dst[start:]
 	base := uint64(len(e.alphabet))
-	if len(b) == 8 {
+	switch {
+	case e.shift != 0 && (len(b) == 8 || len(b) == 16):
+		// A digit is shift bits: take them from the low end, no division.
+		hi, lo := words(b)
+		for i := w - 1; i >= 0; i-- {
+			out[i] = e.alphabet[lo&(base-1)]
+			hi, lo = shr128(hi, lo, e.shift)
+		}
+	case len(b) == 8:
 		v := binary.BigEndian.Uint64(b)
 		for i := w - 1; i >= 0; i-- {
 			out[i] = e.alphabet[v%base]
 			v /= base
 		}
-	} else {
+	default:
 		var x [idgen.MaxSize]byte
 		n := copy(x[:], b)
 		for i := w - 1; i >= 0; i-- {

@@ -55,6 +55,47 @@ func Example() {
 	// 2026-06-01T11:07:00Z [{key_id 0 8} {time 491477045343 41} {datacenter 4 5} {worker 18 5} {sequence 1 12}]
 }
 
+// AppendNext writes public IDs into a buffer the caller reuses, without
+// allocating. A tweak gives each type of object its own public IDs: the
+// same inner IDs under the tweak "order" read differently, and only a
+// scheme with that tweak reads them back.
+func ExampleGenerator_AppendNext() {
+	ctx := context.Background()
+	layout, _ := snowflake.Preset("twitter")
+	keys, err := public.ParseKeys("IDGEN_PUBLIC_KEY", "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
+	if err != nil {
+		panic(err)
+	}
+	for _, tweak := range []string{"", "order"} {
+		inner, err := snowflake.New(ctx, snowflake.Config{
+			Layout: layout,
+			Nodes:  map[string]int64{"datacenter": 4, "worker": 18},
+			Clock:  idgentest.NewClock(time.Date(2026, 6, 1, 11, 7, 0, 0, time.UTC)),
+		})
+		if err != nil {
+			panic(err)
+		}
+		g, err := public.New(inner, public.Config{Keys: keys, Tweak: []byte(tweak)})
+		if err != nil {
+			panic(err)
+		}
+		buf := make([]byte, 0, 64)
+		for range 2 {
+			if buf, err = g.AppendNext(ctx, buf[:0]); err != nil {
+				panic(err)
+			}
+			id, _ := g.Scheme().Parse(string(buf))
+			in, _ := public.Inner(id)
+			fmt.Printf("tweak %q: %s %s\n", tweak, buf, in)
+		}
+	}
+	// Output:
+	// tweak "": 07GD848WQJXPV7 2061404137190924288
+	// tweak "": 04NKTTZ7FFZHDD 2061404137190924289
+	// tweak "order": 0DQRDX3ABX7JYN 2061404137190924288
+	// tweak "order": 09DS309C3ZMQHW 2061404137190924289
+}
+
 // An Encoding writes any ID's bytes as text of a fixed width.
 func ExampleLookupEncoding() {
 	for _, name := range []string{"crockford-check", "base58", "base62"} {

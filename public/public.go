@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +16,9 @@ import (
 // ErrKey reports a missing or malformed key. Its messages name where the
 // key came from, never the key.
 var ErrKey = errors.New("public: invalid key")
+
+// ErrTweak reports a tweak longer than MaxTweakSize.
+var ErrTweak = errors.New("public: invalid tweak")
 
 // KeySize is the size of a key in bytes: an AES-256 key.
 const KeySize = 32
@@ -63,7 +67,23 @@ type Config struct {
 	Keys []Key
 	// Encoding writes the encrypted bits; nil means crockford.
 	Encoding *Encoding
+	// Tweak is FF1's tweak (NIST SP 800-38G), at most MaxTweakSize bytes,
+	// the same for every key: a public value, not a secret, that
+	// separates domains. The same inner ID under two tweaks gives
+	// unrelated public IDs, and a public ID read under another tweak
+	// decrypts to an unrelated inner ID (no error: FF1 cannot tell). Nil
+	// or empty means the empty tweak, which public IDs issued before
+	// tweaks existed use. Changing it, like losing the key, loses the way
+	// back to the inner IDs of the IDs issued under the old one.
+	Tweak []byte
 }
+
+// MaxTweakSize is the longest Config.Tweak, in bytes.
+const MaxTweakSize = 64
+
+// ff1Radix is the radix of the public IDs' FF1: an ID of n bytes is 2n hex
+// digits, so the cipher permutes exactly its 2^(8n) values.
+const ff1Radix = 16
 
 // NewScheme returns the scheme of public IDs over inner, a scheme of 8 or
 // 16 bytes (the Snowflake family, segment and ticket; UUIDs and ULID). A
@@ -73,7 +93,13 @@ type Config struct {
 // characters over a 64-bit ID in crockford, 27 over a 128-bit one. Its Time
 // and Decompose decrypt: the inner ID's time, and key_id followed by the
 // inner ID's fields. Each call makes a new scheme, and IDs of two schemes
-// compare unequal: compare their text. Errors wrap ErrKey or ErrEncoding.
+// compare unequal: compare their text. Errors wrap ErrKey, ErrEncoding or
+// ErrTweak.
+//
+// The encryption is FF1 (NIST SP 800-38G) over AES-256 with cfg.Tweak, in
+// radix 16 over the inner ID's hex digits: 16 digits (2^64 values) for a
+// 64-bit ID, 32 (2^128) for a 128-bit one, so that it permutes exactly the
+// inner IDs' values.
 func NewScheme(inner *idgen.Scheme, cfg Config) (*idgen.Scheme, error) {
 	if inner.Size != 8 && inner.Size != 16 {
 		return nil, fmt.Errorf("%w: public IDs wrap 64- or 128-bit IDs; %s IDs are %d bits", ErrEncoding, inner.Name, inner.Size*8)
@@ -88,7 +114,13 @@ func NewScheme(inner *idgen.Scheme, cfg Config) (*idgen.Scheme, error) {
 	if len(cfg.Keys) == 0 {
 		return nil, fmt.Errorf("%w: no key", ErrKey)
 	}
-	c := &codec{inner: inner, enc: enc}
+	if len(cfg.Tweak) > MaxTweakSize {
+		return nil, fmt.Errorf("%w: %s is %d bytes: want at most %d", ErrTweak, quote(string(cfg.Tweak)), len(cfg.Tweak), MaxTweakSize)
+	}
+	c := &codec{inner: inner, enc: enc, width: 1 + enc.Width(inner.Size)}
+	if c.width == 1 {
+		c.width = 1 + 64 // bwmarrin-base2, the widest of the varying ones
+	}
 	for i, k := range cfg.Keys {
 		if k.ID > 31 {
 			return nil, fmt.Errorf("%w: key %d: key ID %d: want 0-31", ErrKey, i+1, k.ID)
@@ -99,9 +131,9 @@ func NewScheme(inner *idgen.Scheme, cfg Config) (*idgen.Scheme, error) {
 		if len(k.Secret) != KeySize {
 			return nil, fmt.Errorf("%w: key %d: want %d bytes, got %d", ErrKey, i+1, KeySize, len(k.Secret))
 		}
-		f, err := newFF1(k.Secret)
+		f, err := newFF1(k.Secret, cfg.Tweak, ff1Radix, 2*inner.Size)
 		if err != nil {
-			return nil, err
+			return nil, err // not reached: the sizes are checked above
 		}
 		c.ciphers[k.ID] = f
 	}
@@ -113,8 +145,9 @@ func NewScheme(inner *idgen.Scheme, cfg Config) (*idgen.Scheme, error) {
 type codec struct {
 	inner   *idgen.Scheme
 	enc     *Encoding
-	ciphers [32]*ff1Cipher // by key ID
+	ciphers [32]*ff1Cipher // by key ID, radix 16 over 2*inner.Size digits
 	issuer  byte
+	width   int // of the text, in bytes (at most)
 }
 
 func (c *codec) AppendText(dst, b []byte) []byte {
@@ -171,14 +204,25 @@ func (c *codec) decrypt(b []byte) idgen.ID {
 	if f == nil {
 		return idgen.ID{}
 	}
-	var x [16]byte
-	if err := f.crypt(x[:c.inner.Size], b[1:1+c.inner.Size], true); err != nil {
+	hi, lo := words(b[1 : 1+c.inner.Size])
+	buf := ff1Scratch.Get().(*[16]byte)
+	hi, lo, err := f.decrypt(buf, hi, lo)
+	ff1Scratch.Put(buf)
+	if err != nil {
 		return idgen.ID{}
 	}
 	if c.inner.Size == 8 {
-		return c.inner.FromUint64(binary.BigEndian.Uint64(x[:8]))
+		return c.inner.FromUint64(lo)
 	}
-	return c.inner.FromWords(binary.BigEndian.Uint64(x[0:8]), binary.BigEndian.Uint64(x[8:16]), 0)
+	return c.inner.FromWords(hi, lo, 0)
+}
+
+// words returns the 8 or 16 big-endian bytes b as the number hi<<64|lo.
+func words(b []byte) (hi, lo uint64) {
+	if len(b) == 8 {
+		return 0, binary.BigEndian.Uint64(b)
+	}
+	return binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:16])
 }
 
 func (c *codec) Time(b []byte) time.Time { return c.decrypt(b).Time() }
@@ -206,29 +250,55 @@ func Inner(id idgen.ID) (inner idgen.ID, ok bool) {
 	return inner, !inner.IsZero()
 }
 
-// encrypt returns inner, an ID of the scheme's inner scheme, as a public
-// ID of s under the issuing key. Its error wraps errCipher and is not
-// expected: the FF1 library refuses only malformed numeral strings.
-func encrypt(s *idgen.Scheme, c *codec, inner idgen.ID) (idgen.ID, error) {
-	kid := uint64(c.issuer) << 56
-	f := c.ciphers[c.issuer]
-	var x [16]byte
-	n := 16
+// innerWords returns the inner ID's bytes as the number hi<<64|lo.
+func innerWords(inner idgen.ID) (hi, lo uint64) {
 	if v, ok := inner.Uint64(); ok {
-		binary.BigEndian.PutUint64(x[:8], v)
-		n = 8
-	} else {
-		copy(x[:], inner.Bytes())
+		return 0, v
 	}
-	if err := f.crypt(x[:n], x[:n], false); err != nil {
+	return words(inner.Bytes())
+}
+
+// encrypt returns inner, an ID of the scheme's inner scheme, as a public
+// ID of s under the issuing key. Its error wraps errFF1Domain and is not
+// expected: the domains are all the values of 64 or 128 bits.
+func encrypt(s *idgen.Scheme, c *codec, inner idgen.ID) (idgen.ID, error) {
+	hi, lo := innerWords(inner)
+	buf := ff1Scratch.Get().(*[16]byte)
+	hi, lo, err := c.ciphers[c.issuer].encrypt(buf, hi, lo)
+	ff1Scratch.Put(buf)
+	if err != nil {
 		return idgen.ID{}, err
 	}
-	if n == 8 {
-		e := binary.BigEndian.Uint64(x[:8])
-		return s.FromWords(kid|e>>8, e<<56, 0), nil
+	kid := uint64(c.issuer) << 56
+	if c.inner.Size == 8 {
+		return s.FromWords(kid|lo>>8, lo<<56, 0), nil
 	}
-	hi, lo := binary.BigEndian.Uint64(x[0:8]), binary.BigEndian.Uint64(x[8:16])
 	return s.FromWords(kid|hi>>8, hi<<56|lo>>8, uint32(lo&0xff)<<24), nil
+}
+
+// appendPublic appends the text of inner's public ID under the issuing key
+// to dst. Its AES blocks pass through dst's spare capacity (grown when
+// short of 16 bytes or the text's width), cleared before the text is
+// written: with a buffer of the caller's that has room, it allocates
+// nothing. Its error is encrypt's.
+func (c *codec) appendPublic(dst []byte, inner idgen.ID) ([]byte, error) {
+	dst = slices.Grow(dst, max(16, c.width))
+	buf := (*[16]byte)(dst[len(dst) : len(dst)+16])
+	hi, lo := innerWords(inner)
+	hi, lo, err := c.ciphers[c.issuer].encrypt(buf, hi, lo)
+	clear(buf[:])
+	if err != nil {
+		return dst, err
+	}
+	var raw [17]byte
+	raw[0] = c.issuer
+	if c.inner.Size == 8 {
+		binary.BigEndian.PutUint64(raw[1:9], lo)
+	} else {
+		binary.BigEndian.PutUint64(raw[1:9], hi)
+		binary.BigEndian.PutUint64(raw[9:17], lo)
+	}
+	return c.AppendText(dst, raw[:1+c.inner.Size]), nil
 }
 
 // A Generator issues public IDs: the IDs of an inner generator, encrypted.
@@ -261,14 +331,29 @@ func (g *Generator) Scheme() *idgen.Scheme { return g.scheme }
 func (g *Generator) Inner() idgen.Generator { return g.inner }
 
 // Next returns the inner generator's next ID, encrypted. Its errors are the
-// inner generator's (or, not expected, one wrapping errCipher's "public:
-// FF1 cipher failed").
+// inner generator's (or, not expected, one wrapping errFF1Domain's
+// "public: FF1 input outside its domain").
 func (g *Generator) Next(ctx context.Context) (idgen.ID, error) {
 	id, err := g.inner.Next(ctx)
 	if err != nil {
 		return idgen.ID{}, err
 	}
 	return encrypt(g.scheme, g.c, id)
+}
+
+// AppendNext appends the text of the next public ID to dst and returns the
+// extended buffer: the inner generator's next ID, encrypted, in the text
+// Next's ID.String() gives (14 bytes over a 64-bit ID in crockford). The
+// cipher's AES blocks pass through the room after len(dst) before the text
+// overwrites them: with a buffer of the caller's that has room for 16
+// bytes and the text (reuse the buffer), it allocates nothing. Its errors
+// are Next's; on an error dst comes back unextended.
+func (g *Generator) AppendNext(ctx context.Context, dst []byte) ([]byte, error) {
+	id, err := g.inner.Next(ctx)
+	if err != nil {
+		return dst, err
+	}
+	return g.c.appendPublic(dst, id)
 }
 
 // NextN fills dst with the inner generator's next IDs, encrypted: in the

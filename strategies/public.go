@@ -23,6 +23,7 @@ func init() {
 			{Name: "inner", Doc: "the spec whose IDs are encrypted, URL-escaped (snowflake%3Fpreset%3Dtwitter); required"},
 			{Name: "key_env", Doc: "environment variable holding the key: 64 hex digits, or ID:HEX,ID:HEX to rotate (the first issues); default " + EnvPublicKey},
 			{Name: EncodingKey, Doc: "text of the encrypted bits: " + "crockford (default), crockford-check, base58, base62, base36, hex"},
+			{Name: "tweak", Doc: "FF1 tweak, at most 64 bytes of text (a type name, or a TypeID inner's prefix): the same inner ID under two tweaks gives unrelated public IDs; public, not a secret; default empty, as public IDs issued before tweaks existed"},
 		},
 		Build: func(ctx context.Context, p *Params) (idgen.Generator, error) {
 			cfg, inner, err := publicConfig(p)
@@ -69,7 +70,8 @@ func init() {
 	})
 }
 
-// publicConfig reads a public spec's keys and encoding, and its inner spec.
+// publicConfig reads a public spec's keys, encoding and tweak, and its
+// inner spec.
 func publicConfig(p *Params) (public.Config, string, error) {
 	inner := p.String("inner", "")
 	if inner == "" {
@@ -92,5 +94,9 @@ func publicConfig(p *Params) (public.Config, string, error) {
 	if err != nil {
 		return public.Config{}, "", fmt.Errorf("%w: %w", ErrSpec, err)
 	}
-	return public.Config{Keys: keys, Encoding: enc}, inner, nil
+	tweak := p.String("tweak", "")
+	if len(tweak) > public.MaxTweakSize {
+		return public.Config{}, "", p.bad("tweak", tweak, fmt.Sprintf("at most %d bytes", public.MaxTweakSize))
+	}
+	return public.Config{Keys: keys, Encoding: enc, Tweak: []byte(tweak)}, inner, nil
 }

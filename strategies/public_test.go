@@ -32,6 +32,8 @@ func TestPublicSpec(t *testing.T) {
 		{"check symbol, other variable", "public?inner=snowflake&encoding=crockford-check&key_env=OTHER_KEY", 15, '1', "snowflake"},
 		{"uuidv7 base58", "public?inner=uuidv7&encoding=base58", 23, '0', "uuidv7"},
 		{"ulid", "public?inner=ulid", 27, '0', "ulid"},
+		{"tweak", "public?inner=snowflake&tweak=order", 14, '0', "snowflake"},
+		{"typeid, its prefix as tweak", "public?inner=typeid%3Fprefix%3Duser&tweak=user", 27, '0', "typeid"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			g, err := opts.New(context.Background(), tt.spec)
@@ -72,6 +74,7 @@ func TestPublicSpecRefused(t *testing.T) {
 		{"bad inner", "public?inner=snowflak", []string{`unknown strategy "snowflak"`}},
 		{"96-bit inner", "public?inner=xid", []string{"96 bits"}},
 		{"bwmarrin encoding", "public?inner=snowflake&encoding=bwmarrin-base58", []string{"encoding=\"bwmarrin-base58\"", "crockford"}},
+		{"tweak of 65 bytes", "public?inner=snowflake&tweak=" + strings.Repeat("t", 65), []string{`tweak="tttttttt`, "at most 64 bytes"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := opts.New(context.Background(), tt.spec)
@@ -90,6 +93,42 @@ func TestPublicSpecRefused(t *testing.T) {
 				t.Errorf("SchemeOf(%q) = %v; want ErrSpec", tt.spec, err)
 			}
 		})
+	}
+}
+
+// TestPublicSpecTweak checks that tweak= separates domains: a public ID
+// reads back to its inner ID under its own spec only, and under another
+// tweak (or none) to another inner ID, without an error (FF1 cannot tell).
+func TestPublicSpecTweak(t *testing.T) {
+	opts := withEnv(map[string]string{"IDGEN_PUBLIC_KEY": testPublicKey})
+	const inner = "snowflake%3Fpreset%3Dtwitter%26worker%3D3"
+	user := "public?inner=" + inner + "&tweak=user"
+	g, err := opts.New(context.Background(), user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 50 {
+		id := mustNext(t, g)
+		in, _ := public.Inner(id)
+		want, _ := in.Uint64()
+		for _, tt := range []struct {
+			spec string
+			same bool
+		}{
+			{user, true},
+			{"public?inner=" + inner + "&tweak=order", false},
+			{"public?inner=" + inner, false},
+		} {
+			back, err := opts.ParseWith(id.String(), tt.spec)
+			if err != nil {
+				t.Fatalf("ParseWith(%q, %q) = %v", id, tt.spec, err)
+			}
+			in, ok := public.Inner(back)
+			got, _ := in.Uint64()
+			if !ok || (got == want) != tt.same {
+				t.Fatalf("Inner(ParseWith(%q, %q)) = %d, %v; want the issued inner ID %d: %v", id, tt.spec, got, ok, want, tt.same)
+			}
+		}
 	}
 }
 
@@ -187,8 +226,10 @@ func mustNext(t *testing.T, g idgen.Generator) idgen.ID {
 
 // BenchmarkPublicSnowflake measures, in one run, the cost per ID of a
 // public spec in crockford (issue and text) against its inner Snowflake
-// spec alone (issue and decimal text). The layout's 21-bit sequence keeps
-// the inner generator from waiting for the next millisecond.
+// spec alone (issue and decimal text), and of the public spec writing
+// into a reused buffer with AppendNext (public-append, no allocation). The
+// layout's 21-bit sequence keeps the inner generator from waiting for the
+// next millisecond.
 func BenchmarkPublicSnowflake(b *testing.B) {
 	const inner = "snowflake?layout=time:41,worker:1,sequence:21"
 	opts := strategies.Options{LookupKey: func(string) (string, bool) { return testPublicKey, true }}
@@ -206,5 +247,14 @@ func BenchmarkPublicSnowflake(b *testing.B) {
 				buf, _ = id.AppendText(buf[:0])
 			}
 		})
+		if pg, ok := g.(*public.Generator); ok {
+			b.Run("public-append", func(b *testing.B) {
+				ctx := context.Background()
+				var buf []byte
+				for b.Loop() {
+					buf, _ = pg.AppendNext(ctx, buf[:0])
+				}
+			})
+		}
 	}
 }
