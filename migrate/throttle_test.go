@@ -20,8 +20,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/idgenkit/idgen/compare"
 	"github.com/idgenkit/idgen/internal/testenv"
+	"github.com/idgenkit/idgen/internal/throwaway"
 	"github.com/idgenkit/idgen/migrate"
 )
 
@@ -35,12 +35,12 @@ func standby(t *testing.T) (primary, replica *pgx.Conn) {
 	if testenv.CI() {
 		fail = t.Fatalf
 	}
-	bin, err := compare.FindBinDir()
+	bin, err := throwaway.FindPostgres()
 	if err != nil {
 		fail("no PostgreSQL binaries: %v", err)
 	}
 	ctx := context.Background()
-	c, err := compare.StartCluster(ctx, compare.ClusterConfig{BinDir: bin, SharedBuffers: "32MB"})
+	c, err := throwaway.StartPostgres(ctx, throwaway.PostgresConfig{BinDir: bin, SharedBuffers: "32MB"})
 	if err != nil {
 		fail("start a throwaway primary: %v", err)
 	}
