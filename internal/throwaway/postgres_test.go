@@ -167,3 +167,20 @@ func processRuns(pid int) bool {
 	i := strings.LastIndexByte(string(b), ')')
 	return i >= 0 && len(b) > i+2 && b[i+2] != 'Z' // a zombie has stopped
 }
+
+// TestFindPostgresNewest: with PostgreSQL 18 unpacked where .ci/pg18.sh
+// puts it and Debian's 15 first in PATH (as .ci/run sets it), FindPostgres
+// picks 18, the newest, not the first one found.
+func TestFindPostgresNewest(t *testing.T) {
+	pg18 := testenv.PG18Bin(t)
+	if !strings.HasPrefix(pg18, throwaway.PG18Cache+"/") {
+		t.Skipf("IDGEN_TEST_PG18_BIN %q is not under %s", pg18, throwaway.PG18Cache)
+	}
+	got, err := throwaway.FindPostgres()
+	if err != nil {
+		t.Fatalf("FindPostgres() = %v", err)
+	}
+	if v := throwaway.PostgresVersion(got); v < 18 {
+		t.Errorf("FindPostgres() = %q (PostgreSQL %d); want 18 or later (%s)", got, v, pg18)
+	}
+}
