@@ -69,19 +69,21 @@ type Postgres struct {
 // registry (<version>/native/bin below it); FindPostgres looks there too.
 const PG18Cache = "/var/cache/idgen/pg18"
 
-// FindPostgres returns the directory holding initdb, pg_ctl and postgres of
-// the newest server found: initdb's directory from PATH,
-// /usr/lib/postgresql/*/bin, PG18Cache/*/native/bin and /usr/local/pgsql/bin,
-// ranked by `postgres --version` (PATH wins a tie); or an error wrapping
+// FindPostgres returns the directory holding initdb, pg_ctl and postgres:
+// initdb's directory from PATH (the user's choice), else the newest server
+// by `postgres --version` among /usr/lib/postgresql/*/bin,
+// PG18Cache/*/native/bin and /usr/local/pgsql/bin; or an error wrapping
 // ErrNoPostgres that says how to install them.
 func FindPostgres() (string, error) {
-	var dirs []string
 	if p, err := exec.LookPath("initdb"); err == nil {
 		if r, err := filepath.EvalSymlinks(p); err == nil {
 			p = r
 		}
-		dirs = append(dirs, filepath.Dir(p))
+		if d := filepath.Dir(p); CheckPostgres(d) == nil {
+			return d, nil
+		}
 	}
+	var dirs []string
 	for _, pattern := range []string{"/usr/lib/postgresql/*/bin", PG18Cache + "/*/native/bin"} {
 		found, _ := filepath.Glob(pattern)
 		dirs = append(dirs, found...)

@@ -168,14 +168,15 @@ func processRuns(pid int) bool {
 	return i >= 0 && len(b) > i+2 && b[i+2] != 'Z' // a zombie has stopped
 }
 
-// TestFindPostgresNewest: with PostgreSQL 18 unpacked where .ci/pg18.sh
-// puts it and Debian's 15 first in PATH (as .ci/run sets it), FindPostgres
-// picks 18, the newest, not the first one found.
+// TestFindPostgresNewest: with no initdb in PATH (Debian's packages put
+// none there) and PostgreSQL 18 unpacked where .ci/pg18.sh puts it beside
+// Debian's /usr/lib/postgresql/15, FindPostgres picks 18, the newest.
 func TestFindPostgresNewest(t *testing.T) {
 	pg18 := testenv.PG18Bin(t)
 	if !strings.HasPrefix(pg18, throwaway.PG18Cache+"/") {
 		t.Skipf("IDGEN_TEST_PG18_BIN %q is not under %s", pg18, throwaway.PG18Cache)
 	}
+	t.Setenv("PATH", "/usr/bin:/bin")
 	got, err := throwaway.FindPostgres()
 	if err != nil {
 		t.Fatalf("FindPostgres() = %v", err)
