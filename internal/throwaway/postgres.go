@@ -69,26 +69,31 @@ type Postgres struct {
 // registry (<version>/native/bin below it); FindPostgres looks there too.
 const PG18Cache = "/var/cache/idgen/pg18"
 
-// FindPostgres returns the directory holding initdb, pg_ctl and postgres:
-// initdb's directory from PATH (the user's choice), else the newest server
-// by `postgres --version` among /usr/lib/postgresql/*/bin,
-// PG18Cache/*/native/bin and /usr/local/pgsql/bin; or an error wrapping
-// ErrNoPostgres that says how to install them.
-func FindPostgres() (string, error) {
+// FindPostgres returns the directory holding initdb, pg_ctl and postgres
+// of the newest server found, by `postgres --version`: initdb's directory
+// from PATH (which wins a tie), /usr/lib/postgresql/*/bin,
+// PG18Cache/*/native/bin and /usr/local/pgsql/bin. The newest, because
+// direct I/O (debug_io_direct) and pg_stat_io need PostgreSQL 16. None
+// found, the error wraps ErrNoPostgres and says how to install them.
+func FindPostgres() (string, error) { return newestPostgres(PostgresDirs()) }
+
+// PostgresDirs lists the directories FindPostgres looks in, PATH's first.
+func PostgresDirs() []string {
+	var dirs []string
 	if p, err := exec.LookPath("initdb"); err == nil {
 		if r, err := filepath.EvalSymlinks(p); err == nil {
 			p = r
 		}
-		if d := filepath.Dir(p); CheckPostgres(d) == nil {
-			return d, nil
-		}
+		dirs = append(dirs, filepath.Dir(p))
 	}
-	var dirs []string
 	for _, pattern := range []string{"/usr/lib/postgresql/*/bin", PG18Cache + "/*/native/bin"} {
 		found, _ := filepath.Glob(pattern)
 		dirs = append(dirs, found...)
 	}
-	dirs = append(dirs, "/usr/local/pgsql/bin")
+	return append(dirs, "/usr/local/pgsql/bin")
+}
+
+func newestPostgres(dirs []string) (string, error) {
 	best, bestVersion := "", -1
 	for _, d := range dirs {
 		if CheckPostgres(d) != nil {

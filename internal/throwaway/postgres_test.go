@@ -168,15 +168,17 @@ func processRuns(pid int) bool {
 	return i >= 0 && len(b) > i+2 && b[i+2] != 'Z' // a zombie has stopped
 }
 
-// TestFindPostgresNewest: with no initdb in PATH (Debian's packages put
-// none there) and PostgreSQL 18 unpacked where .ci/pg18.sh puts it beside
-// Debian's /usr/lib/postgresql/15, FindPostgres picks 18, the newest.
+// TestFindPostgresNewest: with Debian's 15 first in PATH (as on this
+// machine and in .ci/run) and 18 unpacked where .ci/pg18.sh puts it,
+// FindPostgres picks 18, the newest: direct I/O needs 16.
 func TestFindPostgresNewest(t *testing.T) {
 	pg18 := testenv.PG18Bin(t)
 	if !strings.HasPrefix(pg18, throwaway.PG18Cache+"/") {
 		t.Skipf("IDGEN_TEST_PG18_BIN %q is not under %s", pg18, throwaway.PG18Cache)
 	}
-	t.Setenv("PATH", "/usr/bin:/bin")
+	if _, err := os.Stat("/usr/lib/postgresql/15/bin/initdb"); err == nil {
+		t.Setenv("PATH", "/usr/lib/postgresql/15/bin:"+os.Getenv("PATH"))
+	}
 	got, err := throwaway.FindPostgres()
 	if err != nil {
 		t.Fatalf("FindPostgres() = %v", err)
