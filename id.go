@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -240,13 +241,23 @@ func (id ID) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON accepts a JSON string of the canonical text or, for 8-byte
-// schemes, a JSON number. null leaves id unchanged.
+// schemes, a JSON number. A string's escapes (\u0039, \/) are decoded
+// before the text is read. null leaves id unchanged. Errors are
+// UnmarshalText's, or wrap ErrSyntax for a string that is not valid JSON.
 func (id *ID) UnmarshalJSON(data []byte) error {
 	switch {
 	case string(data) == "null":
 		return nil
 	case len(data) >= 2 && data[0] == '"' && data[len(data)-1] == '"':
-		return id.UnmarshalText(data[1 : len(data)-1])
+		text := data[1 : len(data)-1]
+		if bytes.IndexByte(text, '\\') < 0 { // no escapes: the text as it is
+			return id.UnmarshalText(text)
+		}
+		var s string
+		if err := json.Unmarshal(data, &s); err != nil {
+			return fmt.Errorf("%w: %s is not a valid JSON string", ErrSyntax, quoteInput(data))
+		}
+		return id.UnmarshalText([]byte(s))
 	case id.scheme != nil && id.scheme.Size != 8:
 		return fmt.Errorf("%w: %s ID must be a JSON string, got %s", ErrSyntax, id.scheme.Name, data)
 	default:

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/idgenkit/idgen"
 )
@@ -107,6 +108,43 @@ func TestJSON(t *testing.T) {
 	back := uuidScheme.Zero()
 	if err := json.Unmarshal(js, &back); err != nil || back != u {
 		t.Errorf("UUID JSON round trip = %v, %v; want %v", back, err, u)
+	}
+}
+
+// TestJSONEscapes decodes IDs whose JSON strings use escapes: JSON
+// strings are decoded before the ID's text is read, and errors quote the
+// decoded text.
+func TestJSONEscapes(t *testing.T) {
+	u := uuidScheme.MustParse("0190f1d2-7a3b-7c4d-8e5f-6a7b8c9d0e1f")
+	tests := []struct {
+		name, in string
+		zero     idgen.ID // the ID decoded into: its scheme, or none
+		want     idgen.ID
+		err      error
+		errText  string // in the error, when err is set
+	}{
+		{name: `"\u0039\u0030" is "90"`, in: `"\u0039\u0030"`, want: idgen.Int64Scheme.FromUint64(90)},
+		{name: "one escaped digit", in: `"115292150460684697\u0036"`, want: idgen.Int64Scheme.FromUint64(1 << 60)},
+		{name: "escaped dashes in a UUID", in: `"0190f1d2\u002d7a3b\u002D7c4d-8e5f-6a7b8c9d0e1f"`, zero: uuidScheme.Zero(), want: u},
+		{name: "escaped solidus refused as text", in: `"12\/3"`, err: idgen.ErrNoScheme, errText: `"12/3"`},
+		{name: "decoded text in the error", in: `"\u0039x"`, err: idgen.ErrNoScheme, errText: `"9x"`},
+		{name: "invalid escape", in: `"9\q"`, err: idgen.ErrSyntax},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.zero
+			err := got.UnmarshalJSON([]byte(tt.in))
+			if !errors.Is(err, tt.err) || (tt.err == nil && got != tt.want) || (err != nil && !strings.Contains(err.Error(), tt.errText)) {
+				t.Fatalf("UnmarshalJSON(%s) = %v, %v; want %v, %v (%s)", tt.in, got, err, tt.want, tt.err, tt.errText)
+			}
+			if tt.err != nil {
+				return
+			}
+			var n idgen.NullID
+			if err := json.Unmarshal([]byte(tt.in), &n); tt.zero == (idgen.ID{}) && (err != nil || !n.Valid || n.ID != tt.want) {
+				t.Fatalf("NullID Unmarshal(%s) = %v, %v; want %v", tt.in, n, err, tt.want)
+			}
+		})
 	}
 }
 
@@ -282,6 +320,30 @@ func FuzzParseUUIDText(f *testing.F) {
 		}
 		if back := uuidScheme.MustParse(id.String()); back != id {
 			t.Fatalf("round trip of %q = %v; want %v", s, back, id)
+		}
+	})
+}
+
+// FuzzUnmarshalJSON checks that a JSON string decodes to the ID its text
+// does, however json.Marshal escaped it (<, >, & and controls become \u
+// escapes).
+func FuzzUnmarshalJSON(f *testing.F) {
+	for _, s := range []string{"90", "1152921504606846976", "0190f1d2-7a3b-7c4d-8e5f-6a7b8c9d0e1f", "12/3", "<1>", "9\n", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) {
+			return // json.Marshal would replace the invalid bytes
+		}
+		js, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fromJSON, fromText idgen.ID
+		errJSON := fromJSON.UnmarshalJSON(js)
+		errText := fromText.UnmarshalText([]byte(s))
+		if (errJSON == nil) != (errText == nil) || fromJSON != fromText {
+			t.Fatalf("UnmarshalJSON(%s) = %v, %v; UnmarshalText(%q) = %v, %v; want the same", js, fromJSON, errJSON, s, fromText, errText)
 		}
 	})
 }

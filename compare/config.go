@@ -8,15 +8,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idgenkit/idgen/internal/throwaway"
 	"github.com/idgenkit/idgen/strategies"
 )
 
 // Defaults of Config's zero values.
 const (
-	DefaultRows          = 300_000
+	DefaultRows          = 100_000
 	DefaultWriters       = 4
 	DefaultBatch         = 1000
-	DefaultSharedBuffers = "128MB"
+	DefaultSharedBuffers = throwaway.DefaultSharedBuffers
+	DefaultBufferPool    = throwaway.DefaultBufferPool
 	DefaultRuns          = 3
 )
 
@@ -53,15 +55,21 @@ var (
 	ErrConnect = errors.New("compare: cannot connect to PostgreSQL")
 	// ErrNoPostgres reports that the PostgreSQL server binaries (initdb,
 	// pg_ctl, postgres) needed for the throwaway cluster are not installed.
-	ErrNoPostgres = errors.New("compare: PostgreSQL server binaries not found")
+	ErrNoPostgres = throwaway.ErrNoPostgres
+	// ErrNoMariaDB reports that the MariaDB server binaries (mariadbd and
+	// mariadb-install-db) needed for the throwaway server are not
+	// installed.
+	ErrNoMariaDB = throwaway.ErrNoMariaDB
 )
 
 // Config configures Run. Every zero value is usable.
 type Config struct {
 	// Strategies are the specs to compare, as for strategies.New
-	// ("snowflake?preset=twitter", "uuidv7"). Nil or empty means
-	// DefaultStrategies(). The Baseline is always run first, whether listed
-	// or not.
+	// ("snowflake?preset=twitter", "uuidv7"), or the names of
+	// server-generated keys (ServerKeys: "pg-uuidv7", "pg-uuidv4"). Nil or
+	// empty means DefaultStrategies() and the server-generated keys the
+	// server has. The Baseline is always run first, whether listed or not;
+	// a spec listed twice is refused.
 	Strategies []string
 	// SpecOptions are the strategies.Options the specs are built with:
 	// what a spec does not carry (a worker ID override, the keys of public
@@ -70,7 +78,7 @@ type Config struct {
 	// same IDs.
 	SpecOptions strategies.Options
 	// Rows is the number of rows of the measured phase. Zero means
-	// DefaultRows (300,000); negative is refused.
+	// DefaultRows (100,000); negative is refused.
 	Rows int
 	// Writers is the number of concurrent writers, each with its own
 	// connection, generator and worker ID. Zero means DefaultWriters (4);
@@ -92,10 +100,26 @@ type Config struct {
 	// after the run. False drops each table once measured and the schema at
 	// the end.
 	Keep bool
-	// SharedBuffers is the throwaway cluster's shared_buffers, in
-	// PostgreSQL's units ("128MB", "1GB"). Empty means DefaultSharedBuffers.
-	// It must be empty with a DSN: the server's own setting applies.
+	// SharedBuffers is the throwaway cluster's shared_buffers in the
+	// in-memory scenario, in PostgreSQL's units ("128MB", "1GB"). Empty
+	// means DefaultSharedBuffers. It must be empty with a DSN: the
+	// server's own setting applies.
 	SharedBuffers string
+	// PGBin is the directory of the PostgreSQL server binaries (initdb,
+	// pg_ctl, postgres) of the throwaway clusters. Empty means the newest
+	// found (PATH, /usr/lib/postgresql/*/bin). It must be empty with a
+	// DSN.
+	PGBin string
+	// Scenarios are the scenarios to measure on the throwaway servers, in
+	// the order ScenarioInMemory, ScenarioOutOfMemory. Nil means
+	// ScenarioInMemory only (the idgen command runs both). With a DSN the
+	// server's own settings are the one scenario, and only nil or
+	// ScenarioInMemory is accepted.
+	Scenarios []string
+	// MemoryRatio is the out-of-memory scenario's ratio of the Baseline's
+	// final table and index to the buffer. Zero means DefaultMemoryRatio
+	// (8); at most MaxMemoryRatio.
+	MemoryRatio float64
 	// Runs is the number of rounds. Each round runs every row (the
 	// Baseline, the harness check and each strategy) on a fresh table, in
 	// an order shuffled by the seeded generator. Zero means DefaultRuns
@@ -132,6 +156,9 @@ type Config struct {
 	ReadTime time.Duration
 	// Progress follows the run. Nil means silent.
 	Progress Progress
+	// serverKeys adds the ServerKeys the server has to the default
+	// strategies (set by resolve when Strategies is empty).
+	serverKeys bool
 	// Logger receives the run's log: the throwaway server started (Info,
 	// with its directory), each trial measured (Debug: row, round, rows/s)
 	// and cleanup that failed (Warn: stopping the server, dropping the
@@ -219,6 +246,35 @@ func (cfg Config) resolve() (Config, error) {
 		return cfg, badInput("buffer pool %q: want a size such as 128MB or 1GB (units kB, MB, GB, TB)", cfg.BufferPool)
 	case cfg.Schema != "" && !schemaRE.MatchString(cfg.Schema):
 		return cfg, badInput("schema %q: want a lower-case identifier (a-z, 0-9, _; at most 63)", cfg.Schema)
+	case cfg.MemoryRatio < 0 || cfg.MemoryRatio > MaxMemoryRatio:
+		return cfg, badInput("memory ratio %g: want 1 to %d (the baseline's data over the out-of-memory buffer)", cfg.MemoryRatio, MaxMemoryRatio)
+	case cfg.MemoryRatio > 0 && cfg.MemoryRatio < 1:
+		return cfg, badInput("memory ratio %g: want 1 to %d: below 1 the data fits the buffer", cfg.MemoryRatio, MaxMemoryRatio)
+	case cfg.DSN != "" && cfg.PGBin != "":
+		return cfg, badInput("pg-bin %q: only the throwaway clusters' binaries can be chosen; with a DSN the server runs", cutInput(cfg.PGBin))
+	}
+	if cfg.MemoryRatio == 0 {
+		cfg.MemoryRatio = DefaultMemoryRatio
+	}
+	if cfg.PGBin != "" {
+		if err := throwaway.CheckPostgres(cfg.PGBin); err != nil {
+			return cfg, badInput("pg-bin %q: %v", cutInput(cfg.PGBin), err)
+		}
+	}
+	if len(cfg.Scenarios) == 0 {
+		cfg.Scenarios = []string{ScenarioInMemory}
+	}
+	seen := map[string]bool{}
+	for _, s := range cfg.Scenarios {
+		switch {
+		case s != ScenarioInMemory && s != ScenarioOutOfMemory:
+			return cfg, badInput("scenario %q: want %s or %s", cutInput(s), ScenarioInMemory, ScenarioOutOfMemory)
+		case seen[s]:
+			return cfg, badInput("scenario %q given twice", s)
+		case cfg.DSN != "" && s == ScenarioOutOfMemory:
+			return cfg, badInput("scenario %q restarts a throwaway server with a small buffer and direct I/O; with a DSN the server's own settings apply: leave out --dsn, or the scenario", s)
+		}
+		seen[s] = true
 	}
 	if err := cfg.resolveEngine(); err != nil {
 		return cfg, err
@@ -231,10 +287,16 @@ func (cfg Config) resolve() (Config, error) {
 	}
 	if len(cfg.Strategies) == 0 {
 		cfg.Strategies = DefaultStrategies()
+		cfg.serverKeys = true
 	}
 	var specs []string
+	given := map[string]bool{}
 	for _, s := range cfg.Strategies {
 		s = strings.TrimSpace(s)
+		if given[s] && s != "" {
+			return cfg, badInput("strategy %q given twice in %q: each row runs once; give the second another parameter to compare two settings", cutInput(s), cutInput(strings.Join(cfg.Strategies, ",")))
+		}
+		given[s] = true
 		switch s {
 		case "":
 			return cfg, badInput("empty strategy spec in %q", strings.Join(cfg.Strategies, ","))

@@ -32,6 +32,55 @@
 // the first change to each page writes a full-page image into the WAL; the
 // FPI cost of scattering keys over many pages only shows in this state.
 //
+// # Scenarios: in memory and out of memory
+//
+// A team picks an ID scheme for the day its table is many times its
+// memory. On the throwaway servers, Config.Scenarios runs every row in
+// two scenarios, one after the other, each on a server of its own:
+//
+//   - ScenarioInMemory: the configured buffer (SharedBuffers, BufferPool;
+//     128MB), which holds all the data at the default sizes;
+//   - ScenarioOutOfMemory: one buffer for every row, sized so that the
+//     Baseline's final table and index (measured in memory, else
+//     estimated at 171 B a row on PostgreSQL and 146 B on InnoDB) are
+//     MemoryRatio (8) times the buffer, and misses that go to the device:
+//     debug_io_direct = data on PostgreSQL 16 or later,
+//     innodb_flush_method = O_DIRECT on InnoDB. A small buffer alone would
+//     measure misses served from the OS page cache, in microseconds, not
+//     what a table larger than the memory costs. The run checks that
+//     direct I/O took effect: the setting, and the O_DIRECT flag of every
+//     data file the server's processes hold open (/proc/PID/fdinfo);
+//     Scenario.DirectIOCheck says what it found. PostgreSQL 15 has no
+//     direct I/O: the scenario runs, with a note. InnoDB's buffer pool
+//     cannot go below 6MB: below 340,000 rows the ratio is smaller, with a
+//     note.
+//
+// The claim behind the scenario is that cost depends on the ratio of data
+// to memory, not on the size: the opt-in TestScaleModel checks it at N
+// and 8N rows. With a DSN the server's own settings are the one scenario,
+// and Scenario.OSCache says whether its misses can be served from the OS
+// page cache (no direct I/O setting) and what that means for the figures.
+//
+// Device reads and writes (Result.DeviceReads, DeviceWrites), over the
+// measured phase, server-wide:
+//
+//	PostgreSQL ≥ 16  pg_stat_io: sum(reads), sum(writes) WHERE object = 'relation' (tables and indexes, every
+//	                 process: backends, checkpointer, background writer, PostgreSQL 18's I/O workers), 8 kB blocks
+//	InnoDB           SHOW GLOBAL STATUS Innodb_pages_read, Innodb_pages_written deltas, 16 kB pages
+//
+// They are the device's only with direct I/O; otherwise some are served
+// by the OS page cache.
+//
+// # Keys the server generates
+//
+// ServerKeys are rows whose keys PostgreSQL generates as the column's
+// DEFAULT: pg-uuidv7 (uuidv7(), PostgreSQL 18) and pg-uuidv4
+// (gen_random_uuid(), 13). They are loaded the same way as the Baseline:
+// binary COPY of created_at and payload, the server fills the key; so
+// their ratio to the Baseline compares key schemes, not loading paths.
+// The default strategies include those the server has. They get no reads
+// after the inserts: the harness keeps the keys it sends.
+//
 // # Trials, statistics and the harness check
 //
 // The run has Runs rounds (default 3). Each round runs every row, the
@@ -107,6 +156,8 @@
 //	idx_blks_read       blocks   pg_statio_user_indexes.idx_blks_read delta: index blocks not found in shared_buffers
 //	                             (read from the OS or disk, or added to the index: extending it counts as a read)
 //	idx_blks_hit        blocks   pg_statio_user_indexes.idx_blks_hit delta: index blocks found in shared_buffers
+//	device_reads        blocks   PostgreSQL ≥ 16: pg_stat_io sum(reads) WHERE object = 'relation' delta, server-wide (see Scenarios)
+//	device_writes       blocks   the same for sum(writes)
 //
 // WAL and pg_stat_wal figures are server-wide: on a server shared with other
 // work (DSN given) they include that work's WAL. The throwaway cluster has
@@ -166,13 +217,15 @@
 //	buffer_pool_reads      pages   SHOW GLOBAL STATUS Innodb_buffer_pool_reads delta: reads InnoDB could not
 //	                               satisfy from the buffer pool (server-wide)
 //	buffer_pool_read_requests      Innodb_buffer_pool_read_requests delta: logical page reads
+//	device_reads           pages   SHOW GLOBAL STATUS Innodb_pages_read delta (server-wide)
+//	device_writes          pages   SHOW GLOBAL STATUS Innodb_pages_written delta (server-wide)
 //
 // The monitors index_page_splits, index_page_merge_attempts and
 // index_page_merge_successful are enabled with SET GLOBAL
 // innodb_monitor_enable for the run and disabled again at the end if they
 // were off. leaf_fragmentation, wal_page_splits, wal_fpi, wal_fpi_bytes
 // and idx_blks_* are PostgreSQL's and stay null. Without a DSN the run
-// provisions a throwaway server (see StartMariaDB): mariadb-install-db
+// provisions a throwaway server: mariadb-install-db
 // --auth-root-authentication-method=normal, then mariadbd --no-defaults
 // --skip-networking on a Unix socket in a temporary directory with
 // innodb_buffer_pool_size = BufferPool (InnoDB needs at least 6MB with 16 kB
@@ -181,8 +234,19 @@
 // run creates (idgen_compare_<random>, or Schema) and drops.
 //
 // Engine "all" runs PostgreSQL, then MariaDB, with the same seed, and
-// merges both into one Report: each row carries its engine, and its
-// ratios are to the Baseline of its own engine.
+// merges both into one Report: each row carries its engine and scenario,
+// and its ratios are to the Baseline of its own engine and scenario.
+//
+// # Layout
+//
+// An engine (PostgreSQL's pgEngine, InnoDB's myEngine) speaks to its
+// server: connect, create a table, warm up, load rows, read the counters
+// before and after the measured phase, the sizes, the read target. One Run
+// owns the scenarios, the rounds, the trials' phases, the samples and
+// reads, and the summary. What people read (the tables, the decision
+// table, report.html, the charts and the verdicts' words) is in
+// compare/report; the statistics are internal/stats'; the throwaway
+// servers internal/throwaway's.
 //
 // # Database
 //

@@ -13,16 +13,16 @@ import (
 	"syscall"
 )
 
-// DataFiles are the files WriteFiles writes into its directory. The
-// charts (PNG and SVG) are drawn by package compare/report, whose
-// WriteFiles writes these and the charts.
-var DataFiles = []string{"results.json", "results.csv", "report.html"}
+// DataFiles are the files WriteFiles writes into its directory. What
+// people read (report.html, the charts) is written by package
+// compare/report, whose WriteFiles writes these too.
+var DataFiles = []string{"results.json", "results.csv"}
 
-// WriteFiles writes the report into dir, creating it: results.json
-// ({"meta": Meta, "results": [Result, ...]}), results.csv (one row per Result, the columns
-// named as the JSON fields, rows_per_sec_t1..t10 for the tenths, then
-// engine, trials, rows_per_sec_ci_lo and rows_per_sec_ci_hi), report.html
-// (WriteHTML).
+// WriteFiles writes the report's data into dir, creating it: results.json
+// ({"meta": Meta, "results": [Result, ...]}) and results.csv (one row per
+// Result, the columns named as the JSON fields, rows_per_sec_t1..t10 for
+// the tenths, then engine, trials, rows_per_sec_ci_lo, rows_per_sec_ci_hi,
+// scenario, device_reads and device_writes).
 func (r *Report) WriteFiles(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -41,14 +41,7 @@ func (r *Report) WriteFiles(dir string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "results.csv"), cs, 0o644); err != nil {
-		return err
-	}
-	var page bytes.Buffer
-	if err := r.WriteHTML(&page); err != nil {
-		return fmt.Errorf("compare: report.html: %w", err)
-	}
-	return os.WriteFile(filepath.Join(dir, "report.html"), page.Bytes(), 0o644)
+	return os.WriteFile(filepath.Join(dir, "results.csv"), cs, 0o644)
 }
 
 // CheckOutDir reports whether WriteFiles could write into dir, without
@@ -101,7 +94,7 @@ func (r *Report) csv() ([]byte, error) {
 	for i := 1; i <= 10; i++ {
 		head = append(head, fmt.Sprintf("rows_per_sec_t%d", i))
 	}
-	head = append(head, "engine", "trials", "rows_per_sec_ci_lo", "rows_per_sec_ci_hi")
+	head = append(head, "engine", "trials", "rows_per_sec_ci_lo", "rows_per_sec_ci_hi", "scenario", "device_reads", "device_writes")
 	w.Write(head)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	of := func(v *float64) string {
@@ -134,7 +127,7 @@ func (r *Report) csv() ([]byte, error) {
 		if ci := x.RowsPerSecCI; ci != nil {
 			lo, hi = f(ci[0]), f(ci[1])
 		}
-		row = append(row, x.Engine, strconv.Itoa(x.Trials), lo, hi)
+		row = append(row, x.Engine, strconv.Itoa(x.Trials), lo, hi, x.Scenario, oi(x.DeviceReads), oi(x.DeviceWrites))
 		w.Write(row)
 	}
 	w.Flush()

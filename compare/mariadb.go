@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/throwaway"
 	"github.com/idgenkit/idgen/segment"
 )
 
@@ -55,7 +56,7 @@ func (cfg *Config) resolveEngine() error {
 	default:
 		return badInput("engine %q: want %s, %s or %s", cutInput(cfg.Engine), EnginePostgres, EngineMariaDB, EngineAll)
 	}
-	if n, ok := mysqlSize(cfg.BufferPool); cfg.BufferPool != "" && (!ok || n < MinBufferPool) {
+	if n, ok := throwaway.Size(cfg.BufferPool); cfg.BufferPool != "" && (!ok || n < MinBufferPool) {
 		return badInput("buffer pool %q: want at least 6MB (InnoDB's minimum with 16 kB pages)", cfg.BufferPool)
 	}
 	return nil
@@ -73,16 +74,18 @@ func cutInput(s string) string {
 	return s[:64] + "…"
 }
 
-// mharness holds a MariaDB run's connections; the embedded harness gives
-// the Config, Progress, payload and notes.
-type mharness struct {
+// myEngine is the MariaDB/InnoDB engine: one meta connection for DDL and
+// metrics, one per writer; the embedded harness gives the Config,
+// Progress and notes.
+type myEngine struct {
 	*harness
+	mcfg      *mysql.Config
 	db        *sql.DB
 	meta      *sql.Conn
 	writers   []*sql.Conn
 	database  string
 	pageSize  int64
-	payload   string // X'...': the payload as a hex literal
+	payloadX  string // X'...': the payload as a hex literal
 	monitors  bool   // INNODB_METRICS counters enabled
 	enabled   []string
 	noStats   bool // mysql.innodb_index_stats unreadable
@@ -91,55 +94,14 @@ type mharness struct {
 	bufferPool int64
 }
 
-// runMariaDB is Run for EngineMariaDB.
-func runMariaDB(ctx context.Context, cfg Config) (*Report, error) {
-	prog := cfg.Progress
-	if prog == nil {
-		prog = nopProgress{}
-	}
-	var mcfg *mysql.Config
-	if cfg.DSN != "" {
-		var err error
-		if mcfg, err = segment.MySQLConfig(cfg.DSN); err != nil {
-			return nil, fmt.Errorf("%w: dsn: %w", ErrBadInput, err)
-		}
-	}
-	plans, notes, err := buildPlans(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	defer closePlans(plans)
-	rep := newReport(cfg, EngineMariaDB, prog)
-	if cfg.DSN == "" {
-		srv, stop, err := startThrowaway(cfg, prog, "MariaDB server", "innodb_buffer_pool_size="+cfg.BufferPool, func() (*MariaDB, error) {
-			return StartMariaDB(ctx, MariaDBConfig{BufferPool: cfg.BufferPool, Keep: cfg.Keep})
-		})
-		if err != nil {
-			return nil, err
-		}
-		defer stop()
-		if cfg.Keep {
-			notes = append(notes, fmt.Sprintf("MariaDB data directory kept in %s (stopped)", srv.Dir()))
-		}
-		rep.Throwaway = true
-		mcfg = srv.Config()
-	}
-	h := &mharness{harness: newHarness(cfg, prog, rep, plans, notes)}
-	h.payload = "X'" + hex.EncodeToString(h.harness.payload) + "'"
-	if err := h.connect(ctx, mcfg, rep); err != nil {
-		return nil, err
-	}
-	defer h.close()
-	defer h.dropDatabase()
-	if cfg.Keep && cfg.DSN != "" {
-		h.note("tables kept in database %s; drop them with: DROP DATABASE %s", h.database, h.database)
-	}
+var _ engine = (*myEngine)(nil)
 
-	rows := reportRows(plans)
-	if err := h.warmUp(ctx, rows); err != nil {
-		return nil, err
+func parseMySQLConfig(dsn string) (*mysql.Config, error) {
+	c, err := segment.MySQLConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("%w: dsn: %w", ErrBadInput, err)
 	}
-	return h.finish(ctx, rep, rows, h.runOne)
+	return c, nil
 }
 
 // runSeed returns seed, or a random seed when it is 0.
@@ -154,8 +116,9 @@ func runSeed(seed uint64) uint64 {
 
 // connect opens the meta and writer connections, reads the server's
 // settings, enables the InnoDB monitors and creates the run's database.
-func (h *mharness) connect(ctx context.Context, mcfg *mysql.Config, rep *Report) error {
-	mcfg = mcfg.Clone()
+func (h *myEngine) connect(ctx context.Context, rep *Report, sc *Scenario) error {
+	h.payloadX = "X'" + hex.EncodeToString(h.payload) + "'"
+	mcfg := h.mcfg.Clone()
 	if mcfg.Timeout == 0 {
 		mcfg.Timeout = 10 * time.Second
 	}
@@ -170,47 +133,48 @@ func (h *mharness) connect(ctx context.Context, mcfg *mysql.Config, rep *Report)
 	if h.meta, err = h.db.Conn(ctx); err != nil {
 		return fmt.Errorf("%w at %s: %w", ErrConnectMariaDB, where, err)
 	}
-	var version, comment, pool string
-	if err := h.meta.QueryRowContext(ctx, "SELECT @@version, @@version_comment, @@innodb_buffer_pool_size, @@innodb_page_size").
-		Scan(&version, &comment, &pool, &h.pageSize); err != nil {
+	var version, comment, pool, flush string
+	if err := h.meta.QueryRowContext(ctx, "SELECT @@version, @@version_comment, @@innodb_buffer_pool_size, @@innodb_page_size, @@innodb_flush_method").
+		Scan(&version, &comment, &pool, &h.pageSize, &flush); err != nil {
 		return fmt.Errorf("%w at %s: %w", ErrConnectMariaDB, where, err)
 	}
-	rep.ServerVersion = version
-	rep.Server = "MariaDB " + version + " (" + comment + "), InnoDB, page size " + strconv.FormatInt(h.pageSize, 10)
+	server := "MariaDB " + version + " (" + comment + "), InnoDB, page size " + strconv.FormatInt(h.pageSize, 10)
 	if !strings.Contains(strings.ToLower(version), "mariadb") {
-		rep.Server = "MySQL " + version + " (" + comment + "), InnoDB, page size " + strconv.FormatInt(h.pageSize, 10)
+		server = "MySQL " + version + " (" + comment + "), InnoDB, page size " + strconv.FormatInt(h.pageSize, 10)
 	}
+	rep.addServer(server, version)
+	sc.ServerVersion = version
 	if n, err := strconv.ParseInt(pool, 10, 64); err == nil {
-		rep.BufferPool = strconv.FormatInt(n>>20, 10) + "MB"
+		sc.Buffer = sizeSetting(n)
+		sc.BufferBytes = n
 		h.bufferPool = n
+		if rep.BufferPool == "" {
+			rep.BufferPool = sc.Buffer
+		}
+	}
+	if sc.DataBytes > 0 && sc.BufferBytes > 0 {
+		sc.MemoryRatio = float64(sc.DataBytes) / float64(sc.BufferBytes)
+	}
+	if strings.HasPrefix(strings.ToUpper(flush), "O_DIRECT") {
+		sc.DirectIOSetting = "innodb_flush_method = " + flush
 	}
 	var ignored string
 	h.lsnStatus = h.meta.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb_lsn_current'").Scan(&ignored, &ignored) == nil
 	h.enableMonitors(ctx)
 
-	name := h.cfg.Schema
-	for try := 0; ; try++ {
-		if h.cfg.Schema == "" {
-			var b [4]byte
-			rand.Read(b[:])
-			name = "idgen_compare_" + hex.EncodeToString(b[:])
-		}
+	name, err := createUnique(h.cfg.Schema, "database", func(name string) (bool, error) {
 		_, err := h.meta.ExecContext(ctx, "CREATE DATABASE "+quoteIdent(name))
 		var me *mysql.MySQLError
-		if errors.As(err, &me) && me.Number == 1007 { // ER_DB_CREATE_EXISTS
-			if h.cfg.Schema != "" {
-				return badInput("database %q already exists; the run only uses a database it creates", name)
-			}
-			if try < 3 {
-				continue
-			}
-		}
-		if err != nil {
-			return fmt.Errorf("compare: creating database %s: %w", name, err)
-		}
-		break
+		return errors.As(err, &me) && me.Number == 1007, err // ER_DB_CREATE_EXISTS
+	})
+	if err != nil {
+		return err
 	}
-	h.database, rep.Schema = name, name
+	h.database = name
+	rep.addSchema(name)
+	if h.cfg.Keep && h.cfg.DSN != "" {
+		h.note("tables kept in database %s; drop them with: DROP DATABASE %s", h.database, h.database)
+	}
 	if _, err := h.meta.ExecContext(ctx, "USE "+quoteIdent(name)); err != nil {
 		return err
 	}
@@ -233,7 +197,7 @@ var ErrConnectMariaDB = errors.New("compare: cannot connect to MariaDB")
 
 // enableMonitors enables the InnoDB monitor counters that are off, and
 // remembers them to disable them again at the end.
-func (h *mharness) enableMonitors(ctx context.Context) {
+func (h *myEngine) enableMonitors(ctx context.Context) {
 	for _, m := range innodbMonitors {
 		var on int
 		if err := h.meta.QueryRowContext(ctx, "SELECT enabled FROM information_schema.INNODB_METRICS WHERE name = ?", m).Scan(&on); err != nil {
@@ -254,7 +218,11 @@ func (h *mharness) enableMonitors(ctx context.Context) {
 
 func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
 
-func (h *mharness) close() {
+func (h *myEngine) close() {
+	h.dropDatabase()
+	if h.meta == nil {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, m := range h.enabled {
@@ -271,7 +239,7 @@ func (h *mharness) close() {
 }
 
 // dropDatabase drops the run's database, unless Keep.
-func (h *mharness) dropDatabase() {
+func (h *myEngine) dropDatabase() {
 	if h.cfg.Keep || h.database == "" {
 		return
 	}
@@ -300,31 +268,38 @@ func mysqlColumn(p *plan) string {
 
 // createTable creates a table of the run's shape and returns its quoted
 // name.
-func (h *mharness) createTable(ctx context.Context, name string, p *plan) (string, error) {
-	table := quoteIdent(h.database) + "." + quoteIdent(name)
+func (h *myEngine) createTable(ctx context.Context, name string, p *plan) (*table, error) {
+	t := &table{name: name, quoted: quoteIdent(h.database) + "." + quoteIdent(name)}
 	key := "id " + mysqlColumn(p) + " NOT NULL PRIMARY KEY"
 	if p.scheme == nil && !p.series {
 		key = "id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY"
 	}
-	_, err := h.meta.ExecContext(ctx, "CREATE TABLE "+table+" ("+key+
-		", created_at DATETIME(6) NOT NULL, payload BINARY(100) NOT NULL) ENGINE=InnoDB ROW_FORMAT=DYNAMIC STATS_PERSISTENT=1 STATS_AUTO_RECALC=0")
-	return table, err
+	if _, err := h.meta.ExecContext(ctx, "CREATE TABLE "+t.quoted+" ("+key+
+		", created_at DATETIME(6) NOT NULL, payload BINARY(100) NOT NULL) ENGINE=InnoDB ROW_FORMAT=DYNAMIC STATS_PERSISTENT=1 STATS_AUTO_RECALC=0"); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func (h *myEngine) dropTable(ctx context.Context, t *table) error {
+	_, err := h.meta.ExecContext(ctx, "DROP TABLE "+t.quoted)
+	return err
 }
 
 // warmUp sends one batch per writer of each kind of row into a scratch
 // table, so that the first row measured does not pay for the connections'
 // first statements.
-func (h *mharness) warmUp(ctx context.Context, rows []*plan) error {
+func (h *myEngine) warmUp(ctx context.Context, rows []*plan) error {
 	n := min(h.cfg.Rows, h.cfg.Writers*h.cfg.Batch)
 	for i, p := range rows[:3] {
-		table, err := h.createTable(ctx, fmt.Sprintf("warmup%d", i), p)
+		t, err := h.createTable(ctx, fmt.Sprintf("warmup%d", i), p)
 		if err != nil {
 			return fmt.Errorf("compare: warm-up: %w", err)
 		}
-		if _, err := h.load(ctx, p, table, 1, n, nil); err != nil {
+		if _, err := h.load(ctx, p, t, 1, n, nil); err != nil {
 			return fmt.Errorf("compare: warm-up: %w", err)
 		}
-		if _, err := h.meta.ExecContext(ctx, "DROP TABLE "+table); err != nil {
+		if err := h.dropTable(ctx, t); err != nil {
 			return err
 		}
 	}
@@ -334,16 +309,16 @@ func (h *mharness) warmUp(ctx context.Context, rows []*plan) error {
 // innodbCounters are the server-wide counters read before and after the
 // measured phase.
 type innodbCounters struct {
-	lsn                  int64
-	lsnOK                bool
-	poolReads, poolReqs  int64
-	poolOK               bool
-	splits, merges       int64
-	monitorsOK           bool
-	leafPages, sizePages int64
+	lsn                 int64
+	lsnOK               bool
+	poolReads, poolReqs int64
+	poolOK              bool
+	splits, merges      int64
+	monitorsOK          bool
+	pagesRead, written  int64 // Innodb_pages_read, Innodb_pages_written
 }
 
-func (h *mharness) readCounters(ctx context.Context) innodbCounters {
+func (h *myEngine) readCounters(ctx context.Context) innodbCounters {
 	var c innodbCounters
 	if h.lsnStatus {
 		var name string
@@ -359,6 +334,7 @@ func (h *mharness) readCounters(ctx context.Context) innodbCounters {
 	}
 	pool := h.readPool(ctx)
 	c.poolReads, c.poolReqs, c.poolOK = pool.poolReads, pool.poolReqs, pool.poolOK
+	c.pagesRead, c.written = pool.pagesRead, pool.written
 	if h.monitors {
 		err := h.meta.QueryRowContext(ctx, `SELECT
 			SUM(IF(name = 'index_page_splits', count, 0)), SUM(IF(name = 'index_page_merge_successful', count, 0))
@@ -373,9 +349,9 @@ func (h *mharness) readCounters(ctx context.Context) innodbCounters {
 
 // readPool reads the server's Innodb_buffer_pool_reads and
 // Innodb_buffer_pool_read_requests into poolReads and poolReqs.
-func (h *mharness) readPool(ctx context.Context) innodbCounters {
+func (h *myEngine) readPool(ctx context.Context) innodbCounters {
 	var c innodbCounters
-	rows, err := h.meta.QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_buffer_pool_reads', 'Innodb_buffer_pool_read_requests')")
+	rows, err := h.meta.QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_buffer_pool_reads', 'Innodb_buffer_pool_read_requests', 'Innodb_pages_read', 'Innodb_pages_written')")
 	if err == nil {
 		n := 0
 		for rows.Next() {
@@ -383,15 +359,20 @@ func (h *mharness) readPool(ctx context.Context) innodbCounters {
 			var v int64
 			if rows.Scan(&name, &v) == nil {
 				n++
-				if name == "Innodb_buffer_pool_reads" {
+				switch name {
+				case "Innodb_buffer_pool_reads":
 					c.poolReads = v
-				} else {
+				case "Innodb_buffer_pool_read_requests":
 					c.poolReqs = v
+				case "Innodb_pages_read":
+					c.pagesRead = v
+				case "Innodb_pages_written":
+					c.written = v
 				}
 			}
 		}
 		rows.Close()
-		c.poolOK = n == 2
+		c.poolOK = n == 4
 	}
 	if !c.poolOK {
 		h.noteOnce("poolreads", "Innodb_buffer_pool_reads unreadable (%v): buffer-pool reads not measured", err)
@@ -418,7 +399,7 @@ func parseInnoDBLSN(status string) (int64, bool) {
 // indexStats runs ANALYZE TABLE and reads the persistent statistics of
 // the table's indexes: the clustered index's leaf pages and pages, and the
 // pages of the secondary indexes.
-func (h *mharness) indexStats(ctx context.Context, name string) (leaf, primary, secondary int64, ok bool) {
+func (h *myEngine) indexStats(ctx context.Context, name string) (leaf, primary, secondary int64, ok bool) {
 	if h.noStats {
 		return 0, 0, 0, false
 	}
@@ -456,7 +437,7 @@ func (h *mharness) indexStats(ctx context.Context, name string) (leaf, primary, 
 // dataBytes scans the table and sums the sizes of its leaf records: the
 // fixed part (innodbRecordFixed) and the key, plus one length byte per
 // record for a variable-length key (VARBINARY, VARCHAR).
-func (h *mharness) dataBytes(ctx context.Context, table string, p *plan) (int64, error) {
+func (h *myEngine) dataBytes(ctx context.Context, table string, p *plan) (int64, error) {
 	var rows, keys int64
 	switch p.column {
 	case idgen.ColumnBytea, idgen.ColumnText:
@@ -475,132 +456,72 @@ func (h *mharness) dataBytes(ctx context.Context, table string, p *plan) (int64,
 	return rows * (innodbRecordFixed + key), nil
 }
 
-func (h *mharness) runOne(ctx context.Context, round, i int, p *plan) (Result, error) {
-	cfg := h.cfg
-	h.clock.round = round
-	name := tableName(i, round, p.name)
-	res := Result{
-		Engine: EngineMariaDB, Strategy: p.label, Scheme: p.name, Column: mysqlColumn(p), Method: "multi-row insert", WorkerKey: p.workerKey,
-		Rows: cfg.Rows, Writers: writersOf(p, cfg.Writers), Batch: cfg.Batch, Preload: cfg.Preload, KeyBytes: p.keyBytes,
-	}
-	switch {
-	case p.series:
-		res.Scheme = "bigint"
-	case p.scheme == nil:
-		res.Scheme, res.Column = Baseline, "BIGINT AUTO_INCREMENT"
-	default:
-		res.Scheme = p.scheme.Name
-	}
-	switch {
-	case p.server:
-		res.Method = "insert-select"
-	case cfg.Batch == 1:
-		res.Method = "insert"
-	case p.series:
-		res.Method = "insert-select json_table"
-	}
-	table, err := h.createTable(ctx, name, p)
-	if err != nil {
-		return res, fmt.Errorf("%s: creating table: %w", p.label, err)
-	}
-	if !cfg.Keep {
-		defer func() {
-			c, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-			defer cancel()
-			if _, err := h.meta.ExecContext(c, "DROP TABLE "+table); err != nil {
-				h.prog.Note(fmt.Sprintf("dropping %s: %v", table, err))
-			}
-		}()
-	}
-	h.sample = h.startSample(p, round, i)
-	defer func() { h.sample = nil }()
-	if cfg.Preload > 0 {
-		h.prog.Phase(p.label, "preload", cfg.Preload)
-		ph, err := h.load(ctx, p, table, 1, cfg.Preload, h.prog.Rows)
-		if err != nil {
-			return res, err
-		}
-		h.prog.PhaseDone(ph.elapsed)
-	}
-	before := h.readCounters(ctx)
-	h.prog.Phase(p.label, "measure", cfg.Rows)
-	ph, err := h.load(ctx, p, table, int64(cfg.Preload)+1, cfg.Rows, h.prog.Rows)
-	if err != nil {
-		return res, err
-	}
-	h.prog.PhaseDone(ph.elapsed)
-	after := h.readCounters(ctx)
+// result returns a MariaDB trial's Result before its figures.
+func (h *myEngine) result(p *plan) Result {
+	return h.newResult(p, rowShape{EngineMariaDB, mysqlColumn(p), "BIGINT AUTO_INCREMENT", "multi-row insert", "insert-select json_table"})
+}
 
-	res.Seconds = ph.elapsed.Seconds()
-	res.RowsPerSec = float64(cfg.Rows) / ph.elapsed.Seconds()
-	res.RowsPerSecTenths = ph.tenths
-	if len(ph.latencies) > 0 {
-		res.P50Ms = ptr(percentile(ph.latencies, 0.50))
-		res.P99Ms = ptr(percentile(ph.latencies, 0.99))
-	}
+func (h *myEngine) before(ctx context.Context, t *table) (snapshot, error) {
+	return h.readCounters(ctx), nil
+}
+
+func (h *myEngine) after(ctx context.Context, t *table, p *plan, b snapshot, res *Result) error {
+	before, after := b.(innodbCounters), h.readCounters(ctx)
 	if before.lsnOK && after.lsnOK {
 		res.WALBytes = after.lsn - before.lsn
 	}
 	if before.poolOK && after.poolOK {
 		res.BufferPoolReads = ptr(after.poolReads - before.poolReads)
 		res.BufferPoolReadRequests = ptr(after.poolReqs - before.poolReqs)
+		res.DeviceReads = ptr(after.pagesRead - before.pagesRead)
+		res.DeviceWrites = ptr(after.written - before.written)
 	}
 	if before.monitorsOK && after.monitorsOK {
 		res.PageSplits = ptr(after.splits - before.splits)
 		res.PageMerges = ptr(after.merges - before.merges)
 	}
-	if leaf, primary, secondary, ok := h.indexStats(ctx, name); ok {
+	if leaf, primary, secondary, ok := h.indexStats(ctx, t.name); ok {
 		res.IndexBytes = primary * h.pageSize
 		res.SecondaryIndexBytes = ptr(secondary * h.pageSize)
 		res.TableBytes = (primary + secondary) * h.pageSize
 		res.LeafPages = ptr(leaf)
-		data, err := h.dataBytes(ctx, table, p)
+		data, err := h.dataBytes(ctx, t.quoted, p)
 		if err != nil {
-			return res, fmt.Errorf("%s: scanning the table: %w", p.label, err)
+			return fmt.Errorf("scanning the table: %w", err)
 		}
 		if leaf > 0 {
 			res.AvgLeafDensity = ptr(100 * float64(data) / float64(leaf*h.pageSize))
 			res.LeafFillSource = "full scan: record sizes over n_leaf_pages"
 		}
 	}
-	res.IndexBytesPerRow = float64(res.IndexBytes) / float64(cfg.Preload+cfg.Rows)
 	if h.bufferPool > 0 && res.IndexBytes > 0 {
 		res.IndexFitsCache = ptr(res.IndexBytes <= h.bufferPool)
 	}
-	if err := h.readBack(ctx, p, &res, round, i, func() (readTarget, error) { return h.mysqlTarget(ctx, table, p) }); err != nil {
-		return res, err
-	}
-	res.Unavailable = unavailableMariaDB(&res)
-	return res, nil
+	return nil
+}
+
+func (h *myEngine) target(ctx context.Context, t *table, p *plan) (readTarget, error) {
+	return h.mysqlTarget(ctx, t.quoted, p)
 }
 
 // unavailableMariaDB names the nil metrics of a MariaDB Result; the
 // PostgreSQL-only ones (fragmentation, WAL records, FPI, idx_blks_*) are
 // not InnoDB's and are not listed.
 func unavailableMariaDB(r *Result) []string {
-	var out []string
-	for _, m := range []struct {
-		name string
-		nil  bool
-	}{
+	return missing([]metric{
 		{"leaf_pages", r.LeafPages == nil},
 		{"avg_leaf_density", r.AvgLeafDensity == nil},
 		{"page_splits", r.PageSplits == nil},
 		{"page_merges", r.PageMerges == nil},
 		{"buffer_pool_reads", r.BufferPoolReads == nil},
-	} {
-		if m.nil {
-			out = append(out, m.name)
-		}
-	}
-	return out
+	})
 }
 
 // load inserts n rows into table with every writer and returns the
 // timings, as harness.load does for PostgreSQL.
-func (h *mharness) load(ctx context.Context, p *plan, table string, first int64, n int, onRows func(int)) (phaseResult, error) {
+func (h *myEngine) load(ctx context.Context, p *plan, t *table, first int64, n int, onRows func(int)) (phaseResult, error) {
 	return fanOut(ctx, p, writersOf(p, len(h.writers)), first, n, onRows, func(ctx context.Context, w int, gen idgen.Generator, bs batches, rec *recorder) ([]float64, error) {
-		return h.writer(ctx, h.writers[w], p, gen, table, bs, rec)
+		return h.writer(ctx, h.writers[w], p, gen, t.quoted, bs, rec)
 	})
 }
 
@@ -609,7 +530,7 @@ func (h *mharness) load(ctx context.Context, p *plan, table string, first int64,
 // from the sequence engine's seq_<lo>_to_<hi>; for ClientSeries the same
 // INSERT ... SELECT from JSON_TABLE over the keys the client writes out),
 // autocommitted, and returns its statement latencies in ms.
-func (h *mharness) writer(ctx context.Context, conn *sql.Conn, p *plan, gen idgen.Generator, table string, bs batches, rec *recorder) ([]float64, error) {
+func (h *myEngine) writer(ctx context.Context, conn *sql.Conn, p *plan, gen idgen.Generator, table string, bs batches, rec *recorder) ([]float64, error) {
 	var lats []float64
 	ids := make([]idgen.ID, h.cfg.Batch)
 	var buf, key []byte
@@ -623,11 +544,11 @@ func (h *mharness) writer(ctx context.Context, conn *sql.Conn, p *plan, gen idge
 		switch {
 		case p.server:
 			buf = fmt.Appendf(buf, "INSERT INTO %s (id, created_at, payload) SELECT seq, %s, %s FROM seq_%d_to_%d",
-				table, ts, h.payload, first, first+int64(cnt)-1)
+				table, ts, h.payloadX, first, first+int64(cnt)-1)
 		case p.series && h.cfg.Batch > 1:
 			// The harness half of the check in the Reference's shape: the
 			// same INSERT ... SELECT, over keys the client writes out.
-			buf = fmt.Appendf(buf, "INSERT INTO %s (id, created_at, payload) SELECT k, %s, %s FROM JSON_TABLE('[", table, ts, h.payload)
+			buf = fmt.Appendf(buf, "INSERT INTO %s (id, created_at, payload) SELECT k, %s, %s FROM JSON_TABLE('[", table, ts, h.payloadX)
 			for i := range int64(cnt) {
 				if i > 0 {
 					buf = append(buf, ',')
@@ -641,7 +562,7 @@ func (h *mharness) writer(ctx context.Context, conn *sql.Conn, p *plan, gen idge
 				if i > 0 {
 					buf = append(buf, ',')
 				}
-				buf = append(buf, "("+ts+","+h.payload+")"...)
+				buf = append(buf, "("+ts+","+h.payloadX+")"...)
 			}
 		default:
 			if gen != nil {
@@ -672,7 +593,7 @@ func (h *mharness) writer(ctx context.Context, conn *sql.Conn, p *plan, gen idge
 						buf = append(buf, '\'')
 					}
 				}
-				buf = append(buf, ","+ts+","+h.payload+")"...)
+				buf = append(buf, ","+ts+","+h.payloadX+")"...)
 			}
 		}
 		t0 := time.Now()
@@ -704,55 +625,11 @@ func mysqlInsertError(p *plan, err error) error {
 	return fmt.Errorf("%s: insert: %w", p.label, err)
 }
 
-// CacheSetting names the server's page cache and its size:
-// "shared_buffers 128MB", "innodb_buffer_pool_size 128MB", or both.
-func (r *Report) CacheSetting() string {
-	switch r.Engine {
-	case EngineMariaDB:
-		return "innodb_buffer_pool_size " + r.BufferPool
-	case EngineAll:
-		return "shared_buffers " + r.SharedBuffers + ", innodb_buffer_pool_size " + r.BufferPool
+// sizeSetting writes bytes as a server size setting: "128MB", or in kB
+// when it is not a whole number of MB.
+func sizeSetting(n int64) string {
+	if n%(1<<20) == 0 {
+		return strconv.FormatInt(n>>20, 10) + "MB"
 	}
-	return "shared_buffers " + r.SharedBuffers
-}
-
-// serverSeries is how the Reference row's server generates its keys.
-func (r *Report) serverSeries() string {
-	if r.Engine == EngineMariaDB {
-		return "INSERT ... SELECT seq FROM seq_<lo>_to_<hi> (the sequence engine)"
-	}
-	return "INSERT ... SELECT generate_series"
-}
-
-// writeInnoDB writes the InnoDB figures of the MariaDB rows that the main
-// table has no column for: page merges, buffer-pool reads and read
-// requests, the secondary indexes' size, and where the leaf fill comes
-// from. Nothing without MariaDB rows.
-func (r *Report) writeInnoDB(b *strings.Builder) {
-	rows := [][]string{{"strategy", "leaf pages", "leaf fill %", "splits", "merges", "redo MB", "pool reads", "pool requests", "secondary MB"}}
-	source := ""
-	for i := range r.Results {
-		x := &r.Results[i]
-		if x.Engine != EngineMariaDB {
-			continue
-		}
-		sec := "n/a"
-		if x.SecondaryIndexBytes != nil {
-			sec = fmt.Sprintf("%.1f", float64(*x.SecondaryIndexBytes)/(1<<20))
-		}
-		rows = append(rows, []string{r.RowName(x), optI(x.LeafPages), optF(x.AvgLeafDensity, 1), optI(x.PageSplits), optI(x.PageMerges),
-			fmt.Sprintf("%.1f", float64(x.WALBytes)/(1<<20)), optI(x.BufferPoolReads), optI(x.BufferPoolReadRequests), sec})
-		if x.LeafFillSource != "" {
-			source = x.LeafFillSource
-		}
-	}
-	if len(rows) == 1 {
-		return
-	}
-	b.WriteString("\nInnoDB (MariaDB rows): splits and merges from INNODB_METRICS, redo from the LSN, pool reads from Innodb_buffer_pool_reads")
-	if source != "" {
-		b.WriteString("; leaf fill: " + source)
-	}
-	b.WriteString("\n")
-	writeAligned(b, rows)
+	return strconv.FormatInt(n>>10, 10) + "kB"
 }

@@ -14,13 +14,13 @@ import (
 // Innodb_buffer_pool_reads is server-wide: on a shared server (--dsn) other
 // sessions' reads count too.
 type mysqlTarget struct {
-	h          *mharness
+	h          *myEngine
 	column     string // the plan's key column (idgen.Column*)
 	lookupStmt *sql.Stmt
 	scanStmt   *sql.Stmt
 }
 
-func (h *mharness) mysqlTarget(ctx context.Context, table string, p *plan) (readTarget, error) {
+func (h *myEngine) mysqlTarget(ctx context.Context, table string, p *plan) (readTarget, error) {
 	c := h.writers[0]
 	lookup, err := c.PrepareContext(ctx, "SELECT id, created_at, payload FROM "+table+" WHERE id = ?")
 	if err != nil {

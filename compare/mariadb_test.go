@@ -1,7 +1,6 @@
 package compare_test
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idgenkit/idgen/compare"
+	"github.com/idgenkit/idgen/compare/report"
 	"github.com/idgenkit/idgen/internal/redact"
 	"github.com/idgenkit/idgen/internal/testenv"
 	"github.com/idgenkit/idgen/segment"
@@ -95,7 +95,7 @@ func TestMariaDBPhysics(t *testing.T) {
 		t.Fatalf("Run = %v", err)
 	}
 	var table strings.Builder
-	rep.WriteTable(&table)
+	report.WriteTable(&table, rep)
 	t.Logf("\n%s", table.String())
 	if rep.Engine != compare.EngineMariaDB || !rep.Throwaway || !strings.HasPrefix(rep.Server, "MariaDB ") || rep.BufferPool != "128MB" {
 		t.Errorf("report engine %q, throwaway %v, server %q, buffer pool %q; want mariadb, true, MariaDB ..., 128MB",
@@ -218,7 +218,7 @@ func TestRunAllEngines(t *testing.T) {
 		}
 	}
 	var table strings.Builder
-	if err := rep.WriteTable(&table); err != nil {
+	if err := report.WriteTable(&table, rep); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"postgres uuidv4", "mariadb uuidv4", "innodb_buffer_pool_size 128MB", "shared_buffers 128MB"} {
@@ -226,8 +226,8 @@ func TestRunAllEngines(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
 		}
 	}
-	if !strings.Contains(rep.Verdict(&rep.Results[7]), "mariadb uuidv4: ") {
-		t.Errorf("Verdict(mariadb uuidv4) = %q; want it named with its engine", rep.Verdict(&rep.Results[7]))
+	if !strings.Contains(report.Verdict(rep, &rep.Results[7]), "mariadb uuidv4: ") {
+		t.Errorf("Verdict(mariadb uuidv4) = %q; want it named with its engine", report.Verdict(rep, &rep.Results[7]))
 	}
 }
 
@@ -250,7 +250,7 @@ func TestInsertPenaltyOutOfCache(t *testing.T) {
 		t.Fatalf("Run = %v", err)
 	}
 	var table strings.Builder
-	rep.WriteTable(&table)
+	report.WriteTable(&table, rep)
 	t.Logf("\n%s", table.String())
 	ratio := map[string]float64{}
 	for _, r := range rep.Results {
@@ -262,33 +262,6 @@ func TestInsertPenaltyOutOfCache(t *testing.T) {
 	if ratio["mariadb"] <= 0 || ratio["mariadb"] >= ratio["postgres"] {
 		t.Errorf("uuidv4's insert rate over the baseline's: mariadb %.2f, postgres %.2f; want InnoDB's penalty larger (a lower ratio)",
 			ratio["mariadb"], ratio["postgres"])
-	}
-}
-
-// TestWriteHTMLMariaDB: a MariaDB report names its engine, version and
-// buffer pool, and its verdicts count InnoDB's page splits.
-func TestWriteHTMLMariaDB(t *testing.T) {
-	rep := sampleReport()
-	rep.Engine, rep.Server, rep.ServerVersion, rep.SharedBuffers, rep.BufferPool =
-		compare.EngineMariaDB, "MariaDB 10.11.19-MariaDB-0+deb12u1 (Debian 12)", "10.11.19-MariaDB-0+deb12u1", "", "6MB"
-	for _, ts := range rep.Trials {
-		for k := range ts {
-			ts[k].Engine = compare.EngineMariaDB
-		}
-	}
-	rep.Summarize()
-	var b bytes.Buffer
-	if err := rep.WriteHTML(&b); err != nil {
-		t.Fatal(err)
-	}
-	page := b.String()
-	for _, s := range []string{"MariaDB 10.11.19, 1000 rows", "innodb_buffer_pool_size 6MB", "uuidv4: 2.0× the index", "249 vs 99 page splits"} {
-		if !strings.Contains(page, s) {
-			t.Errorf("report.html lacks %q", s)
-		}
-	}
-	if strings.Contains(page, "PostgreSQL") || strings.Contains(page, "shared_buffers") {
-		t.Errorf("report.html of a MariaDB run names PostgreSQL or shared_buffers")
 	}
 }
 
@@ -307,7 +280,7 @@ func TestMariaDBReads(t *testing.T) {
 		t.Fatalf("Run = %v", err)
 	}
 	var table strings.Builder
-	rep.WriteTable(&table)
+	report.WriteTable(&table, rep)
 	t.Logf("\n%s", table.String())
 	if !strings.Contains(table.String(), "\nreads after the inserts, one connection, innodb_buffer_pool_size 128MB") {
 		t.Errorf("WriteTable has no reads table naming the buffer pool:\n%s", table.String())
@@ -349,7 +322,7 @@ func TestMariaDBSpanPhysics(t *testing.T) {
 		t.Fatalf("Run = %v", err)
 	}
 	var table strings.Builder
-	rep.WriteTable(&table)
+	report.WriteTable(&table, rep)
 	t.Logf("\n%s", table.String())
 	density := func(name string) float64 {
 		r := rep.Find(name)

@@ -2,6 +2,8 @@ package compare
 
 import (
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idgenkit/idgen/internal/redact"
+	"github.com/idgenkit/idgen/internal/stats"
 )
 
 // A ConfigRecord is the run's Config as resolved, for results.json: every
@@ -31,12 +34,16 @@ type ConfigRecord struct {
 	Reads         bool     `json:"reads"`
 	ReadOps       int      `json:"read_ops"`
 	ReadTimeSec   float64  `json:"read_time_sec"`
+	PGBin         string   `json:"pg_bin,omitempty"`
+	Scenarios     []string `json:"scenarios,omitempty"`
+	MemoryRatio   float64  `json:"memory_ratio,omitempty"`
 }
 
 func (cfg Config) record() ConfigRecord {
 	return ConfigRecord{Strategies: redact.Specs(cfg.Strategies), Rows: cfg.Rows, Writers: cfg.Writers, Batch: cfg.Batch,
 		Preload: cfg.Preload, Runs: cfg.Runs, Seed: cfg.Seed, DSN: redact.Spec(cfg.DSN), Schema: cfg.Schema,
-		Keep: cfg.Keep, SharedBuffers: cfg.SharedBuffers, Engine: cfg.Engine, BufferPool: cfg.BufferPool}
+		Keep: cfg.Keep, SharedBuffers: cfg.SharedBuffers, Engine: cfg.Engine, BufferPool: cfg.BufferPool,
+		PGBin: cfg.PGBin, Scenarios: cfg.Scenarios, MemoryRatio: cfg.MemoryRatio}
 }
 
 // A Machine describes where the run ran.
@@ -73,31 +80,75 @@ func ThisMachine() Machine {
 	return m
 }
 
-// A Build identifies the idgen that ran, from the binary's build info.
+// A Build identifies the idgen that ran.
 type Build struct {
-	Version   string `json:"version"`          // the module version, "(devel)" for a local build
-	Commit    string `json:"commit,omitempty"` // vcs.revision
-	Modified  bool   `json:"modified"`         // vcs.modified: uncommitted changes
-	GoVersion string `json:"go_version"`
+	Version string `json:"version"` // the module version, "(devel)" for a local build
+	// Commit is the git revision the binary was built from, "unknown" when
+	// neither the build nor the source tree tells.
+	Commit string `json:"commit"`
+	// Modified reports uncommitted changes in that tree; null when unknown.
+	Modified *bool `json:"modified"`
+	// CommitFrom says where Commit comes from: "vcs stamp" (go build in a
+	// git work tree), "git work tree" (go run and go test binaries carry no
+	// stamp: git is asked in the tree the source was compiled from), or
+	// "unknown".
+	CommitFrom string `json:"commit_from"`
+	GoVersion  string `json:"go_version"`
 }
 
-// ThisBuild returns the Build of the running binary.
+// ThisBuild returns the Build of the running binary: the VCS stamp of its
+// build info; without one, what git says of the work tree its source was
+// compiled from, when that tree is still there.
 func ThisBuild() Build {
-	b := Build{Version: "unknown", GoVersion: runtime.Version()}
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return b
+	return buildOf(debug.ReadBuildInfo())
+}
+
+func buildOf(info *debug.BuildInfo, ok bool) Build {
+	b := Build{Version: "unknown", Commit: Unknown, CommitFrom: Unknown, GoVersion: runtime.Version()}
+	if ok {
+		b.Version = info.Main.Version
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				b.Commit, b.CommitFrom = s.Value, "vcs stamp"
+			case "vcs.modified":
+				b.Modified = ptr(s.Value == "true")
+			}
+		}
 	}
-	b.Version = info.Main.Version
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			b.Commit = s.Value
-		case "vcs.modified":
-			b.Modified = s.Value == "true"
+	if b.CommitFrom == Unknown {
+		if commit, modified, ok := gitTree(); ok {
+			b.Commit, b.Modified, b.CommitFrom = commit, &modified, "git work tree"
 		}
 	}
 	return b
+}
+
+// Unknown is what Build says of what it cannot know.
+const Unknown = "unknown"
+
+// gitTree asks git for the commit and the state of the work tree that
+// holds this file's source, if the binary recorded its path (not built
+// with -trimpath) and the tree is still there.
+func gitTree() (commit string, modified bool, ok bool) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok || !filepath.IsAbs(file) {
+		return "", false, false
+	}
+	dir := filepath.Dir(file)
+	if _, err := os.Stat(dir); err != nil {
+		return "", false, false
+	}
+	out, err := exec.Command("git", "-C", dir, "rev-parse", "HEAD").Output()
+	if err != nil {
+		return "", false, false
+	}
+	commit = strings.TrimSpace(string(out))
+	st, err := exec.Command("git", "-C", dir, "status", "--porcelain", "--untracked-files=no").Output()
+	if err != nil {
+		return "", false, false
+	}
+	return commit, len(strings.TrimSpace(string(st))) > 0, true
 }
 
 // Meta is the "meta" object of results.json: what ran, where, how, and the
@@ -121,8 +172,11 @@ type Meta struct {
 	Resamples     int           `json:"resamples"`
 	Confidence    float64       `json:"confidence"`
 	Harness       *HarnessCheck `json:"harness_check"`
-	Warnings      []string      `json:"warnings"`
-	Notes         []string      `json:"notes"`
+	// Scenarios are the engines and buffers the rows ran in: each with
+	// its server version, buffer, direct I/O and io_method.
+	Scenarios []Scenario `json:"scenarios"`
+	Warnings  []string   `json:"warnings"`
+	Notes     []string   `json:"notes"`
 }
 
 // Meta returns the report's Meta.
@@ -130,7 +184,7 @@ func (r *Report) Meta() Meta {
 	return Meta{Tool: "idgen compare", Build: ThisBuild(), Engine: r.Engine, Server: r.Server, ServerVersion: r.ServerVersion,
 		SharedBuffers: r.SharedBuffers, BufferPool: r.BufferPool, Throwaway: r.Throwaway, Schema: r.Schema, Config: r.Config, Machine: r.Machine,
 		Started: r.Started.UTC(), DurationSec: r.Elapsed.Seconds(), Seed: r.Seed, StatsMethod: r.StatsMethod,
-		Resamples: Resamples, Confidence: Confidence, Harness: r.Harness, Warnings: nonNil(r.Warnings), Notes: nonNil(r.Notes)}
+		Resamples: stats.Resamples, Confidence: stats.Confidence, Harness: r.Harness, Scenarios: r.Scenarios, Warnings: nonNil(r.Warnings), Notes: nonNil(r.Notes)}
 }
 
 func nonNil(s []string) []string {

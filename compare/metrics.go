@@ -56,12 +56,12 @@ type ident struct {
 	database     uint32
 }
 
-func lookupIdent(ctx context.Context, conn *pgx.Conn, table pgx.Identifier) (ident, error) {
+func lookupIdent(ctx context.Context, conn *pgx.Conn, table string) (ident, error) {
 	var id ident
 	err := conn.QueryRow(ctx, `SELECT c.oid, i.indexrelid, pg_relation_filenode(i.indexrelid),
 		(SELECT oid FROM pg_database WHERE datname = current_database())
 		FROM pg_class c JOIN pg_index i ON i.indrelid = c.oid AND i.indisprimary
-		WHERE c.oid = $1::regclass`, table.Sanitize()).Scan(&id.table, &id.index, &id.filenode, &id.database)
+		WHERE c.oid = $1::regclass`, table).Scan(&id.table, &id.index, &id.filenode, &id.database)
 	return id, err
 }
 
@@ -76,11 +76,13 @@ type counters struct {
 	leafPages         int64
 	leafOK            bool
 	density, fragment float64
+	ioReads, ioWrites int64 // pg_stat_io, relation data
+	ioOK              bool
 }
 
 // readCounters reads the LSN and the cumulative statistics. The writers
 // must have flushed their statistics first (flushStats).
-func (h *harness) readCounters(ctx context.Context, id ident) (counters, error) {
+func (h *pgEngine) readCounters(ctx context.Context, id ident) (counters, error) {
 	var c counters
 	var lsn string
 	if err := h.meta.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn()::text").Scan(&lsn); err != nil {
@@ -101,12 +103,23 @@ func (h *harness) readCounters(ctx context.Context, id ident) (counters, error) 
 	} else {
 		h.noteOnce("statio", "pg_statio_user_indexes unreadable (%v): index blocks read/hit not measured", err)
 	}
+	if h.ioStats {
+		// Every process's reads and writes of relation data (tables and
+		// indexes; not WAL), server-wide: backends, checkpointer, background
+		// writer and, on PostgreSQL 18, the I/O workers.
+		if err := h.meta.QueryRow(ctx, `SELECT coalesce(sum(reads), 0)::bigint, coalesce(sum(writes), 0)::bigint
+			FROM pg_stat_io WHERE object = 'relation'`).Scan(&c.ioReads, &c.ioWrites); err == nil {
+			c.ioOK = true
+		} else {
+			h.noteOnce("pg_stat_io", "pg_stat_io unreadable (%v): device reads and writes not measured", err)
+		}
+	}
 	return c, nil
 }
 
 // readIndex reads pgstatindex; it reads every page of the index, so it runs
 // outside the window of the block counters.
-func (h *harness) readIndex(ctx context.Context, id ident, c *counters) {
+func (h *pgEngine) readIndex(ctx context.Context, id ident, c *counters) {
 	if !h.stattuple.ok() {
 		return
 	}
@@ -123,7 +136,7 @@ func (h *harness) readIndex(ctx context.Context, id ident, c *counters) {
 // flushStats makes every connection's pending statistics visible in the
 // cumulative views (PostgreSQL 15's pg_stat_force_next_flush; a backend
 // flushes before it reports ready for the next query).
-func (h *harness) flushStats(ctx context.Context) {
+func (h *pgEngine) flushStats(ctx context.Context) {
 	if h.noFlush {
 		return
 	}
@@ -138,11 +151,17 @@ func (h *harness) flushStats(ctx context.Context) {
 
 // walStats reads the measured phase's WAL with pg_walinspect: the leaf
 // page splits of the index and the bytes of full-page images.
-func (h *harness) walStats(ctx context.Context, id ident, from, to uint64) (splits, fpiBytes int64, err error) {
+func (h *pgEngine) walStats(ctx context.Context, id ident, from, to uint64) (splits, fpiBytes int64, err error) {
 	// pg_walinspect refuses an end past the flushed WAL, and the writers
 	// commit without waiting for the flush: wait for the WAL writer, which
 	// flushes asynchronous commits within 3 × wal_writer_delay (600 ms by
 	// default). WAL past the writers' last commit is not theirs.
+	// A transaction that gets an xid commits synchronously on the meta
+	// connection: its commit flushes the WAL up to its own record, past
+	// the phase's, at once (the loop below then rarely waits).
+	if _, err := h.meta.Exec(ctx, "SELECT pg_current_xact_id()"); err != nil {
+		return 0, 0, err
+	}
 	var f uint64
 	for deadline := time.Now().Add(2 * time.Second); ; {
 		var flushed string
@@ -165,10 +184,12 @@ func (h *harness) walStats(ctx context.Context, id ident, from, to uint64) (spli
 	if to <= from {
 		return 0, 0, nil
 	}
+	// PostgreSQL 15 describes a split as "level 0, firstrightoff ...",
+	// 16 and later as "level: 0, firstrightoff: ...".
 	block0 := fmt.Sprintf(`^blkref #0: rel \d+/%d/%d `, id.database, id.filenode)
 	err = h.meta.QueryRow(ctx, `SELECT
 		count(*) FILTER (WHERE resource_manager = 'Btree' AND record_type IN ('SPLIT_L', 'SPLIT_R')
-			AND description LIKE 'level 0,%' AND block_ref ~ $3),
+			AND description ~ '^level:? 0,' AND block_ref ~ $3),
 		coalesce(sum(fpi_length), 0)
 		FROM `+h.walinspect.fn("pg_get_wal_records_info")+`($1::pg_lsn, $2::pg_lsn)`,
 		formatLSN(from), formatLSN(to), block0).Scan(&splits, &fpiBytes)
@@ -179,7 +200,7 @@ func (h *harness) walStats(ctx context.Context, id ident, from, to uint64) (spli
 // checkpoints inside it until walStats has read it, with a temporary
 // physical replication slot (dropped by the returned func, or by the server
 // when the session ends). Without pg_walinspect it does nothing.
-func (h *harness) holdWAL(ctx context.Context) (release func()) {
+func (h *pgEngine) holdWAL(ctx context.Context) (release func()) {
 	if !h.walinspect.ok() || h.noSlot {
 		return func() {}
 	}
@@ -196,14 +217,14 @@ func (h *harness) holdWAL(ctx context.Context) (release func()) {
 	}
 }
 
-func (h *harness) sizes(ctx context.Context, id ident) (index, table int64, err error) {
+func (h *pgEngine) sizes(ctx context.Context, id ident) (index, table int64, err error) {
 	err = h.meta.QueryRow(ctx, "SELECT pg_relation_size($1::oid::regclass), pg_relation_size($2::oid::regclass)",
 		id.index, id.table).Scan(&index, &table)
 	return index, table, err
 }
 
 // checkpoint runs CHECKPOINT; without the privilege it notes why once.
-func (h *harness) checkpoint(ctx context.Context) error {
+func (h *pgEngine) checkpoint(ctx context.Context) error {
 	if h.noCheckpoint {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/idgenkit/idgen/compare"
+	"github.com/idgenkit/idgen/compare/report"
 	"github.com/idgenkit/idgen/internal/testenv"
 	"github.com/idgenkit/idgen/strategies"
 	"github.com/jackc/pgx/v5"
@@ -55,7 +56,7 @@ func TestPhysics(t *testing.T) {
 		t.Fatalf("Run = %v", err)
 	}
 	var table strings.Builder
-	rep.WriteTable(&table)
+	report.WriteTable(&table, rep)
 	t.Logf("\n%s", table.String())
 
 	wantRows := []string{compare.Baseline, compare.ClientSeries, compare.Reference, "snowflake", "uuidv7", "uuidv4"}

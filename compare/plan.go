@@ -34,6 +34,50 @@ type plan struct {
 	series, server bool
 	// swap: UUIDv1 keys stored as UUID_TO_BIN(u, 1) (SwappedV1).
 	swap bool
+	// serverKey: the server generates the keys (a ServerKey's Name);
+	// auto: added to the default strategies, left out where the server
+	// lacks it.
+	serverKey string
+	auto      bool
+	// external: the strategy needs a store (strategies.Strategy.External).
+	external bool
+}
+
+// A ServerKey is a key the server generates itself, as the column's
+// DEFAULT. Its rows are loaded the same way as the Baseline's (binary COPY
+// of the other columns, the server fills the key), so that the ratio to
+// the Baseline compares key schemes, not loading paths.
+type ServerKey struct {
+	Name        string // the row's name: "pg-uuidv7"
+	Scheme      string // the client-side scheme of the same keys: "uuidv7"
+	Default     string // the DEFAULT expression: "uuidv7()"
+	MinPostgres int    // the first PostgreSQL major version that has it
+}
+
+// ServerKeys are the server-generated keys: PostgreSQL 18's uuidv7() and
+// gen_random_uuid() (PostgreSQL 13 and later).
+var ServerKeys = []ServerKey{
+	{Name: "pg-uuidv7", Scheme: "uuidv7", Default: "uuidv7()", MinPostgres: 18},
+	{Name: "pg-uuidv4", Scheme: "uuidv4", Default: "gen_random_uuid()", MinPostgres: 13},
+}
+
+// serverKeyOf returns the ServerKey named name, or nil.
+func serverKeyOf(name string) *ServerKey {
+	for i := range ServerKeys {
+		if ServerKeys[i].Name == name {
+			return &ServerKeys[i]
+		}
+	}
+	return nil
+}
+
+// buildServerKey builds the row of a server-generated key.
+func buildServerKey(k *ServerKey, auto bool) (*plan, error) {
+	scheme, err := strategies.Options{}.SchemeOf(k.Scheme)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrBadInput, k.Name, err)
+	}
+	return &plan{spec: k.Name, label: k.Name, name: k.Name, scheme: scheme, column: idgen.ColumnUUID, keyBytes: 16, serverKey: k.Name, auto: auto}, nil
 }
 
 func (p *plan) close() {
@@ -57,6 +101,15 @@ func buildPlans(ctx context.Context, cfg Config) ([]*plan, []string, error) {
 	plans := []*plan{{spec: Baseline, label: Baseline, name: Baseline, column: idgen.ColumnBigint, keyBytes: 8}}
 	var notes []string
 	for _, spec := range cfg.Strategies {
+		if k := serverKeyOf(spec); k != nil {
+			p, err := buildServerKey(k, false)
+			if err != nil {
+				closePlans(plans)
+				return nil, nil, err
+			}
+			plans = append(plans, p)
+			continue
+		}
 		build := buildPlan
 		if spec == SwappedV1 {
 			build = func(ctx context.Context, _ strategies.Options, _ string, writers int) (*plan, string, error) {
@@ -73,7 +126,37 @@ func buildPlans(ctx context.Context, cfg Config) ([]*plan, []string, error) {
 		}
 		plans = append(plans, p)
 	}
+	if cfg.serverKeys {
+		for i := range ServerKeys {
+			p, err := buildServerKey(&ServerKeys[i], true)
+			if err != nil {
+				closePlans(plans)
+				return nil, nil, err
+			}
+			plans = append(plans, p)
+		}
+	}
 	return plans, notes, nil
+}
+
+// serverRows leaves out of rows the server-generated keys the server of sc
+// lacks: silently (with a note) when they were added to the default
+// strategies, with ErrBadInput when they were asked for.
+func (h *harness) serverRows(rows []*plan, sc *Scenario) ([]*plan, error) {
+	var out []*plan
+	for _, p := range rows {
+		if p.serverKey != "" && !sc.serverPK[p.serverKey] {
+			k := serverKeyOf(p.serverKey)
+			if !p.auto {
+				return nil, fmt.Errorf("%w: %s: DEFAULT %s needs PostgreSQL %d or later; the server is %s", ErrBadInput, p.label, k.Default, k.MinPostgres, sc.ServerVersion)
+			}
+			h.noteOnce("serverkey "+p.serverKey, "%s left out: DEFAULT %s needs PostgreSQL %d or later (server %s); Config.PGBin chooses the server binaries",
+				p.label, k.Default, k.MinPostgres, sc.ServerVersion)
+			continue
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 func buildPlan(ctx context.Context, opts strategies.Options, spec string, writers int) (*plan, string, error) {
@@ -85,7 +168,7 @@ func buildPlan(ctx context.Context, opts strategies.Options, spec string, writer
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
-	p := &plan{spec: spec, label: redact.Spec(spec), name: st.Name, scheme: scheme, column: scheme.Column}
+	p := &plan{spec: spec, label: redact.Spec(spec), name: st.Name, scheme: scheme, column: scheme.Column, external: st.External}
 	switch {
 	case scheme.Column == idgen.ColumnBigint && scheme.Size != 8,
 		scheme.Column == idgen.ColumnUUID && scheme.Size != 16:

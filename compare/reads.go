@@ -7,10 +7,10 @@ import (
 	"math"
 	mrand "math/rand/v2"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/idgenkit/idgen/internal/stats"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -166,12 +166,12 @@ const (
 	stmtScan   = "idgen_compare_scan"
 )
 
-func (h *harness) pgTarget(ctx context.Context, table pgx.Identifier, id ident) (readTarget, error) {
+func (h *pgEngine) pgTarget(ctx context.Context, table string, id ident) (readTarget, error) {
 	c := h.writers[0]
-	if _, err := c.PgConn().Prepare(ctx, stmtLookup, "SELECT id, created_at, payload FROM "+table.Sanitize()+" WHERE id = $1", nil); err != nil {
+	if _, err := c.PgConn().Prepare(ctx, stmtLookup, "SELECT id, created_at, payload FROM "+table+" WHERE id = $1", nil); err != nil {
 		return nil, err
 	}
-	if _, err := c.PgConn().Prepare(ctx, stmtScan, "SELECT id, created_at, payload FROM "+table.Sanitize()+" WHERE id >= $1 ORDER BY id LIMIT $2", nil); err != nil {
+	if _, err := c.PgConn().Prepare(ctx, stmtScan, "SELECT id, created_at, payload FROM "+table+" WHERE id >= $1 ORDER BY id LIMIT $2", nil); err != nil {
 		return nil, err
 	}
 	return &pgTarget{conn: c, id: id, meta: h.meta, flush: h.flushStats}, nil
@@ -210,9 +210,11 @@ func (t *pgTarget) close() {
 }
 
 // startSample starts the sample of p's keys for a trial, or returns nil
-// when there are no reads (Config.NoReads, the harness check's rows).
+// when there are no reads (Config.NoReads, the harness check's rows, and
+// the rows whose keys the server generates: the harness keeps the keys it
+// sends, and it sends none of theirs).
 func (h *harness) startSample(p *plan, round, i int) *sample {
-	if h.cfg.NoReads || p.series {
+	if h.cfg.NoReads || p.series || p.serverKey != "" {
 		return nil
 	}
 	rng := mrand.New(mrand.NewPCG(h.seed, uint64(round)<<32|uint64(i)))
@@ -342,11 +344,11 @@ func summarizeReads(s *Result, trials, base []Result, seed uint64) {
 		}
 		med := func(f figure) *float64 {
 			if v, ok := f.values(trials); ok {
-				return ptr(Median(v))
+				return ptr(stats.Median(v))
 			}
 			return nil
 		}
-		r := &Reads{OpsPerSec: Median(xs), OpsPerSecTrials: xs, OpsPerSecCI: ptr(BootstrapCI(xs, seed)),
+		r := &Reads{OpsPerSec: stats.Median(xs), OpsPerSecTrials: xs, OpsPerSecCI: ptr(stats.BootstrapCI(xs, seed)),
 			RowsPerOp:        *med(get(func(x *Reads) *float64 { return &x.RowsPerOp })),
 			MissesPerOp:      med(get(func(x *Reads) *float64 { return x.MissesPerOp })),
 			IndexMissesPerOp: med(get(func(x *Reads) *float64 { return x.IndexMissesPerOp })),
@@ -355,8 +357,8 @@ func summarizeReads(s *Result, trials, base []Result, seed uint64) {
 		r.Ops = int(*med(get(func(x *Reads) *float64 { v := float64(x.Ops); return &v })))
 		if base != nil && s.Strategy != Baseline {
 			if bs, ok := ops.values(base); ok {
-				if rs := Ratios(xs, bs); len(rs) > 0 {
-					r.RatioToBaseline = ptr(estimate(rs, seed))
+				if rs := stats.Ratios(xs, bs); len(rs) > 0 {
+					r.RatioToBaseline = ptr(stats.EstimateOf(rs, seed))
 				}
 			}
 		}
@@ -365,103 +367,6 @@ func summarizeReads(s *Result, trials, base []Result, seed uint64) {
 		}
 		s.Reads[kind] = r
 	}
-}
-
-// writeReads writes the reads' table: per kind, ops/s with its interval,
-// the ratio to the Baseline ("≈" within the noise) and the blocks read
-// from outside shared_buffers per read.
-func (r *Report) writeReads(b *strings.Builder) {
-	head := []string{"strategy", "index cached"}
-	for _, k := range ReadKinds {
-		head = append(head, k+" ops/s", "95% CI", "×bs", "miss/op")
-	}
-	head = append(head, "range rows")
-	rows := [][]string{head}
-	for _, x := range r.Results {
-		if x.Reads == nil {
-			continue
-		}
-		cached := "n/a"
-		if x.IndexFitsCache != nil {
-			cached = map[bool]string{true: "yes", false: "no"}[*x.IndexFitsCache]
-		}
-		row := []string{x.Strategy, cached}
-		for _, k := range ReadKinds {
-			rd := x.Reads[k]
-			if rd == nil {
-				row = append(row, "", "", "", "")
-				continue
-			}
-			ratio := ""
-			if rd.RatioToBaseline != nil {
-				ratio = rd.RatioToBaseline.FormatRatio()
-			}
-			row = append(row, fmt.Sprintf("%.0f", rd.OpsPerSec), ciText(rd.OpsPerSecCI, "%.0f"), ratio, optF(rd.MissesPerOp, 2))
-		}
-		if rd := x.Reads[ReadRange]; rd != nil {
-			row = append(row, fmt.Sprintf("%.0f", rd.RowsPerOp))
-		}
-		rows = append(rows, row)
-	}
-	if len(rows) == 1 {
-		return
-	}
-	fmt.Fprintf(b, "\nreads after the inserts, one connection, %s: ops/s median [95%% CI], ×bs of ops/s, %s; %s: the newest 1 %% of the rows; %s: one second's rows by primary key\n",
-		r.CacheSetting(), r.missWords(), ReadRecent, ReadRange)
-	writeAligned(b, rows)
-}
-
-// missWords says what the reads table's miss/op counts on r's engines.
-func (r *Report) missWords() string {
-	pg := "blocks read from outside shared_buffers per read (index + heap)"
-	my := "pages read into the buffer pool per read (Innodb_buffer_pool_reads, server-wide)"
-	switch r.Engine {
-	case EngineMariaDB:
-		return my
-	case EngineAll:
-		return pg + " on PostgreSQL, " + my + " on MariaDB"
-	}
-	return pg
-}
-
-// readVerdict says in plain words what x's random lookups cost against
-// the Baseline's: "point lookups 0.62× [0.55–0.70] (3.1 vs 0.2 blocks
-// read per lookup)"; empty without reads.
-func readVerdict(x, bs *Result) string {
-	rd, bd := x.Reads[ReadPoint], bs.Reads[ReadPoint]
-	if rd == nil || bd == nil {
-		return ""
-	}
-	s := fmt.Sprintf("point lookups %.2f× the rate", rd.OpsPerSec/bd.OpsPerSec)
-	if e := rd.RatioToBaseline; e != nil {
-		s = fmt.Sprintf("point lookups %.2f× the rate [%.2f–%.2f]", e.Median, e.CI[0], e.CI[1])
-		if !e.Significant() {
-			s = fmt.Sprintf("point lookups at the same rate within the noise (%.2f× [%.2f–%.2f])", e.Median, e.CI[0], e.CI[1])
-		}
-	}
-	if rd.MissesPerOp != nil && bd.MissesPerOp != nil {
-		s += fmt.Sprintf(" (%.1f vs %.1f blocks read per lookup)", *rd.MissesPerOp, *bd.MissesPerOp)
-	}
-	return s
-}
-
-// readBars returns the chart bars of one kind's ops/s, with intervals.
-func (r *Report) readBars(kind string) []bar {
-	var out []bar
-	for i := range r.Results {
-		x := &r.Results[i]
-		rd := x.Reads[kind]
-		if rd == nil {
-			continue
-		}
-		b := bar{label: x.Strategy, value: rd.OpsPerSec, colour: colour(i), valueLabel: fmt.Sprintf("%.0f", rd.OpsPerSec)}
-		if ci := rd.OpsPerSecCI; ci != nil {
-			b.lo, b.hi, b.hasCI = ci[0], ci[1], true
-			b.valueLabel += " " + ciText(ci, "%.0f")
-		}
-		out = append(out, b)
-	}
-	return out
 }
 
 // readOps is the figure of one kind's ops/s ("point_reads_per_sec").

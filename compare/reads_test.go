@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/idgenkit/idgen/compare"
+	"github.com/idgenkit/idgen/compare/report"
 	"github.com/idgenkit/idgen/internal/testenv"
 )
 
@@ -25,7 +26,7 @@ func TestSpanPhysics(t *testing.T) {
 		t.Fatalf("Run = %v", err)
 	}
 	var table strings.Builder
-	rep.WriteTable(&table)
+	report.WriteTable(&table, rep)
 	t.Logf("\n%s", table.String())
 	get := func(name string) (density, frag float64) {
 		r := rep.Find(name)
@@ -66,12 +67,12 @@ func TestReads(t *testing.T) {
 		t.Fatalf("Run = %v", err)
 	}
 	var table strings.Builder
-	rep.WriteTable(&table)
+	report.WriteTable(&table, rep)
 	t.Logf("\n%s", table.String())
 	if !strings.Contains(table.String(), "\nreads after the inserts, one connection, shared_buffers ") {
 		t.Errorf("WriteTable has no reads table:\n%s", table.String())
 	}
-	if v := rep.Verdict(rep.Find("uuidv4")); !strings.Contains(v, ", point lookups ") || !strings.Contains(v, " blocks read per lookup)") {
+	if v := report.Verdict(rep, rep.Find("uuidv4")); !strings.Contains(v, ", point lookups ") || !strings.Contains(v, " blocks read per lookup)") {
 		t.Errorf("Verdict(uuidv4) = %q; want the point lookups' rate and blocks read", v)
 	}
 	for _, r := range rep.Results {

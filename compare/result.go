@@ -1,9 +1,11 @@
 package compare
 
 import (
+	"strings"
 	"time"
 
 	"github.com/idgenkit/idgen/internal/redact"
+	"github.com/idgenkit/idgen/internal/stats"
 )
 
 // A Result is what one strategy's measured phase cost. The package doc
@@ -14,7 +16,10 @@ import (
 // median over its Trials (each one a Result of Report.Trials); the
 // intervals and ratios come from the seeded bootstrap of StatsMethod.
 type Result struct {
-	Engine   string `json:"engine"`   // "postgres" or "mariadb"
+	Engine string `json:"engine"` // "postgres" or "mariadb"
+	// Scenario is ScenarioInMemory or ScenarioOutOfMemory; empty on a
+	// server given by DSN.
+	Scenario string `json:"scenario,omitempty"`
 	Strategy string `json:"strategy"` // the spec as given, passwords masked (redact.Spec); Baseline, ClientSeries or Reference
 	Scheme   string `json:"scheme"`   // the scheme's name; "bigserial" for both server-filled rows
 	Column   string `json:"column"`   // the key's column type
@@ -71,6 +76,13 @@ type Result struct {
 	WALFPIBytes *int64 `json:"wal_fpi_bytes"`
 	IdxBlksRead *int64 `json:"idx_blks_read"`
 	IdxBlksHit  *int64 `json:"idx_blks_hit"`
+	// DeviceReads and DeviceWrites are the data pages read from and
+	// written to the files over the measured phase, server-wide
+	// (PostgreSQL 16 or later: pg_stat_io; InnoDB: Innodb_pages_read and
+	// Innodb_pages_written); nil when the server cannot tell. Only with
+	// direct I/O (Scenario.DirectIO) are they the device's.
+	DeviceReads  *int64 `json:"device_reads,omitempty"`
+	DeviceWrites *int64 `json:"device_writes,omitempty"`
 
 	// InnoDB's own figures (engine "mariadb"); nil for PostgreSQL.
 	SecondaryIndexBytes    *int64 `json:"secondary_index_bytes,omitempty"`
@@ -89,6 +101,10 @@ type Result struct {
 	// when shared_buffers is unknown.
 	IndexFitsCache *bool `json:"index_fits_cache,omitempty"`
 
+	// Facts are what the scheme is, whatever it costs: for the decision
+	// table. Nil for the harness check's rows.
+	Facts *Facts `json:"facts,omitempty"`
+
 	// Unavailable lists the JSON names of the metrics left nil.
 	Unavailable []string `json:"unavailable,omitempty"`
 }
@@ -98,7 +114,7 @@ type Result struct {
 // the strategies in the order given), each the summary of its trials, and
 // notes on what could not be measured.
 type Report struct {
-	Engine        string        `json:"engine"`                // EnginePostgres or EngineMariaDB
+	Engine        string        `json:"engine"`                // EnginePostgres, EngineMariaDB or EngineAll
 	Server        string        `json:"server"`                // version()
 	ServerVersion string        `json:"server_version"`        // server_version, e.g. "17.2 (Debian 17.2-1.pgdg120+1)"
 	SharedBuffers string        `json:"shared_buffers"`        // the server's setting
@@ -124,6 +140,11 @@ type Report struct {
 	Trials [][]Result `json:"-"`
 	// Harness is the harness check's verdict; nil without its rows.
 	Harness *HarnessCheck `json:"harness_check,omitempty"`
+	// HarnessChecks are the harness check of each engine and scenario;
+	// Harness is the first.
+	HarnessChecks []HarnessCheck `json:"harness_checks,omitempty"`
+	// Scenarios are the engines and buffers the rows ran in, in run order.
+	Scenarios []Scenario `json:"scenarios,omitempty"`
 	// Warnings name the figures the trials disagree on: a coefficient of
 	// variation above MaxCV (a noisy machine), or a spread above
 	// MaxSpread of a figure that should not vary.
@@ -133,16 +154,70 @@ type Report struct {
 // EnginePostgres is the engine of a PostgreSQL run.
 const EnginePostgres = "postgres"
 
-// Find returns the Result of strategy (a spec as given, with or without
-// its passwords masked, Baseline, ClientSeries or Reference), or nil.
+// addServer adds a server's version() and server_version to the report,
+// once each ("; " between engines).
+func (r *Report) addServer(server, version string) {
+	if !strings.Contains(r.Server, server) {
+		r.Server = joinNonEmpty(r.Server, server)
+		r.ServerVersion = joinNonEmpty(r.ServerVersion, version)
+	}
+}
+
+// addSchema adds the name of a schema or database the run used.
+func (r *Report) addSchema(name string) { r.Schema = joinNonEmpty(r.Schema, name) }
+
+func joinNonEmpty(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// Interval and Estimate are the statistics' types (internal/stats): a 95 %
+// confidence interval [lo, hi], and a median with its interval.
+type (
+	Interval = stats.Interval
+	Estimate = stats.Estimate
+)
+
+// Find returns the Result of strategy in the scenario and engine of the
+// first Result (see FindIn), or nil.
 func (r *Report) Find(strategy string) *Result {
+	if len(r.Results) == 0 {
+		return nil
+	}
+	return r.FindIn(r.Results[0].Engine, r.Results[0].Scenario, strategy)
+}
+
+// FindIn returns the Result of strategy (a spec as given, with or without
+// its passwords masked, Baseline, ClientSeries or Reference) on engine in
+// scenario, or nil.
+func (r *Report) FindIn(engine, scenario, strategy string) *Result {
 	strategy = redact.Spec(strategy)
 	for i := range r.Results {
-		if r.Results[i].Strategy == strategy {
-			return &r.Results[i]
+		if x := &r.Results[i]; x.Strategy == strategy && x.Engine == engine && x.Scenario == scenario {
+			return x
 		}
 	}
 	return nil
+}
+
+// BaselineOf returns the Baseline's Result of x's engine and scenario, or
+// nil.
+func (r *Report) BaselineOf(x *Result) *Result {
+	return r.FindIn(x.Engine, x.Scenario, Baseline)
+}
+
+// Groups returns the engine and scenario pairs of the Results, in order.
+func (r *Report) Groups() [][2]string {
+	var out [][2]string
+	for _, x := range r.Results {
+		g := [2]string{x.Engine, x.Scenario}
+		if len(out) == 0 || out[len(out)-1] != g {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -5,7 +5,15 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/idgenkit/idgen/internal/stats"
 )
+
+// StatsMethod names how the run's figures and intervals are computed; the
+// report and results.json's meta carry it.
+const StatsMethod = "median over the trials; 95 % CI: percentile bootstrap of the median, 10000 resamples of the trials " +
+	"(ratios: of the per-round ratios, each trial paired with the baseline of its round), seeded; " +
+	"with 5 trials or fewer the median of a resample is always one of the trials and the interval is their range"
 
 // Thresholds of the Report's Warnings and of the harness check.
 const (
@@ -33,6 +41,9 @@ const HarnessFailMeaning = "the harness (key encoding, the wire, the client's CP
 // INSERT ... SELECT generate_series, one statement per batch), both from
 // HarnessWriters writers. A harness that keeps up with the server passes.
 type HarnessCheck struct {
+	// Engine and Scenario are where the check ran.
+	Engine   string `json:"engine"`
+	Scenario string `json:"scenario,omitempty"`
 	// Ratio is ClientSeries rows/s over Reference rows/s, per round.
 	Ratio Estimate `json:"ratio"`
 	// Writers is the writers of each side (HarnessWriters), whatever the
@@ -40,7 +51,10 @@ type HarnessCheck struct {
 	Writers   int     `json:"writers"`
 	Threshold float64 `json:"threshold"`
 	Pass      bool    `json:"pass"`
-	Verdict   string  `json:"verdict"` // "pass" or "fail"
+	// Verdict is "pass" (the median at Threshold or above), "fail" (the
+	// whole interval below it) or "inconclusive" (the median below it,
+	// but its interval reaches it: the trials are too noisy to tell).
+	Verdict string `json:"verdict"`
 	// Meaning says what the verdict means for the figures.
 	Meaning string `json:"meaning"`
 }
@@ -90,48 +104,62 @@ func (f figure) values(trials []Result) ([]float64, bool) {
 	return out, len(out) > 0
 }
 
-// Summarize fills Results, Harness and Warnings from Trials, Runs and Seed:
-// Run calls it; a test or a tool that edits Trials may call it again.
+// Verdicts of a HarnessCheck.
+const (
+	VerdictPass         = "pass"
+	VerdictFail         = "fail"
+	VerdictInconclusive = "inconclusive"
+)
+
+// Summarize fills Results, Harness, HarnessChecks and Warnings from Trials,
+// Runs and Seed: Run calls it; a test or a tool that edits Trials may call
+// it again. Ratios are to the Baseline of the same engine and scenario.
 func (r *Report) Summarize() {
-	r.Results, r.Warnings, r.Harness = nil, nil, nil
+	r.Results, r.Warnings, r.Harness, r.HarnessChecks = nil, nil, nil, nil
 	if len(r.Trials) == 0 {
 		return
 	}
-	base := map[string][]Result{} // by engine
+	base := map[[2]string][]Result{} // by engine and scenario
 	for _, ts := range r.Trials {
 		if len(ts) > 0 && ts[0].Strategy == Baseline {
-			base[ts[0].Engine] = ts
+			base[[2]string{ts[0].Engine, ts[0].Scenario}] = ts
 		}
 	}
 	for _, ts := range r.Trials {
 		if len(ts) == 0 {
 			continue
 		}
-		s := summarizeTrials(ts, base[ts[0].Engine], r.Seed)
+		s := summarizeTrials(ts, base[[2]string{ts[0].Engine, ts[0].Scenario}], r.Seed)
 		r.Results = append(r.Results, s)
 	}
 	r.warn()
-	cs, ref := r.trialsOf(ClientSeries), r.trialsOf(Reference)
-	if len(cs) > 0 && len(ref) > 0 {
+	for _, g := range r.Groups() {
+		cs, ref := r.trialsOf(g, ClientSeries), r.trialsOf(g, Reference)
+		if len(cs) == 0 || len(ref) == 0 {
+			continue
+		}
 		a, _ := figRowsPerSec.values(cs)
 		b, _ := figRowsPerSec.values(ref)
-		ratios := Ratios(a, b)
-		hc := &HarnessCheck{Ratio: estimate(ratios, r.Seed), Writers: cs[0].Writers, Threshold: HarnessThreshold}
+		hc := HarnessCheck{Engine: g[0], Scenario: g[1], Ratio: stats.EstimateOf(stats.Ratios(a, b), r.Seed), Writers: cs[0].Writers, Threshold: HarnessThreshold}
 		hc.Pass = hc.Ratio.Median >= HarnessThreshold
-		hc.Verdict, hc.Meaning = "pass", "the harness keeps up with the server: rows/s measure the server's insert work"
-		if !hc.Pass {
-			hc.Verdict, hc.Meaning = "fail", HarnessFailMeaning
-			if hc.Ratio.CI[1] >= HarnessThreshold {
-				hc.Meaning += fmt.Sprintf("; but the interval reaches %.2f: the trials are too noisy to tell, rerun on a quieter machine or with more runs", hc.Ratio.CI[1])
-			}
+		switch {
+		case hc.Pass:
+			hc.Verdict, hc.Meaning = VerdictPass, "the harness keeps up with the server: rows/s measure the server's insert work"
+		case hc.Ratio.CI[1] >= HarnessThreshold:
+			hc.Verdict, hc.Meaning = VerdictInconclusive, fmt.Sprintf("the trials are too noisy to tell whether the harness keeps up (the interval reaches %.2f): rerun on a quieter machine or with more runs; until then, trust the physics figures (sizes, density, splits, WAL, FPI) more than rows/s", hc.Ratio.CI[1])
+		default:
+			hc.Verdict, hc.Meaning = VerdictFail, HarnessFailMeaning
 		}
-		r.Harness = hc
+		r.HarnessChecks = append(r.HarnessChecks, hc)
+	}
+	if len(r.HarnessChecks) > 0 {
+		r.Harness = &r.HarnessChecks[0]
 	}
 }
 
-func (r *Report) trialsOf(strategy string) []Result {
+func (r *Report) trialsOf(g [2]string, strategy string) []Result {
 	for _, ts := range r.Trials {
-		if len(ts) > 0 && ts[0].Strategy == strategy {
+		if len(ts) > 0 && ts[0].Strategy == strategy && ts[0].Engine == g[0] && ts[0].Scenario == g[1] {
 			return ts
 		}
 	}
@@ -145,8 +173,8 @@ func (r *Report) warn() {
 		var rows []string
 		for _, ts := range r.Trials {
 			if xs, ok := f.values(ts); ok && len(xs) > 1 {
-				if cv := CV(xs); cv > MaxCV {
-					rows = append(rows, fmt.Sprintf("%s %.0f %%", ts[0].Strategy, 100*cv))
+				if cv := stats.CV(xs); cv > MaxCV {
+					rows = append(rows, fmt.Sprintf("%s %.0f %%", r.RowName(&ts[0]), 100*cv))
 				}
 			}
 		}
@@ -159,7 +187,7 @@ func (r *Report) warn() {
 	for _, s := range r.Results {
 		for name, v := range s.Spread {
 			if v > MaxSpread {
-				spreads[name] = append(spreads[name], fmt.Sprintf("%s %.1f", s.Strategy, v))
+				spreads[name] = append(spreads[name], fmt.Sprintf("%s %.1f", r.RowName(&s), v))
 			}
 		}
 	}
@@ -196,7 +224,7 @@ func summarizeTrials(trials, base []Result, seed uint64) Result {
 		if !ok {
 			return 0, false
 		}
-		return Median(xs), true
+		return stats.Median(xs), true
 	}
 	medI := func(f figure) *int64 {
 		if v, ok := med(f); ok {
@@ -212,15 +240,15 @@ func summarizeTrials(trials, base []Result, seed uint64) Result {
 	}
 	ci := func(f figure) *Interval {
 		if xs, ok := f.values(trials); ok {
-			return ptr(BootstrapCI(xs, seed))
+			return ptr(stats.BootstrapCI(xs, seed))
 		}
 		return nil
 	}
 	rps, _ := figRowsPerSec.values(trials)
 	s.RowsPerSecTrials = rps
-	s.RowsPerSec = Median(rps)
+	s.RowsPerSec = stats.Median(rps)
 	s.RowsPerSecCI = ci(figRowsPerSec)
-	s.Seconds = Median(collect(trials, func(r *Result) float64 { return r.Seconds }))
+	s.Seconds = stats.Median(collect(trials, func(r *Result) float64 { return r.Seconds }))
 	s.P50Ms, s.P50MsCI = medF(figP50), ci(figP50)
 	s.P99Ms, s.P99MsCI = medF(figP99), ci(figP99)
 	s.RowsPerSecTenths = nil
@@ -232,7 +260,7 @@ func summarizeTrials(trials, base []Result, seed uint64) Result {
 			}
 		}
 		if len(xs) == len(trials) {
-			s.RowsPerSecTenths = append(s.RowsPerSecTenths, Median(xs))
+			s.RowsPerSecTenths = append(s.RowsPerSecTenths, stats.Median(xs))
 		}
 	}
 	s.IndexBytes = *medI(figIndex)
@@ -250,6 +278,8 @@ func summarizeTrials(trials, base []Result, seed uint64) Result {
 		{&s.WALFPIBytes, func(r *Result) *int64 { return r.WALFPIBytes }},
 		{&s.IdxBlksRead, func(r *Result) *int64 { return r.IdxBlksRead }},
 		{&s.IdxBlksHit, func(r *Result) *int64 { return r.IdxBlksHit }},
+		{&s.DeviceReads, func(r *Result) *int64 { return r.DeviceReads }},
+		{&s.DeviceWrites, func(r *Result) *int64 { return r.DeviceWrites }},
 		{&s.SecondaryIndexBytes, func(r *Result) *int64 { return r.SecondaryIndexBytes }},
 		{&s.PageMerges, func(r *Result) *int64 { return r.PageMerges }},
 		{&s.BufferPoolReads, func(r *Result) *int64 { return r.BufferPoolReads }},
@@ -263,12 +293,12 @@ func summarizeTrials(trials, base []Result, seed uint64) Result {
 	s.Spread = map[string]float64{}
 	for _, f := range []figure{figDensity, figFrag} {
 		if xs, ok := f.values(trials); ok {
-			s.Spread[f.name] = Spread(xs)
+			s.Spread[f.name] = stats.Spread(xs)
 		}
 	}
 	for _, f := range []figure{figIndex, figTable, figLeafPages, figSplits} {
 		if xs, ok := f.values(trials); ok {
-			s.Spread[f.name] = RelSpread(xs)
+			s.Spread[f.name] = stats.RelSpread(xs)
 		}
 	}
 	if base != nil && s.Strategy != Baseline {
@@ -279,8 +309,8 @@ func summarizeTrials(trials, base []Result, seed uint64) Result {
 			if !ok1 || !ok2 {
 				continue
 			}
-			if rs := Ratios(xs, bs); len(rs) > 0 {
-				s.RatioToBaseline[f.name] = estimate(rs, seed)
+			if rs := stats.Ratios(xs, bs); len(rs) > 0 {
+				s.RatioToBaseline[f.name] = stats.EstimateOf(rs, seed)
 			}
 		}
 	}
@@ -293,4 +323,22 @@ func collect(trials []Result, f func(*Result) float64) []float64 {
 		out[i] = f(&trials[i])
 	}
 	return out
+}
+
+// RowName is how tables and charts name row x: its Strategy, prefixed by
+// its engine in a report of both engines ("mariadb uuidv4") and by its
+// scenario in a report of both scenarios ("out-of-memory uuidv4").
+func (r *Report) RowName(x *Result) string {
+	name := x.Strategy
+	engines, scenarios := map[string]bool{}, map[string]bool{}
+	for _, g := range r.Groups() {
+		engines[g[0]], scenarios[g[1]] = true, true
+	}
+	if len(scenarios) > 1 && x.Scenario != "" {
+		name = x.Scenario + " " + name
+	}
+	if len(engines) > 1 || r.Engine == EngineAll {
+		name = x.Engine + " " + name
+	}
+	return name
 }

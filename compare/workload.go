@@ -84,9 +84,9 @@ func (r *recorder) tenths() []float64 {
 
 // load inserts n rows into table with every writer and returns the timings.
 // gens is nil for the baseline. A series plan's keys start at first.
-func (h *harness) load(ctx context.Context, p *plan, table pgx.Identifier, first int64, n int, onRows func(int)) (phaseResult, error) {
+func (h *pgEngine) load(ctx context.Context, p *plan, t *table, first int64, n int, onRows func(int)) (phaseResult, error) {
 	return fanOut(ctx, p, writersOf(p, len(h.writers)), first, n, onRows, func(ctx context.Context, w int, gen idgen.Generator, bs batches, rec *recorder) ([]float64, error) {
-		return h.writer(ctx, h.writers[w], p, gen, table, bs, rec)
+		return h.writer(ctx, h.writers[w], p, gen, t.quoted, bs, rec)
 	})
 }
 
@@ -150,7 +150,7 @@ const PipelineDepth = 2
 
 // writer claims batches until n rows are claimed and returns its batch
 // latencies in ms.
-func (h *harness) writer(ctx context.Context, conn *pgx.Conn, p *plan, gen idgen.Generator, table pgx.Identifier, bs batches, rec *recorder) ([]float64, error) {
+func (h *pgEngine) writer(ctx context.Context, conn *pgx.Conn, p *plan, gen idgen.Generator, table string, bs batches, rec *recorder) ([]float64, error) {
 	switch {
 	case p.server:
 		return h.seriesWriter(ctx, conn, p, table, bs, rec)
@@ -183,7 +183,7 @@ func (bs batches) claim(b int) (int64, int) {
 // seriesWriter is the server-side half of the harness check: each batch is
 // one INSERT ... SELECT of its keys from generate_series, so the server
 // generates the rows the harness would send.
-func (h *harness) seriesWriter(ctx context.Context, conn *pgx.Conn, p *plan, table pgx.Identifier, bs batches, rec *recorder) ([]float64, error) {
+func (h *pgEngine) seriesWriter(ctx context.Context, conn *pgx.Conn, p *plan, table string, bs batches, rec *recorder) ([]float64, error) {
 	var lo, hi [8]byte
 	return h.batchStatement(ctx, conn, p, "SELECT g, now(), $1::bytea FROM generate_series($2::bigint, $3::bigint) g", bs, rec, table,
 		func(k int64, cnt int) [][]byte {
@@ -199,7 +199,7 @@ func (h *harness) seriesWriter(ctx context.Context, conn *pgx.Conn, p *plan, tab
 // (unnest), rather than the server's generate_series. The two differ only
 // in where the keys come from, so the ratio measures what the client and
 // the wire add per key.
-func (h *harness) arrayWriter(ctx context.Context, conn *pgx.Conn, p *plan, table pgx.Identifier, bs batches, rec *recorder) ([]float64, error) {
+func (h *pgEngine) arrayWriter(ctx context.Context, conn *pgx.Conn, p *plan, table string, bs batches, rec *recorder) ([]float64, error) {
 	var arr []byte
 	return h.batchStatement(ctx, conn, p, "SELECT k, now(), $1::bytea FROM unnest($2::int8[]) k", bs, rec, table,
 		func(k int64, cnt int) [][]byte {
@@ -232,10 +232,10 @@ func appendInt8Array(b []byte, k int64, cnt int) []byte {
 // followed by sel, then claims batches until none is left, running it once
 // per batch with the parameters params gives, and returns the batch round
 // trips in ms.
-func (h *harness) batchStatement(ctx context.Context, conn *pgx.Conn, p *plan, sel string, bs batches, rec *recorder, table pgx.Identifier,
+func (h *pgEngine) batchStatement(ctx context.Context, conn *pgx.Conn, p *plan, sel string, bs batches, rec *recorder, table string,
 	params func(k int64, cnt int) [][]byte) ([]float64, error) {
 	const stmt = "idgen_compare_series"
-	sql := "INSERT INTO " + table.Sanitize() + " (id, created_at, payload) " + sel
+	sql := "INSERT INTO " + table + " (id, created_at, payload) " + sel
 	if _, err := conn.PgConn().Prepare(ctx, stmt, sql, nil); err != nil {
 		return nil, fmt.Errorf("%s: prepare insert: %w", p.label, err)
 	}
@@ -275,11 +275,11 @@ func execTimed(ctx context.Context, conn *pgx.Conn, p *plan, stmt string, params
 
 // insertWriter sends single-row autocommit INSERTs of a prepared statement,
 // one at a time; its latency is the round trip.
-func (h *harness) insertWriter(ctx context.Context, conn *pgx.Conn, p *plan, gen idgen.Generator, table pgx.Identifier, bs batches, rec *recorder) ([]float64, error) {
+func (h *pgEngine) insertWriter(ctx context.Context, conn *pgx.Conn, p *plan, gen idgen.Generator, table string, bs batches, rec *recorder) ([]float64, error) {
 	const stmt = "idgen_compare_insert"
-	sql := "INSERT INTO " + table.Sanitize() + " (created_at, payload) VALUES ($1, $2)"
+	sql := "INSERT INTO " + table + " (created_at, payload) VALUES ($1, $2)"
 	if gen != nil || p.series {
-		sql = "INSERT INTO " + table.Sanitize() + " (id, created_at, payload) VALUES ($1, $2, $3)"
+		sql = "INSERT INTO " + table + " (id, created_at, payload) VALUES ($1, $2, $3)"
 	}
 	if _, err := conn.PgConn().Prepare(ctx, stmt, sql, nil); err != nil {
 		return nil, fmt.Errorf("%s: prepare insert: %w", p.label, err)
@@ -338,12 +338,12 @@ type sentBatch struct {
 // A batch's latency runs from when the server could start it (its send,
 // or the previous batch's acknowledgement if later) to its
 // acknowledgement: the server's time for it, not its wait in the pipeline.
-func (h *harness) copyWriter(ctx context.Context, pc *pgconn.PgConn, p *plan, gen idgen.Generator, table pgx.Identifier, bs batches, rec *recorder) ([]float64, error) {
+func (h *pgEngine) copyWriter(ctx context.Context, pc *pgconn.PgConn, p *plan, gen idgen.Generator, table string, bs batches, rec *recorder) ([]float64, error) {
 	cols := "(created_at, payload)"
 	if gen != nil || p.series {
 		cols = "(id, created_at, payload)"
 	}
-	query := &pgproto3.Query{String: "COPY " + table.Sanitize() + " " + cols + " FROM STDIN (FORMAT binary)"}
+	query := &pgproto3.Query{String: "COPY " + table + " " + cols + " FROM STDIN (FORMAT binary)"}
 	if err := pc.SyncConn(ctx); err != nil {
 		return nil, err
 	}
@@ -458,13 +458,4 @@ func insertError(p *plan, err error) error {
 		return fmt.Errorf("%s issued a duplicate ID%s (%s): %w", p.label, hint, strings.TrimSuffix(pe.Detail, "."), err)
 	}
 	return fmt.Errorf("%s: insert: %w", p.label, err)
-}
-
-// percentile returns the nearest-rank q-quantile of sorted values.
-func percentile(sorted []float64, q float64) float64 {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(q*float64(len(sorted))+0.999999) - 1
-	return sorted[min(max(i, 0), len(sorted)-1)]
 }

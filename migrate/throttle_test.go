@@ -20,8 +20,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/idgenkit/idgen/compare"
 	"github.com/idgenkit/idgen/internal/testenv"
+	"github.com/idgenkit/idgen/internal/throwaway"
 	"github.com/idgenkit/idgen/migrate"
 )
 
@@ -35,12 +35,22 @@ func standby(t *testing.T) (primary, replica *pgx.Conn) {
 	if testenv.CI() {
 		fail = t.Fatalf
 	}
-	bin, err := compare.FindBinDir()
-	if err != nil {
-		fail("no PostgreSQL binaries: %v", err)
+	// The newest server with pg_basebackup beside it (the npm registry's
+	// PostgreSQL 18 that FindPostgres may prefer ships none).
+	bin, newest := "", -1
+	for _, d := range throwaway.PostgresDirs() {
+		if _, err := os.Stat(filepath.Join(d, "pg_basebackup")); err != nil || throwaway.CheckPostgres(d) != nil {
+			continue
+		}
+		if v := throwaway.PostgresVersion(d); v > newest {
+			bin, newest = d, v
+		}
+	}
+	if bin == "" {
+		fail("no PostgreSQL binaries with pg_basebackup in %v", throwaway.PostgresDirs())
 	}
 	ctx := context.Background()
-	c, err := compare.StartCluster(ctx, compare.ClusterConfig{BinDir: bin, SharedBuffers: "32MB"})
+	c, err := throwaway.StartPostgres(ctx, throwaway.PostgresConfig{BinDir: bin, SharedBuffers: "32MB"})
 	if err != nil {
 		fail("start a throwaway primary: %v", err)
 	}

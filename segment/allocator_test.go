@@ -270,6 +270,7 @@ func TestBadInput(t *testing.T) {
 	for _, s := range stores {
 		t.Run(s.name+"/unknown tag", func(t *testing.T) {
 			dsn := s.dsn(t)
+			initTag(t, dsn, uniqueTag(t, dsn), 50) // the table, on an empty database too
 			tag := uniqueTag(t, dsn)
 			_, err := segment.Dial(ctx, dsn, segment.Config{Tag: tag})
 			if !errors.Is(err, segment.ErrUnknownTag) || !strings.Contains(err.Error(), tag) {
@@ -278,6 +279,7 @@ func TestBadInput(t *testing.T) {
 		})
 		t.Run(s.name+"/auto create", func(t *testing.T) {
 			dsn := s.dsn(t)
+			initTag(t, dsn, uniqueTag(t, dsn), 50) // the table: auto_create makes the tag only
 			tag := uniqueTag(t, dsn)
 			a := dial(t, dsn, segment.Config{Tag: tag, AutoCreate: true, Step: 50})
 			if got := take(t, a, 3); got[0] != 1 || got[2] != 3 {

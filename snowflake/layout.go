@@ -156,8 +156,8 @@ func (l Layout) compile() (*plan, error) {
 	if l.Tick < 0 {
 		return nil, invalid("tick %v must be positive", l.Tick)
 	}
-	if y := l.epoch().Year(); y < 1970 || y > 2200 {
-		return nil, invalid("epoch %s outside years 1970-2200", l.epoch().Format(time.RFC3339))
+	if err := epochInRange(l.epoch()); err != nil {
+		return nil, err
 	}
 	total := 0
 	for _, f := range l.Fields {
@@ -310,7 +310,9 @@ func ParseLayout(text string) (Layout, error) {
 }
 
 // ParseEpoch reads an epoch as RFC 3339 (2026-01-01T00:00:00Z), a date
-// (2026-01-01, UTC) or Unix milliseconds (1288834974657).
+// (2026-01-01, UTC) or Unix milliseconds (1288834974657), in the years
+// 1970-2200. A time outside them, Go's zero time 0001-01-01 included (which
+// Layout.Epoch would take for DefaultEpoch), wraps ErrInvalidLayout.
 func ParseEpoch(s string) (time.Time, error) {
 	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
 		if ms < 0 || ms > 7258118400000 {
@@ -320,10 +322,21 @@ func ParseEpoch(s string) (time.Time, error) {
 	}
 	for _, f := range []string{time.RFC3339Nano, time.DateOnly} {
 		if t, err := time.Parse(f, s); err == nil {
+			if err := epochInRange(t); err != nil {
+				return time.Time{}, err
+			}
 			return t.UTC(), nil
 		}
 	}
 	return time.Time{}, invalid("epoch %q: want RFC 3339 (2026-01-01T00:00:00Z), a date (2026-01-01) or unix ms", s)
+}
+
+// epochInRange refuses an epoch outside the years 1970-2200.
+func epochInRange(t time.Time) error {
+	if y := t.UTC().Year(); y < 1970 || y > 2200 {
+		return invalid("epoch %s outside years 1970-2200", t.UTC().Format(time.RFC3339))
+	}
+	return nil
 }
 
 // Spans returns where each field sits in an ID, from the high bits to the

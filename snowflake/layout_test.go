@@ -25,6 +25,11 @@ func TestParseLayoutInvalid(t *testing.T) {
 		{"bad tick", "time:41,sequence:12;tick=fast", `tick "fast" must be a positive duration`},
 		{"negative tick", "time:41,sequence:12;tick=-1ms", `tick "-1ms" must be a positive duration`},
 		{"bad epoch", "time:41,sequence:12;epoch=yesterday", `epoch "yesterday"`},
+		{"epoch before 1970", "time:41,sequence:12;epoch=1969-12-31", "epoch 1969-12-31T00:00:00Z outside years 1970-2200"},
+		// Go's zero time, which Layout.Epoch takes as "the default epoch".
+		{"epoch in year 1", "time:41,sequence:12;epoch=0001-01-01", "epoch 0001-01-01T00:00:00Z outside years 1970-2200"},
+		{"epoch in year 1, RFC 3339", "time:41,sequence:12;epoch=0001-01-01T00:00:00Z", "epoch 0001-01-01T00:00:00Z outside years 1970-2200"},
+		{"epoch after 2200", "time:41,sequence:12;epoch=2201-01-01", "epoch 2201-01-01T00:00:00Z outside years 1970-2200"},
 		{"unknown option", "time:41,sequence:12;color=red", `unknown option "color"`},
 		{"empty", "", `field "" is not name:bits`},
 		{"lifetime past time.Time", "time:62,sequence:1;tick=1h", "time field of 62 bits at 1h0m0s a tick spans more than 2^62 seconds"},

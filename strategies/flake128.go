@@ -271,9 +271,12 @@ func init() {
 		Doc:  "Boundary's 128-bit flake: 64-bit Unix ms, 48-bit worker, 16-bit sequence; 16 B, uuid column; on the Snowflake core",
 		Keys: append([]Key{
 			{"worker", "48-bit worker ID, 0 to 281474976710655, or mac: the first interface's MAC address (default 0); IDGEN_WORKER_ID overrides"},
-			{"worker_source", WorkerSourceDoc + " (default: the worker key)"},
+			{"worker_source", WorkerSourceDoc + " (default none: the worker key; refused beside it)"},
 		}, coreKeys...),
 		Build: func(ctx context.Context, p *Params) (idgen.Generator, error) {
+			if err := p.sourceConflict("worker", true); err != nil {
+				return nil, err
+			}
 			cfg, err := flake128Config(p)
 			if err != nil {
 				return nil, err
@@ -291,6 +294,20 @@ func init() {
 			return g, nil
 		},
 		Scheme: func(*Params) (*idgen.Scheme, error) { return Flake128Scheme, nil },
+		Keyspace: func(p *Params) (string, error) {
+			worker := p.String("worker", "0")
+			if p.workerIDSet() {
+				worker = p.opts.WorkerID
+			}
+			if p.Has("worker_source") {
+				src, leased := p.sourceNode()
+				if leased {
+					return "", nil
+				}
+				worker = src
+			}
+			return "flake128, worker " + canonicalNode(worker), nil
+		},
 	})
 }
 

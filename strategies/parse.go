@@ -3,9 +3,11 @@ package strategies
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/internal/echo"
+	"github.com/idgenkit/idgen/public"
 )
 
 // Parse detects the scheme of text from its form and decodes it:
@@ -16,12 +18,14 @@ import (
 //	                                time before 6429), else a UUID written
 //	                                without dashes when its version (1-8) and
 //	                                variant bits are a UUID's, else flake128
+//	prefix_ and 26 chars            typeid, of that prefix (spec 0.3.0: a-z and _)
 //	26-char Crockford base32        ulid
 //	27-char base62                  ksuid
 //	20-char base32hex (0-9a-v)      xid
 //	decimal, up to 20 digits        the default Snowflake layout (ParseWith names another)
 //
-// Errors wrap idgen.ErrSyntax or idgen.ErrOutOfRange and name the text and
+// Spaces, tabs and line ends around text (a CRLF file's \r) are trimmed
+// first, and a + before a decimal, as ParseWith does. Errors wrap idgen.ErrSyntax or idgen.ErrOutOfRange and name the text and
 // the forms Parse knows.
 func Parse(text string) (idgen.ID, error) {
 	return ParseWith(text, "")
@@ -36,6 +40,7 @@ func ParseWith(text, spec string) (idgen.ID, error) { return Options{}.ParseWith
 // ParseWith is the package's ParseWith, the spec's scheme found with o (a
 // public spec needs o.LookupKey).
 func (o Options) ParseWith(text, spec string) (idgen.ID, error) {
+	text = trimID(text)
 	if spec == "" {
 		return detect(text)
 	}
@@ -50,10 +55,23 @@ func (o Options) ParseWith(text, spec string) (idgen.ID, error) {
 	return id, nil
 }
 
+// trimID trims what surrounds an ID pasted from a file or a terminal:
+// spaces, tabs and line ends (\r\n), and a + sign before a decimal.
+func trimID(text string) string {
+	text = strings.TrimSpace(text)
+	if rest, ok := strings.CutPrefix(text, "+"); ok && allDigits(rest) {
+		return rest
+	}
+	return text
+}
+
 // detect is Parse.
 func detect(text string) (idgen.ID, error) {
 	var s *idgen.Scheme
 	digits := allDigits(text)
+	if i := strings.LastIndexByte(text, '_'); i >= 0 && len(text)-i-1 == typeIDSuffix {
+		return detectTypeID(text, text[:i])
+	}
 	switch n := len(text); {
 	case digits && n <= 20:
 		id, err := ParseWith(text, "snowflake")
@@ -83,12 +101,29 @@ func detect(text string) (idgen.ID, error) {
 		return ParseWith(text, "snowflake")
 	default:
 		return idgen.ID{}, fmt.Errorf("%w: cannot tell the scheme of %s (%d chars): want a 36-char UUID, "+
-			"32 hex digits (flake128), 26-char ULID, 27-char KSUID, 20-char xid or a decimal 64-bit ID",
+			"32 hex digits (flake128), 26-char ULID, prefix_ and 26 chars (TypeID), 27-char KSUID, 20-char xid or a decimal 64-bit ID",
 			idgen.ErrSyntax, quote(text), n)
 	}
 	id, err := s.Parse(text)
 	if err != nil {
 		return idgen.ID{}, fmt.Errorf("%w (as %s)", err, s.Name)
+	}
+	return id, nil
+}
+
+// typeIDSuffix is the length of a TypeID's suffix: a UUID in Crockford
+// base32.
+const typeIDSuffix = 26
+
+// detectTypeID decodes text, prefix_ and 26 chars, as a TypeID of prefix.
+func detectTypeID(text, prefix string) (idgen.ID, error) {
+	if err := public.ValidTypeIDPrefix(prefix); err != nil || prefix == "" {
+		return idgen.ID{}, fmt.Errorf("%w: %s has a TypeID's form (prefix_ and 26 chars), but TypeID prefix %s: "+
+			"want at most %d of a-z and _, starting and ending with a-z", idgen.ErrSyntax, quote(text), quote(prefix), public.MaxTypeIDPrefix)
+	}
+	id, err := TypeIDScheme(prefix).Parse(text)
+	if err != nil {
+		return idgen.ID{}, fmt.Errorf("%w (as typeid?prefix=%s)", err, prefix)
 	}
 	return id, nil
 }

@@ -3,6 +3,7 @@ package strategies_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -116,6 +117,60 @@ func TestParseWith(t *testing.T) {
 	}
 }
 
+// TestParseLenient checks what Parse and ParseWith take beyond the
+// canonical text: spaces, tabs and line ends around it (a CRLF file's \r),
+// a decimal's + sign, and a TypeID with its prefix told by its form.
+func TestParseLenient(t *testing.T) {
+	tests := []struct {
+		name, text, spec string
+		scheme, want     string // the scheme and canonical text
+		prefix           string // a TypeID's
+	}{
+		{name: "CRLF line end", text: "1541815603606036480\r", scheme: "snowflake", want: "1541815603606036480"},
+		{name: "leading space", text: " 1541815603606036480", scheme: "snowflake", want: "1541815603606036480"},
+		{name: "plus sign", text: "+1541815603606036480", scheme: "snowflake", want: "1541815603606036480"},
+		{name: "plus sign and spaces", text: " \t+4194304\r\n", scheme: "snowflake", want: "4194304"},
+		{name: "plus sign with a spec", text: "+1541815603606036480\r", spec: "snowflake?preset=twitter", scheme: "snowflake", want: "1541815603606036480"},
+		{name: "uuid in tabs", text: "\t017f22e2-79b0-7cc3-98c4-dc0c0c07398f\t", scheme: "uuidv7", want: "017f22e2-79b0-7cc3-98c4-dc0c0c07398f"},
+		{name: "xid and CR", text: "9m4e2mr0ui3e8a215n4g\r", scheme: "xid", want: "9m4e2mr0ui3e8a215n4g"},
+		// The TypeID spec's valid vector "prefix_01h455vb4pex5vsknk084sn02q",
+		// whose UUID is 01890a5d-ac96-774b-bcce-b302099a8057.
+		{name: "typeid", text: "prefix_01h455vb4pex5vsknk084sn02q", scheme: "typeid", want: "prefix_01h455vb4pex5vsknk084sn02q", prefix: "prefix"},
+		{name: "typeid, prefix with _", text: "user_account_01h455vb4pex5vsknk084sn02q\r", scheme: "typeid", want: "user_account_01h455vb4pex5vsknk084sn02q", prefix: "user_account"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			id, err := strategies.ParseWith(tc.text, tc.spec)
+			if err != nil || id.Scheme().Name != tc.scheme || id.String() != tc.want {
+				t.Fatalf("ParseWith(%q, %q) = %v (%v), %v; want %s (%s)", tc.text, tc.spec, id, id.Scheme(), err, tc.want, tc.scheme)
+			}
+			if prefix, _ := strategies.TypeIDPrefix(id); prefix != tc.prefix {
+				t.Fatalf("TypeIDPrefix(ParseWith(%q)) = %q; want %q", tc.text, prefix, tc.prefix)
+			}
+			if tc.scheme == "typeid" {
+				u, err := strategies.UUIDScheme.FromBytes(id.Bytes())
+				if err != nil || u.String() != "01890a5d-ac96-774b-bcce-b302099a8057" {
+					t.Fatalf("ParseWith(%q) bytes = %v, %v; want 01890a5d-ac96-774b-bcce-b302099a8057", tc.text, u, err)
+				}
+			}
+		})
+	}
+	bad := []struct{ name, text, want string }{
+		{"typeid, prefix not a-z", "User_01h455vb4pex5vsknk084sn02q", `TypeID prefix "User": want at most 63 of a-z and _, starting and ending with a-z`},
+		{"typeid, suffix overflow", "user_81h455vb4pex5vsknk084sn02q", `(as typeid?prefix=user)`},
+		{"plus before letters", "+abc", `cannot tell the scheme of "+abc"`},
+		{"two plus signs", "++4194304", `cannot tell the scheme of "++4194304"`},
+	}
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) {
+			id, err := strategies.Parse(tc.text)
+			if !errors.Is(err, idgen.ErrSyntax) && !errors.Is(err, idgen.ErrOutOfRange) || !strings.Contains(fmt.Sprint(err), tc.want) {
+				t.Fatalf("Parse(%q) = %v, %v; want an error containing %q", tc.text, id, err, tc.want)
+			}
+		})
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	tests := []struct {
 		name, text string
@@ -123,7 +178,7 @@ func TestParseErrors(t *testing.T) {
 		msg        string
 	}{
 		{name: "empty", text: "", want: idgen.ErrSyntax,
-			msg: `idgen: invalid ID syntax: cannot tell the scheme of "" (0 chars): want a 36-char UUID, 32 hex digits (flake128), 26-char ULID, 27-char KSUID, 20-char xid or a decimal 64-bit ID`},
+			msg: `idgen: invalid ID syntax: cannot tell the scheme of "" (0 chars): want a 36-char UUID, 32 hex digits (flake128), 26-char ULID, prefix_ and 26 chars (TypeID), 27-char KSUID, 20-char xid or a decimal 64-bit ID`},
 		{name: "unknown length", text: "abc", want: idgen.ErrSyntax},
 		{name: "uuid bad hex", text: "017f22e2-79b0-7cc3-98c4-dc0c0c07398g", want: idgen.ErrSyntax},
 		{name: "uuid no dashes", text: "017f22e2079b007cc3098c40dc0c0c07398f", want: idgen.ErrSyntax},

@@ -58,6 +58,15 @@ func init() {
 			}
 			return ps, nil
 		},
+		// The inner IDs: a public ID decrypts to them, so two generators
+		// over one inner keyspace hand out the same keys.
+		Keyspace: func(p *Params) (string, error) {
+			_, inner, err := publicConfig(p)
+			if err != nil {
+				return "", err
+			}
+			return p.opts.Keyspace(inner)
+		},
 	})
 }
 

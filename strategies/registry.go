@@ -36,6 +36,10 @@ type Strategy struct {
 	// Scheme returns the scheme Build's generator would issue, without
 	// building it (no store is contacted).
 	Scheme func(p *Params) (*idgen.Scheme, error)
+	// Keyspace describes the IDs Build's generator can issue, as
+	// Options.Keyspace returns it (without the keyspace key's name), or ""
+	// when two such generators cannot issue the same IDs. Nil means "".
+	Keyspace func(p *Params) (string, error)
 }
 
 var registry = map[string]*Strategy{}
@@ -81,11 +85,13 @@ type Params struct {
 // and the variables key_env names). The zero Options is usable: no
 // override, and public specs are refused.
 type Options struct {
-	// WorkerID, when not empty, overrides the worker ID (the machine ID of
-	// sonyflake and xid) of every strategy that has one, and is the worker
-	// ID of the env worker source: decimal, in the field's range, 0 to
-	// 2^bits-1. Errors name it EnvWorkerID, the variable idgen's CLI reads
-	// it from. Empty means the spec's own key.
+	// WorkerID, when not empty, overrides the worker key (the machine key
+	// of sonyflake and xid) of every strategy that has one, and is the
+	// worker ID of the env worker source: decimal, in the field's range, 0
+	// to 2^bits-1. Beside any other worker source it is refused (a
+	// *WorkerConflictError), as the worker key is. Errors name it
+	// EnvWorkerID, the variable idgen's CLI reads it from. Empty means the
+	// spec's own key.
 	WorkerID string
 	// LookupKey returns the key text a public spec's key_env names
 	// (public.ParseKeys's form: 64 hex digits, or ID:HEX,ID:HEX), and
@@ -111,7 +117,7 @@ func (o Options) Resolve(spec string) (*Strategy, *Params, error) {
 		return nil, nil, specError(spec, "", name, fmt.Errorf("%w: unknown strategy %q; valid: %s", ErrSpec, name, strings.Join(Names(), ", ")))
 	}
 	parsed, err := parseSpec(spec, func(k string) error {
-		if k != EncodingKey && !slices.ContainsFunc(s.Keys, func(key Key) bool { return key.Name == k }) {
+		if k != EncodingKey && k != KeyspaceKey && !slices.ContainsFunc(s.Keys, func(key Key) bool { return key.Name == k }) {
 			return fmt.Errorf("%w: %s: unknown key %q; valid keys: %s", ErrSpec, name, k, keyNames(s))
 		}
 		return nil

@@ -28,13 +28,24 @@ func init() {
 	keys = append(keys, Key{"random_start", "start each tick's sequence at a random offset (default false)"})
 	keys = append(keys, coreKeys...)
 	keys = append(keys, Key{"max_ahead", "hold's bound: how far ahead of the clock IDs may be issued (default 10s; 1s under bump)"})
-	keys = append(keys, Key{"worker_source", WorkerSourceDoc + " (default: the worker key)"})
+	keys = append(keys, Key{"worker_source", WorkerSourceDoc + " (default none: the worker key; refused beside it)"})
 	register(&Strategy{
 		Name:   "snowflake",
 		Doc:    "native 64-bit Snowflake, any layout or preset (twitter, discord, sonyflake, ...)",
 		Keys:   keys,
 		Build:  buildSnowflake,
 		Scheme: func(p *Params) (*idgen.Scheme, error) { l, err := snowflakeLayout(p); return schemeOrErr(l, err) },
+		Keyspace: func(p *Params) (string, error) {
+			cfg, err := snowflakeConfig(p)
+			if err != nil {
+				return "", err
+			}
+			nodes := map[string]string{}
+			for n, v := range cfg.Nodes {
+				nodes[n] = strconv.FormatInt(v, 10)
+			}
+			return layoutKeyspace(p, cfg.Layout, nodes), nil
+		},
 	})
 }
 
@@ -78,6 +89,11 @@ func buildSnowflake(ctx context.Context, p *Params) (idgen.Generator, error) {
 			return nil, nodeError(p, cfg, err)
 		}
 		return g, nil
+	}
+	if name, _, ok := cfg.Layout.WorkerField(); ok {
+		if err := p.sourceConflict(name, name == snowflake.FieldWorker); err != nil {
+			return nil, err
+		}
 	}
 	space, err := layoutSpace(cfg.Layout, cfg.Nodes)
 	if err != nil {

@@ -157,10 +157,13 @@ func init() {
 			{"time_unit", "tick, at least 1ms (default 10ms)"},
 			{"start_time", "epoch, not in the future: RFC 3339, a date, or unix ms (default 2025-01-01)"},
 			{"machine", "machine ID, 0 to 2^bits_machine-1, or ip: the low 16 bits of the private IPv4 address (default 0); IDGEN_WORKER_ID overrides"},
-			{"worker_source", WorkerSourceDoc + "; the machine ID's source: IDs then come from the Snowflake core on the same layout, and the keys below apply (default: the machine key)"},
+			{"worker_source", WorkerSourceDoc + "; the machine ID's source: IDs then come from the Snowflake core on the same layout, and the keys below apply (default none: the machine key; refused beside it)"},
 		}, coreKeys...),
 		Build: func(ctx context.Context, p *Params) (idgen.Generator, error) {
 			leased := p.Has("worker_source")
+			if err := p.sourceConflict("machine", true); err != nil {
+				return nil, err
+			}
 			s, err := sonyflakeSettings(p, !leased)
 			if err != nil {
 				return nil, err
@@ -191,6 +194,21 @@ func init() {
 				return nil, err
 			}
 			return SonyflakeScheme(s)
+		},
+		Keyspace: func(p *Params) (string, error) {
+			s, err := sonyflakeSettings(p, false)
+			if err != nil {
+				return "", err
+			}
+			l, err := s.Layout()
+			if err != nil {
+				return "", err
+			}
+			machine := p.String("machine", "0")
+			if p.workerIDSet() {
+				machine = p.opts.WorkerID
+			}
+			return layoutKeyspace(p, l, map[string]string{snowflake.FieldMachine: machine}), nil
 		},
 	})
 }

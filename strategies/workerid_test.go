@@ -73,6 +73,65 @@ func TestWorkerSourceBad(t *testing.T) {
 	}
 }
 
+// TestWorkerIDConflicts checks the one precedence of worker IDs: a worker
+// source and the spec's worker key (machine for sonyflake) are refused
+// together, naming both, before any store is contacted; Options.WorkerID
+// (IDGEN_WORKER_ID) overrides the worker key, is what worker_source=env
+// reads, and is refused beside any other source. Before, the source won
+// silently.
+func TestWorkerIDConflicts(t *testing.T) {
+	machineLayout := strategies.MustParse("snowflake?machine=3&worker_source=static:5").With("layout", "time:41,machine:10,sequence:12;tick=1ms").String()
+	tests := []struct {
+		name, spec, workerID string
+		key, msg             string // the *SpecError's key and message; "" when the spec builds
+		worker               uint64 // the worker ID issued when it builds
+	}{
+		{name: "worker and a static source", spec: "snowflake?worker=3&worker_source=static:5", key: "worker",
+			msg: "strategies: invalid spec: snowflake: worker=3 and worker_source=static:5 both set the worker ID; give one"},
+		{name: "worker and an unreachable lease", spec: withSource("snowflake?worker=3", "postgres://u:pw@127.0.0.1:1/x?sslmode=disable"), key: "worker",
+			msg: "strategies: invalid spec: snowflake: worker=3 and worker_source=postgres://u:xxxxx@127.0.0.1:1/x?sslmode=disable both set the worker ID; give one"},
+		{name: "machine field of a layout", spec: machineLayout, key: "machine",
+			msg: "strategies: invalid spec: snowflake: machine=3 and worker_source=static:5 both set the worker ID; give one"},
+		{name: "sonyflake machine", spec: "sonyflake?machine=3&worker_source=static:5", key: "machine",
+			msg: "strategies: invalid spec: sonyflake: machine=3 and worker_source=static:5 both set the worker ID; give one"},
+		{name: "flake128 worker", spec: "flake128?worker=3&worker_source=static:5", key: "worker",
+			msg: "strategies: invalid spec: flake128: worker=3 and worker_source=static:5 both set the worker ID; give one"},
+		{name: "IDGEN_WORKER_ID and a static source", spec: "snowflake?worker_source=static:5", workerID: "7", key: "worker_source",
+			msg: "strategies: invalid spec: snowflake: IDGEN_WORKER_ID=7 and worker_source=static:5 both set the worker ID; give one (worker_source=env reads IDGEN_WORKER_ID)"},
+		{name: "IDGEN_WORKER_ID and a sonyflake source", spec: "sonyflake?worker_source=static:5", workerID: "7", key: "worker_source",
+			msg: "strategies: invalid spec: sonyflake: IDGEN_WORKER_ID=7 and worker_source=static:5 both set the worker ID; give one (worker_source=env reads IDGEN_WORKER_ID)"},
+		{name: "IDGEN_WORKER_ID read by env", spec: "snowflake?worker_source=env", workerID: "7", worker: 7},
+		{name: "IDGEN_WORKER_ID over the worker key", spec: "snowflake?worker=3", workerID: "7", worker: 7},
+		{name: "datacenter beside a source", spec: "snowflake?datacenter=1&worker_source=static:5", worker: 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g, err := strategies.Options{WorkerID: tt.workerID}.New(context.Background(), tt.spec)
+			if tt.msg == "" {
+				if err != nil {
+					t.Fatalf("New(%q) with WorkerID %q = %v", tt.spec, tt.workerID, err)
+				}
+				defer closeGen(g)
+				if w := workerOf(t, g); w != tt.worker {
+					t.Fatalf("New(%q) with WorkerID %q: worker %d; want %d", tt.spec, tt.workerID, w, tt.worker)
+				}
+				return
+			}
+			se, ok := errors.AsType[*strategies.SpecError](err)
+			wc, isConflict := errors.AsType[*strategies.WorkerConflictError](err)
+			if !ok || se.Key != tt.key || err.Error() != tt.msg || !errors.Is(err, strategies.ErrSpec) || !isConflict || wc.Source == "" {
+				t.Fatalf("New(%q) with WorkerID %q = %v, %v; want a *SpecError (key %s) and *WorkerConflictError: %s", tt.spec, tt.workerID, g, err, tt.key, tt.msg)
+			}
+		})
+	}
+}
+
+func closeGen(g idgen.Generator) {
+	if c, ok := g.(io.Closer); ok {
+		c.Close()
+	}
+}
+
 func TestWorkerSourcePostgres(t *testing.T) {
 	dsn := testenv.PostgresDSN(t)
 	table := fmt.Sprintf("test_wid_strategies_%d", time.Now().UnixNano())

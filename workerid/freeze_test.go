@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/idgenkit/idgen"
-	"github.com/idgenkit/idgen/compare"
 	"github.com/idgenkit/idgen/internal/testenv"
 	"github.com/idgenkit/idgen/internal/testenv/etcdtest"
+	"github.com/idgenkit/idgen/internal/throwaway"
 	"github.com/idgenkit/idgen/snowflake"
 	"github.com/idgenkit/idgen/workerid"
 )
@@ -80,7 +80,7 @@ var freezables = []struct {
 		}
 	}},
 	{"postgres", func(t *testing.T) freezable {
-		c, err := compare.StartCluster(context.Background(), compare.ClusterConfig{SharedBuffers: "16MB"})
+		c, err := throwaway.StartPostgres(context.Background(), throwaway.PostgresConfig{SharedBuffers: "16MB"})
 		if err != nil {
 			if testenv.CI() {
 				t.Fatalf("throwaway PostgreSQL cluster under CI=true: %v", err)

@@ -92,13 +92,13 @@ func saveChart(p *plot.Plot, leg *plot.Legend, path, format string) error {
 
 // title names the chart, the engine and server version, and the run.
 func title(r *compare.Report, what string) string {
-	return fmt.Sprintf("%s\n%s · %d rows, %d writers, batch %d, %s, %d trials",
-		what, r.EngineName(), r.Rows, r.Writers, r.Batch, r.CacheSetting(), max(r.Runs, 1))
+	return fmt.Sprintf("%s\n%s · %d rows, %s, batch %d, %s, %s",
+		what, view{r}.engineName(), r.Rows, plural(r.Writers, "writer"), r.Batch, view{r}.cacheSetting(), plural(max(r.Runs, 1), "trial"))
 }
 
 // seriesColour is the colour of row i, as in report.html.
 func seriesColour(i int) color.Color {
-	v, _ := strconv.ParseUint(compare.Palette[i%len(compare.Palette)][1:], 16, 32)
+	v, _ := strconv.ParseUint(Palette[i%len(Palette)][1:], 16, 32)
 	return color.RGBA{R: uint8(v >> 16), G: uint8(v >> 8), B: uint8(v), A: 255}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/idgenkit/idgen/compare"
 	"github.com/idgenkit/idgen/compare/report"
+	"github.com/idgenkit/idgen/internal/stats"
 )
 
 // WriteFiles writes a Report's data files, report.html and the charts.
@@ -39,4 +40,18 @@ func ExampleWriteFiles() {
 	// index_size.svg true
 	// leaf_density.png true
 	// leaf_density.svg true
+}
+
+// A ratio to the baseline prints as a number when its interval excludes
+// 1, and as "≈" (no significant difference) when it contains 1.
+func ExampleFormatRatio() {
+	uuidv4 := stats.Ratios([]float64{70, 66, 74}, []float64{100, 100, 100})
+	uuidv7 := stats.Ratios([]float64{98, 104, 101}, []float64{100, 100, 100})
+	for _, rs := range [][]float64{uuidv4, uuidv7} {
+		e := compare.Estimate{Median: stats.Median(rs), CI: stats.BootstrapCI(rs, 7)}
+		fmt.Printf("%s (median %.2f, CI [%.2f–%.2f])\n", report.FormatRatio(e), e.Median, e.CI[0], e.CI[1])
+	}
+	// Output:
+	// 0.70 (median 0.70, CI [0.66–0.74])
+	// ≈ (median 1.01, CI [0.98–1.04])
 }

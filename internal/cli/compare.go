@@ -14,13 +14,16 @@ func init() { addCommand(newCompareCmd) }
 
 func newCompareCmd() *cobra.Command {
 	var (
-		cfg   compare.Config
-		specs string
-		out   string
-		reads bool
+		cfg       compare.Config
+		specs     string
+		out       string
+		reads     bool
+		scenarios string
+		require   string
+		quiet     bool
 	)
 	cmd := &cobra.Command{
-		Use:   "compare [--strategies a,b,c] [--rows N] [--writers W] [--batch B] [--preload M] [--runs N] [--seed S] [--engine postgres|mariadb|all] [--dsn URL | --shared-buffers SIZE --buffer-pool SIZE] [--reads=false] [--read-ops N] [--span DURATION] [--keep] [--out DIR]",
+		Use:   "compare [--strategies a,b,c] [--rows N] [--writers W] [--batch B] [--preload M] [--runs N] [--seed S] [--engine postgres|mariadb|all] [--dsn URL | --shared-buffers SIZE --buffer-pool SIZE --scenarios in-memory,out-of-memory --memory-ratio R --pg-bin DIR] [--reads=false] [--read-ops N] [--span DURATION] [--require 64bit,sortable,opaque,no-coordination,js-safe] [--keep] [-q] [--out DIR]",
 		Short: "Measure what each ID scheme costs a PostgreSQL B-tree, side by side",
 		Long: `compare inserts the same workload with every strategy into its own table on
 the same PostgreSQL server (id PRIMARY KEY in the scheme's native column type,
@@ -72,6 +75,30 @@ database dropped afterwards. It reports leaf pages (ANALYZE TABLE and
 mysql.innodb_index_stats), leaf fill, page splits and merges
 (INNODB_METRICS), redo bytes and buffer-pool reads. --engine all runs both.
 
+Without --dsn, every row runs in two scenarios (--scenarios), each on a
+throwaway server of its own: in-memory, with --shared-buffers (--buffer-pool)
+holding all the data; and out-of-memory, with one buffer sized so that the
+bigserial baseline's final table and index are --memory-ratio (8) times it,
+and misses going to the device (debug_io_direct = data on PostgreSQL 16 or
+later, innodb_flush_method = O_DIRECT on InnoDB; the run checks the server's
+open data files for O_DIRECT). Each reports insert ×bs, device reads and
+writes per 1,000 inserts (pg_stat_io; Innodb_pages_read/_written), WAL and
+full-page images, and the reads after the inserts. --pg-bin DIR chooses the
+PostgreSQL binaries (default: the newest found). On PostgreSQL 18 (13) the
+rows pg-uuidv7 (DEFAULT uuidv7()) and pg-uuidv4 (DEFAULT gen_random_uuid())
+are added, loaded like bigserial.
+
+stdout and report.html start with a decision table: one row per scheme with
+its facts (key bytes, order, coordination, random bits, what it reveals,
+JavaScript-safe, server-generated) and measured ratios, best first, and one
+recommendation. --require keeps the schemes that meet all of 64bit,
+sortable, opaque, no-coordination and js-safe.
+
+Progress goes to stderr: one bar per phase on a terminal, otherwise one line
+per round with each row's rows/s; -q prints none. A closed pipe (| head), a
+closed terminal (SIGHUP), SIGINT and SIGTERM stop the run and remove its
+servers.
+
 The default strategies are every registered strategy that needs no external
 store. --out DIR writes results.json ({"meta", "results"}), results.csv,
 report.html (one self-contained page) and charts (PNG, SVG); a DIR that
@@ -80,6 +107,7 @@ are masked (xxxxx) in everything compare prints and writes.
 
   idgen compare
   idgen compare --strategies snowflake,uuidv7,uuidv4 --writers 1 --rows 200000
+  idgen compare --require sortable,64bit --scenarios out-of-memory
   idgen compare --dsn postgres://postgres@127.0.0.1:5432/postgres --out results`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -111,12 +139,28 @@ are masked (xxxxx) in everything compare prints and writes.
 			if f.Changed("strategies") {
 				cfg.Strategies = compare.SplitSpecs(specs)
 			}
+			if cfg.DSN != "" && f.Changed("pg-bin") {
+				return badInput(errors.New("compare: --pg-bin chooses the throwaway clusters' binaries; with --dsn the server runs"))
+			}
+			switch {
+			case f.Changed("scenarios"):
+				cfg.Scenarios = strings.Split(scenarios, ",")
+			case cfg.DSN == "":
+				cfg.Scenarios = []string{compare.ScenarioInMemory, compare.ScenarioOutOfMemory}
+			}
+			var reqs []string
+			if require != "" {
+				reqs = strings.Split(require, ",")
+				if err := comparereport.CheckRequirements(reqs); err != nil {
+					return badInput(fmt.Errorf("compare: --require: %w", err))
+				}
+			}
 			if out != "" {
 				if err := compare.CheckOutDir(out); err != nil {
 					return badInput(err)
 				}
 			}
-			pr := newCompareBars(cmd.ErrOrStderr())
+			pr := newCompareProgress(cmd.Context(), cmd.ErrOrStderr(), quiet)
 			cfg.Progress = pr
 			cfg.SpecOptions = specOptions()
 			rep, err := compare.Run(cmd.Context(), cfg)
@@ -128,11 +172,11 @@ are masked (xxxxx) in everything compare prints and writes.
 				}
 				return err
 			}
-			if err := rep.WriteTable(cmd.OutOrStdout()); err != nil {
+			if err := comparereport.WriteTable(cmd.OutOrStdout(), rep, reqs...); err != nil {
 				return err
 			}
 			if out != "" {
-				if err := comparereport.WriteFiles(rep, out); err != nil {
+				if err := comparereport.WriteFiles(rep, out, reqs...); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "\nwrote %s to %s\n", strings.Join(comparereport.OutputFiles, ", "), out)
@@ -157,5 +201,10 @@ are masked (xxxxx) in everything compare prints and writes.
 	f.BoolVar(&reads, "reads", true, "after each trial's inserts, time point lookups of random and of the newest 1 % of keys, and one second's range by primary key (--reads=false: off)")
 	f.IntVar(&cfg.ReadOps, "read-ops", compare.DefaultReadOps, "most reads of each kind per trial (each kind also stops after "+compare.DefaultReadTime.String()+")")
 	f.DurationVar(&cfg.Span, "span", 0, "issue the keys over this much simulated time with NewAt (e.g. 3h); 0: real time")
+	f.StringVar(&cfg.PGBin, "pg-bin", "", "directory of the PostgreSQL server binaries (initdb, pg_ctl, postgres) for the throwaway clusters (default: the newest found)")
+	f.StringVar(&scenarios, "scenarios", compare.ScenarioInMemory+","+compare.ScenarioOutOfMemory, "scenarios on the throwaway servers: in-memory (the buffer holds the data), out-of-memory (the baseline's data is --memory-ratio × the buffer, misses go to the device)")
+	f.Float64Var(&cfg.MemoryRatio, "memory-ratio", compare.DefaultMemoryRatio, "out-of-memory scenario: the baseline's final table and index over the buffer")
+	f.StringVar(&require, "require", "", "decision table: keep the schemes that meet all of "+strings.Join(comparereport.Requirements, ", ")+" (comma-separated)")
+	f.BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr (errors only)")
 	return cmd
 }

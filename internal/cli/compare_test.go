@@ -41,6 +41,14 @@ func TestCompareBadInput(t *testing.T) {
 		{"zero read ops", []string{"--read-ops", "0", "--dsn", down}, "--read-ops 0: want 1 to 1000000 reads of each kind"},
 		{"negative span", []string{"--span", "-1h", "--dsn", down}, "--span -1h0m0s: want 0 (real time) to 87600h0m0s"},
 		{"bad span", []string{"--span", "3 hours", "--dsn", down}, `"3 hours"`},
+		{"strategy twice", []string{"--strategies", "snowflake,snowflake", "--dsn", down}, `strategy "snowflake" given twice`},
+		{"strategy twice, spaced", []string{"--strategies", "uuidv4, uuidv4", "--dsn", down}, `strategy "uuidv4" given twice`},
+		{"unknown requirement", []string{"--require", "sortable,cheap", "--dsn", down}, `--require: compare/report: unknown requirement "cheap": want 64bit, sortable, opaque, no-coordination, js-safe`},
+		{"unknown scenario", []string{"--scenarios", "in-memory,huge"}, `scenario "huge": want in-memory or out-of-memory`},
+		{"out of memory with dsn", []string{"--scenarios", "out-of-memory", "--dsn", down}, `scenario "out-of-memory" restarts a throwaway server`},
+		{"memory ratio below 1", []string{"--memory-ratio", "0.5"}, "memory ratio 0.5: want 1 to 1000"},
+		{"pg-bin without binaries", []string{"--pg-bin", "/nonexistent"}, `pg-bin "/nonexistent"`},
+		{"pg-bin with dsn", []string{"--pg-bin", "/usr/bin", "--dsn", down}, "--pg-bin"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -66,9 +74,15 @@ func TestCompareRun(t *testing.T) {
 			t.Errorf("compare output lacks %q:\n%s", s, stdout)
 		}
 	}
-	// stderr is not a terminal: plain progress lines.
-	if !strings.Contains(stderr, "compare: uuidv4 measure: done, 3000 rows") {
-		t.Errorf("compare stderr lacks the plain progress line:\n%s", stderr)
+	// stderr is not a terminal: one line per round with each row's
+	// rows/s, no line per phase.
+	for _, s := range []string{"compare: 2 rounds, seed ", "compare: postgres round 1 of 2 done, rows/s: ", "compare: postgres round 2 of 2 done, rows/s: ", " uuidv4 "} {
+		if !strings.Contains(stderr, s) {
+			t.Errorf("compare stderr lacks %q:\n%s", s, stderr)
+		}
+	}
+	if n := strings.Count(stderr, "\n"); n > 8 || strings.Contains(stderr, " measure:") {
+		t.Errorf("compare stderr has %d lines (want at most 8: the seed, a line per round, notes) or phase lines:\n%s", n, stderr)
 	}
 	js, err := os.ReadFile(filepath.Join(dir, "results.json"))
 	if err != nil {

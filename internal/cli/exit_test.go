@@ -26,6 +26,19 @@ func closedPort(t *testing.T) string {
 	return addr
 }
 
+// busyAddr returns 127.0.0.1:PORT where this test listens until it ends:
+// serve fails there (exit 1) rather than serve, should it take input it
+// must refuse.
+func busyAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return ln.Addr().String()
+}
+
 // TestExitCodes checks the one rule of idgen's exit codes: 0 ok; 1 a store,
 // server or runtime failure; 2 bad input (flags, specs, IDs, files).
 func TestExitCodes(t *testing.T) {
@@ -46,6 +59,10 @@ func TestExitCodes(t *testing.T) {
 		{"bad flag value", []string{"gen", "-n", "abc"}, 2, "-n"},
 		{"unknown strategy", []string{"gen", "-s", "nosuch"}, 2, `unknown strategy "nosuch"`},
 		{"future epoch", []string{"gen", "-s", "snowflake?layout=time:41,worker:10,sequence:12;epoch=2099-01-01T00:00:00Z"}, 2, "epoch is 2099-01-01"},
+		{"epoch before 1970", []string{"gen", "-s", "snowflake?epoch=1969-12-31"}, 2, "epoch 1969-12-31T00:00:00Z outside years 1970-2200"},
+		{"epoch in year 1 (Go's zero time)", []string{"gen", "-s", "snowflake?epoch=0001-01-01"}, 2, "epoch 0001-01-01T00:00:00Z outside years 1970-2200"},
+		{"explain epoch in year 1", []string{"explain", "snowflake?epoch=0001-01-01"}, 2, "epoch 0001-01-01T00:00:00Z outside years 1970-2200"},
+		{"sonyflake start_time in year 1", []string{"gen", "-s", "sonyflake?start_time=0001-01-01"}, 2, "start_time"},
 		{"expired layout", []string{"gen", "-s", "snowflake?preset=baidu"}, 2, "layout lifetime exhausted"},
 		{"serve address without a port", []string{"serve", "-s", "uuidv4", "--addr", "notaport"}, 2, "notaport"},
 		{"malformed ID", []string{"inspect", "12x4"}, 2, `"12x4"`},

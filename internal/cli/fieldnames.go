@@ -12,6 +12,9 @@ var (
 		"Config.Span", "--span",
 		"Config.Runs", "--runs",
 		"Config.Seed", "--seed",
+		"Config.PGBin", "--pg-bin",
+		"Config.Rows", "--rows",
+		"Config.MemoryRatio", "--memory-ratio",
 	)
 	migrateFlags = strings.NewReplacer(
 		"Options.To", "--to",

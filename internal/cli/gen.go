@@ -3,13 +3,17 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/echo"
+	"github.com/idgenkit/idgen/internal/redact"
 	"github.com/idgenkit/idgen/strategies"
 	"github.com/spf13/cobra"
 )
@@ -37,7 +41,8 @@ func newGenCmd() *cobra.Command {
 			if format != "text" && format != "json" {
 				return badInput(fmt.Errorf("--format %q: want text or json", format))
 			}
-			spec, err := withWorkerSource(spec, workerSource)
+			given := spec
+			spec, origin, err := withWorkerSource(spec, workerSource)
 			if err != nil {
 				return badInput(err)
 			}
@@ -46,6 +51,9 @@ func newGenCmd() *cobra.Command {
 			opts.Warn = func(msg string) { warnings = append(warnings, msg) }
 			g, err := opts.New(cmd.Context(), spec)
 			if err != nil {
+				if err, ok := sourceConflict(err, origin); ok {
+					return fmt.Errorf("-s %q: %w", echo.Cut(redact.Spec(given)), err)
+				}
 				return err // Main's exit code: 2 for a bad spec, 1 for a store down
 			}
 			if c, ok := g.(io.Closer); ok {
@@ -72,29 +80,53 @@ const envWorkerSource = "IDGEN_WORKER_SOURCE"
 // withWorkerSource sets the spec's worker_source to source; an empty
 // source means $IDGEN_WORKER_SOURCE's, where it applies (the strategy takes
 // worker_source and the spec does not set it), else leaves spec alone.
-func withWorkerSource(spec, source string) (string, error) {
+// origin says where the source it set came from, for errors: the flag or
+// the variable, with the source; "" when it set none.
+func withWorkerSource(spec, source string) (merged, origin string, err error) {
 	env := os.Getenv(envWorkerSource)
 	if source == "" && env == "" {
-		return spec, nil
+		return spec, "", nil
 	}
 	strategy, params, err := strategies.Resolve(spec)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
+	origin = "--worker-source " + source
 	if source == "" {
 		if params.Has("worker_source") || !slices.ContainsFunc(strategy.Keys, func(k strategies.Key) bool { return k.Name == "worker_source" }) {
-			return spec, nil
+			return spec, "", nil
 		}
-		source = env
+		source, origin = env, "$"+envWorkerSource+" ("+env+")"
 	}
 	if params.Has("worker_source") {
-		return "", fmt.Errorf("--worker-source %q: the spec already sets worker_source", source)
+		return "", "", fmt.Errorf("--worker-source %q: the spec already sets worker_source", source)
 	}
 	parsed, err := strategies.ParseSpec(spec)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	return parsed.With("worker_source", source).String(), nil
+	return parsed.With("worker_source", source).String(), origin, nil
+}
+
+// sourceConflict returns a *strategies.WorkerConflictError in err about a
+// worker source the CLI set (origin, from withWorkerSource) in the user's
+// terms, naming the flag or variable instead of the spec key; ok is false
+// for any other error. errors.Is and errors.As see the original.
+func sourceConflict(err error, origin string) (_ error, ok bool) {
+	wc, ok := errors.AsType[*strategies.WorkerConflictError](err)
+	if !ok || origin == "" {
+		return err, false
+	}
+	hint := ""
+	if wc.Key == strategies.EnvWorkerID {
+		via := "--worker-source env"
+		if strings.HasPrefix(origin, "$") {
+			via = envWorkerSource + "=env"
+		}
+		hint = " (" + via + " reads " + strategies.EnvWorkerID + ")"
+	}
+	msg := fmt.Sprintf("%s=%s and %s both set the worker ID; give one%s", wc.Key, wc.Value, redact.Spec(echo.Cut(origin)), hint)
+	return &fieldFlagError{err: err, msg: msg}, true
 }
 
 // jsonID is one line of gen --format json.

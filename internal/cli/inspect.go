@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -38,7 +39,7 @@ func newInspectCmd() *cobra.Command {
 			if _, ok := snowflake.LayoutOf(id.Scheme()); ok && spec == "" {
 				r.Note = "decoded with the default layout; give -s SPEC (e.g. -s 'snowflake?preset=twitter') for another"
 			}
-			if len(args[0]) == 32 && spec == "" && id.Scheme() != strategies.Flake128Scheme {
+			if len(strings.TrimSpace(args[0])) == 32 && spec == "" && id.Scheme() != strategies.Flake128Scheme {
 				r.Note = "read as a UUID written without dashes (its version and variant bits are a UUID's); -s flake128 reads it as flake128"
 			}
 			if asJSON {
@@ -66,8 +67,9 @@ type report struct {
 	Hex    string         `json:"hex"`
 	Fields map[string]any `json:"fields"`
 	Note   string         `json:"note,omitempty"`
-	// Warning flags an implausible time: before the scheme's epoch or more
-	// than 100 years after now, a sign that the ID is of another scheme.
+	// Warning flags an implausible time: before the scheme's epoch or
+	// after now (no ID comes from the future), a sign that the ID is of
+	// another scheme or layout, or that the clock that issued it ran ahead.
 	Warning string `json:"warning,omitempty"`
 	fields  []idgen.Field
 }
@@ -94,6 +96,9 @@ func newReport(id idgen.ID, now time.Time) report {
 				r.Time, epoch.UTC().Format(time.RFC3339Nano), s.Name)
 		case t.After(now.AddDate(100, 0, 0)):
 			r.Warning = fmt.Sprintf("time %s is more than 100 years ahead: the ID is probably not a %s ID; give -s SPEC for its scheme", r.Time, s.Name)
+		case t.After(now):
+			r.Warning = fmt.Sprintf("time %s is after now (%s): an ID cannot come from the future; it is probably of another %s, "+
+				"give -s SPEC for it (or the clock that issued it runs ahead)", r.Time, now.UTC().Format(time.RFC3339), kindOf(s))
 		}
 	}
 	for _, f := range r.fields {
@@ -104,6 +109,15 @@ func newReport(id idgen.ID, now time.Time) report {
 		}
 	}
 	return r
+}
+
+// kindOf says what else an ID of scheme s may be: a Snowflake-family ID of
+// another layout, or an ID of another scheme.
+func kindOf(s *idgen.Scheme) string {
+	if _, ok := snowflake.LayoutOf(s); ok {
+		return "layout or scheme"
+	}
+	return "scheme"
 }
 
 func (r report) print(w io.Writer) error {

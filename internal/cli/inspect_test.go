@@ -2,8 +2,15 @@ package cli_test
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/cli"
+	"github.com/idgenkit/idgen/snowflake"
+	"github.com/idgenkit/idgen/strategies"
 )
 
 // TestInspectPlausibility checks that a dashless UUID decodes as a UUID and
@@ -40,6 +47,81 @@ func TestInspectPlausibility(t *testing.T) {
 				t.Errorf("idgen %q printed\n%s\nwant a warning line: %v", args, text, tt.warning != "")
 			}
 		})
+	}
+}
+
+// TestInspectFuture checks that an ID whose time is after now gets a
+// warning: an ID cannot come from the future, so it is of another layout
+// or scheme (the README's twitter ID read with the default layout is in
+// 2042), or the clock that issued it ran ahead.
+func TestInspectFuture(t *testing.T) {
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	def, _ := snowflake.Preset("default")
+	at := func(t time.Time) idgen.ID {
+		v, err := def.Compose(snowflake.Parts{Tick: t.Sub(snowflake.DefaultEpoch).Milliseconds()})
+		if err != nil {
+			panic(err)
+		}
+		id, _ := strategies.ParseWith(strconv.FormatUint(v, 10), "snowflake")
+		return id
+	}
+	twitter, _ := strategies.ParseWith("2123934260623585280", "")
+	tests := []struct {
+		name    string
+		id      idgen.ID
+		warning string // "" for none
+	}{
+		{"README's twitter ID, default layout (2042)", twitter, "time 2042-01-17T22:36:28.523Z is after now (2026-11-26T12:00:00Z): an ID cannot come from the future"},
+		{"a minute ahead", at(now.Add(time.Minute)), "time 2026-11-26T12:01:00Z is after now (2026-11-26T12:00:00Z)"},
+		{"1 ms ahead", at(now.Add(time.Millisecond)), "is after now"},
+		{"now", at(now), ""},
+		{"an hour ago", at(now.Add(-time.Hour)), ""},
+		{"200 years ahead", strategies.Flake128Scheme.MustParse("ffff0000000000000000000000000000"), "is more than 100 years ahead"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := cli.InspectWarning(tt.id, now)
+			if !strings.Contains(got, tt.warning) || (got == "") != (tt.warning == "") {
+				t.Fatalf("inspect %s at %v: warning %q; want %q", tt.id, now, got, tt.warning)
+			}
+		})
+	}
+	// The command, with the real clock: an ID an hour ahead of it.
+	ahead := at(time.Now().Add(time.Hour)).String()
+	out, errs, code := run("inspect", ahead)
+	if code != 0 || !strings.Contains(out, "\nwarning ") || !strings.Contains(out, "an ID cannot come from the future") {
+		t.Fatalf("idgen inspect %s = exit %d, %q, %q; want a warning line", ahead, code, out, errs)
+	}
+}
+
+// TestInspectTrimmed checks that inspect reads an ID as pasted: spaces
+// and line ends around it, a + before a decimal, and a TypeID told by its
+// prefix_.
+func TestInspectTrimmed(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want []string // in stdout
+	}{
+		{"CRLF", []string{"1541815603606036480\r", "-s", "snowflake?preset=twitter"}, []string{"id      1541815603606036480\n", "time    2022-06-28T16:07:40.105Z"}},
+		{"space, 20 chars", []string{" 1541815603606036480", "-s", "snowflake?preset=twitter"}, []string{"id      1541815603606036480\n"}},
+		{"plus sign, 20 chars, no spec", []string{"+1541815603606036480"}, []string{"id      1541815603606036480\n", "scheme  snowflake"}},
+		{"dashless UUID and CRLF", []string{"0190f1d27a3b7c4d8e5f6a7b8c9d0e1f\r\n"}, []string{"scheme  uuidv7", "read as a UUID written without dashes"}},
+		{"typeid without -s", []string{"user_01h455vb4pex5vsknk084sn02q"}, []string{"scheme  typeid", "prefix  user", "time    2023-06-30T03:34:18.518Z"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errs, code := run(append([]string{"inspect"}, tt.args...)...)
+			for _, want := range tt.want {
+				if code != 0 || !strings.Contains(out, want) {
+					t.Fatalf("idgen inspect %q = exit %d, %q, %q; want %q", tt.args, code, out, errs, want)
+				}
+			}
+		})
+	}
+	_, errs, code := run("inspect", "User_01h455vb4pex5vsknk084sn02q")
+	if code != 2 || !strings.Contains(errs, `TypeID prefix "User": want at most 63 of a-z and _`) {
+		t.Fatalf("idgen inspect User_01h… = exit %d, %q; want exit 2 naming the prefix and the rule", code, errs)
 	}
 }
 

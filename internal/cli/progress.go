@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,9 +30,10 @@ type bars struct {
 	mu     sync.Mutex
 
 	// bars (terminal)
-	p    *mpb.Progress
-	bar  *mpb.Bar
-	done *atomic.Int64 // the phase's duration in ns, once over
+	p          *mpb.Progress
+	removeDone bool // a finished phase's bar goes away
+	bar        *mpb.Bar
+	done       *atomic.Int64 // the phase's duration in ns, once over
 
 	// lines
 	name, unit string
@@ -81,16 +83,18 @@ func (b *bars) phase(name, label, unit string, total, done int64) {
 	if b.p != nil {
 		doneNs := new(atomic.Int64)
 		b.done = doneNs
-		b.bar = b.p.AddBar(total,
-			mpb.PrependDecorators(
-				decor.Name(label, decor.WCSyncSpaceR),
-				decor.CountersNoUnit("%d/%d", decor.WCSyncWidth),
-			),
+		opts := []mpb.BarOption{mpb.PrependDecorators(
+			decor.Name(label, decor.WCSyncSpaceR),
+			decor.CountersNoUnit("%d/%d", decor.WCSyncWidth),
+		),
 			mpb.AppendDecorators(
 				decor.Any(barRate(b.start, done, unit, doneNs), decor.WCSyncSpace),
 				decor.OnComplete(decor.AverageETA(decor.ET_STYLE_GO, decor.WCSyncSpace), "done"),
-			),
-		)
+			)}
+		if b.removeDone {
+			opts = append(opts, mpb.BarRemoveOnComplete())
+		}
+		b.bar = b.p.AddBar(total, opts...)
 		b.bar.SetCurrent(done)
 		return
 	}
@@ -177,29 +181,124 @@ func (b *bars) Close() error {
 	return nil
 }
 
-// compareBars draws compare's Progress.
-type compareBars struct{ *bars }
+// compareProgress draws compare's Progress on stderr. On a terminal:
+// one bar per phase that updates in place and goes away when the phase is
+// done. Elsewhere (a pipe, a file): no per-phase lines, but one line per
+// round that lists each row's insert rate, so that the default run prints
+// a few dozen lines. Status lines and notes show either way; quiet shows
+// nothing. Once ctx is done (a signal stopped the run), it shows nothing
+// more: the command then says only that the run was cancelled.
+type compareProgress struct {
+	ctx   context.Context
+	quiet bool
+	b     *bars
 
-var _ compare.Progress = compareBars{}
+	mu       sync.Mutex
+	round    string   // the current round's header, printed with its rates
+	rates    []string // "uuidv4 71,204"
+	strategy string   // the current phase's row and phase
+	phase    string
+	rows     int
+}
 
-func newCompareBars(w io.Writer) compareBars { return compareBars{newBars(w, "compare: ")} }
+var _ compare.Progress = (*compareProgress)(nil)
 
-func (c compareBars) Status(msg string) { c.line(compareFlags.Replace(msg)) }
-func (c compareBars) Note(msg string)   { c.line("note: " + compareFlags.Replace(msg)) }
-func (c compareBars) Phase(strategy, phase string, n int) {
+func newCompareProgress(ctx context.Context, w io.Writer, quiet bool) *compareProgress {
+	b := newBars(w, "compare: ")
+	b.removeDone = true
+	return &compareProgress{ctx: ctx, quiet: quiet, b: b}
+}
+
+func (c *compareProgress) off() bool { return c.quiet || c.ctx.Err() != nil }
+
+func (c *compareProgress) Status(msg string) {
+	if c.off() {
+		return
+	}
+	msg = compareFlags.Replace(msg)
+	c.flushRound()
+	if head, _, ok := strings.Cut(msg, ": "); ok && strings.Contains(head, " round ") {
+		c.mu.Lock()
+		c.round, c.rates = head, nil
+		c.mu.Unlock()
+		if c.b.p != nil {
+			c.b.line(head)
+		}
+		return
+	}
+	c.b.line(msg)
+}
+
+func (c *compareProgress) Note(msg string) {
+	if c.off() {
+		return
+	}
+	c.b.line("note: " + compareFlags.Replace(msg))
+}
+
+func (c *compareProgress) Phase(strategy, phase string, n int) {
+	c.mu.Lock()
+	c.strategy, c.phase, c.rows = strategy, phase, n
+	c.mu.Unlock()
+	if c.off() || c.b.p == nil {
+		return
+	}
 	unit := "rows"
 	if strings.HasPrefix(phase, "read ") { // a read phase counts reads
 		unit = "reads"
 	}
-	c.phase(strategy+" "+phase, fmt.Sprintf("%-28.28s %-7s", strategy, phase), unit, int64(n), 0)
+	c.b.phase(strategy+" "+phase, fmt.Sprintf("%-28.28s %-11s", strategy, phase), unit, int64(n), 0)
 }
-func (c compareBars) Rows(n int) {
+
+func (c *compareProgress) Rows(n int) {
+	if c.off() || c.b.p == nil {
+		return
+	}
+	c.b.mu.Lock()
+	at := c.b.at + int64(n)
+	c.b.mu.Unlock()
+	c.b.set(at)
+}
+
+func (c *compareProgress) PhaseDone(elapsed time.Duration) {
 	c.mu.Lock()
-	at := c.at + int64(n)
+	if c.phase == "measure" && elapsed > 0 {
+		c.rates = append(c.rates, fmt.Sprintf("%s %s", c.strategy, thousandsOf(float64(c.rows)/elapsed.Seconds())))
+	}
 	c.mu.Unlock()
-	c.set(at)
+	if c.off() || c.b.p == nil {
+		return
+	}
+	c.b.finish(elapsed)
 }
-func (c compareBars) PhaseDone(elapsed time.Duration) { c.finish(elapsed) }
+
+// flushRound prints the finished round's line: its header and each row's
+// rows/s.
+func (c *compareProgress) flushRound() {
+	c.mu.Lock()
+	round, rates := c.round, c.rates
+	c.round, c.rates = "", nil
+	c.mu.Unlock()
+	if round == "" || len(rates) == 0 || c.off() {
+		return
+	}
+	c.b.line(round + " done, rows/s: " + strings.Join(rates, ", "))
+}
+
+// Close prints the last round's line and stops the bars.
+func (c *compareProgress) Close() error {
+	c.flushRound()
+	return c.b.Close()
+}
+
+// thousandsOf writes v rounded, with commas: 71204.4 → "71,204".
+func thousandsOf(v float64) string {
+	s := strconv.FormatInt(int64(v+0.5), 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
 
 // migrateBars draws migrate's Progress.
 type migrateBars struct{ *bars }

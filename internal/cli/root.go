@@ -79,8 +79,13 @@ func badInput(err error) error {
 type interrupted struct{ sig syscall.Signal }
 
 func (i interrupted) Error() string {
-	if i.sig == syscall.SIGINT {
+	switch i.sig {
+	case syscall.SIGINT:
 		return "idgen: interrupted (SIGINT)"
+	case syscall.SIGHUP:
+		return "idgen: stopped (SIGHUP)"
+	case syscall.SIGPIPE:
+		return "idgen: stopped (SIGPIPE: the reader of its output went away)"
 	}
 	return "idgen: stopped (SIGTERM)"
 }
@@ -188,7 +193,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	// SIGHUP (the terminal closed) and SIGPIPE (the reader of stdout or
+	// stderr went away: | head) stop a command like SIGTERM, so that it
+	// cleans up (compare's throwaway servers); a write to the closed pipe
+	// then fails with EPIPE instead of killing the process.
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
 	defer signal.Stop(sigs)
 	go func() {
 		select {
@@ -207,6 +216,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cause := context.Cause(ctx)
 	if errors.Is(err, context.Canceled) && errors.As(cause, new(interrupted)) {
 		err = cause // "interrupted (SIGINT)", not "context canceled"
+	}
+	if sig, ok := cause.(interrupted); ok && sig.sig == syscall.SIGPIPE {
+		return exitCode(err, cause) // quiet, as a process killed by SIGPIPE is: its reader is gone
 	}
 	msg := redact.Spec(strings.ReplaceAll(err.Error(), "\n", "; ")) // no password reaches stderr
 	if !strings.HasPrefix(msg, "idgen: ") {

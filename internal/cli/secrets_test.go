@@ -30,9 +30,15 @@ func withPassword(t *testing.T, dsn string) string {
 	return u.String()
 }
 
-// segmentTag returns a unique biz tag, deleted when the test ends.
+// segmentTag returns a unique biz tag, installed in dsn's database (table
+// and tag, as on a new database: auto_create makes the tag, not the table)
+// and deleted when the test ends.
 func segmentTag(t *testing.T, dsn string) string {
+	t.Helper()
 	tag := fmt.Sprintf("cli_secrets_%d", time.Now().UnixNano())
+	if out, errs, code := run("segment", "init", "--dsn", dsn, "--tag", tag); code != 0 {
+		t.Fatalf("idgen segment init --tag %s = exit %d, %q, %q", tag, code, out, errs)
+	}
 	t.Cleanup(func() {
 		ctx := context.Background()
 		if c, err := pgx.Connect(ctx, dsn); err == nil {

@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -153,12 +152,7 @@ func dbDSN(t *testing.T, kind, db string) string {
 			}
 		})
 	}
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatalf("url.Parse(%q) = %v", dsn, err)
-	}
-	u.Path = "/" + db
-	return u.String()
+	return otherDatabase(t, dsn, db)
 }
 
 // ticket init sets up n servers; a spec then works in either order; a

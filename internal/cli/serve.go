@@ -201,12 +201,13 @@ func loadGenerators(ctx context.Context, f serveFlags) (map[string]idgen.Generat
 		}
 		return loadConfig(ctx, f.config)
 	}
-	spec, err := withWorkerSource(f.spec, f.workerSource)
+	spec, origin, err := withWorkerSource(f.spec, f.workerSource)
 	if err != nil {
 		return nil, "", badInput(fmt.Errorf("serve: %w", err))
 	}
 	g, err := specOptions().New(ctx, spec)
 	if err != nil {
+		err, _ = sourceConflict(err, origin)
 		if isSpecError(err) {
 			err = badInput(err)
 		}

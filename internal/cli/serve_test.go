@@ -29,6 +29,17 @@ func TestServeBadInput(t *testing.T) {
 	if err := os.WriteFile(expired, []byte("default: orders\ngenerators:\n  orders: snowflake?preset=twitter\n  old: snowflake?preset=baidu\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Two generators issuing the same IDs, and one name twice (JSON kept
+	// the last); on a port in use (busyAddr).
+	overlap := filepath.Join(t.TempDir(), "overlap.yaml")
+	if err := os.WriteFile(overlap, []byte("default: orders\ngenerators:\n  orders: snowflake?worker=1\n  other: snowflake?worker=1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	twice := filepath.Join(t.TempDir(), "twice.json")
+	if err := os.WriteFile(twice, []byte("{\"generators\": {\n  \"orders\": \"snowflake?worker=1\",\n  \"orders\": \"snowflake?worker=2\"}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	busy := busyAddr(t)
 	tests := []struct {
 		name     string
 		args     []string
@@ -55,6 +66,10 @@ func TestServeBadInput(t *testing.T) {
 			`--config: generator "old": idgen: layout lifetime exhausted`},
 		{"future epoch", []string{"serve", "-s", "snowflake?preset=twitter&epoch=2199-01-01", "--addr", "127.0.0.1:0"}, 2,
 			"idgen: clock is before the epoch"},
+		{"generators issuing the same IDs", []string{"serve", "--config", overlap, "--addr", busy}, 2,
+			`overlap.yaml:4: strategies: invalid spec: generators "orders" (line 3) and "other" (line 4) issue the same IDs`},
+		{"generator name twice", []string{"serve", "--config", twice, "--addr", busy}, 2,
+			`twice.json:3: strategies: invalid spec: generator "orders" defined twice, first at line 2`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -124,6 +124,65 @@ func TestWorkerSourceBadInput(t *testing.T) {
 	}
 }
 
+// TestWorkerIDConflicts checks that gen and serve refuse a worker ID given
+// twice, naming both as the user gave them (spec key, flag, variable), and
+// that IDGEN_WORKER_ID overrides the spec's worker key: the precedence the
+// README and strategies --help state. Before, the worker source won
+// silently.
+func TestWorkerIDConflicts(t *testing.T) {
+	busy := busyAddr(t)
+	tests := []struct {
+		name   string
+		env    map[string]string // IDGEN_WORKER_ID, IDGEN_WORKER_SOURCE
+		args   []string
+		code   int
+		want   string // in stderr
+		worker uint64 // issued, when code is 0
+	}{
+		{name: "worker= and --worker-source", args: []string{"gen", "-s", "snowflake?worker=3", "--worker-source", "static:5"}, code: 2,
+			want: `idgen: -s "snowflake?worker=3": worker=3 and --worker-source static:5 both set the worker ID; give one`},
+		{name: "worker= and worker_source=", args: []string{"gen", "-s", "snowflake?worker=3&worker_source=static:5"}, code: 2,
+			want: "idgen: strategies: invalid spec: snowflake: worker=3 and worker_source=static:5 both set the worker ID; give one"},
+		{name: "worker= and $IDGEN_WORKER_SOURCE", env: map[string]string{"IDGEN_WORKER_SOURCE": "static:5"}, args: []string{"gen", "-s", "snowflake?worker=3"}, code: 2,
+			want: `idgen: -s "snowflake?worker=3": worker=3 and $IDGEN_WORKER_SOURCE (static:5) both set the worker ID; give one`},
+		{name: "sonyflake machine= and --worker-source", args: []string{"gen", "-s", "sonyflake?machine=3", "--worker-source", "static:5"}, code: 2,
+			want: `machine=3 and --worker-source static:5 both set the worker ID; give one`},
+		{name: "IDGEN_WORKER_ID and --worker-source", env: map[string]string{"IDGEN_WORKER_ID": "7"}, args: []string{"gen", "-s", "snowflake", "--worker-source", "static:5"}, code: 2,
+			want: `idgen: -s "snowflake": IDGEN_WORKER_ID=7 and --worker-source static:5 both set the worker ID; give one (--worker-source env reads IDGEN_WORKER_ID)`},
+		{name: "serve worker= and --worker-source", args: []string{"serve", "-s", "snowflake?worker=3", "--worker-source", "static:5", "--addr", busy}, code: 2,
+			want: `worker=3 and --worker-source static:5 both set the worker ID; give one`},
+		{name: "IDGEN_WORKER_ID over worker=", env: map[string]string{"IDGEN_WORKER_ID": "7"}, args: []string{"gen", "-s", "snowflake?worker=3"}, worker: 7},
+		{name: "IDGEN_WORKER_ID through --worker-source env", env: map[string]string{"IDGEN_WORKER_ID": "7"}, args: []string{"gen", "-s", "snowflake", "--worker-source", "env"}, worker: 7},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("IDGEN_WORKER_ID", tt.env["IDGEN_WORKER_ID"])
+			t.Setenv("IDGEN_WORKER_SOURCE", tt.env["IDGEN_WORKER_SOURCE"])
+			out, errs, code := run(tt.args...)
+			if code != tt.code || !strings.Contains(errs, tt.want) || (code != 0) != (out == "") {
+				t.Fatalf("%v (env %v) = exit %d, stdout %q, stderr %q; want exit %d, stderr containing %q", tt.args, tt.env, code, out, errs, tt.code, tt.want)
+			}
+			if code != 0 {
+				return
+			}
+			v, _ := strconv.ParseUint(strings.TrimSpace(out), 10, 64)
+			l, _ := snowflake.Preset("default")
+			p, _ := l.Decompose(v)
+			if w, _ := p.Node("worker"); w != tt.worker {
+				t.Fatalf("%v (env %v) issued %d, worker %d; want worker %d", tt.args, tt.env, v, w, tt.worker)
+			}
+		})
+	}
+	// strategies --help states the same precedence.
+	out, _, _ := run("strategies", "--help")
+	for _, want := range []string{"IDGEN_WORKER_ID in the environment overrides the worker key", "is what worker_source=env reads",
+		"is refused beside the worker key, and beside IDGEN_WORKER_ID unless it is env"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("idgen strategies --help lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 // TestGenRestartInsideHighWaterWindow runs `idgen gen` under a PostgreSQL
 // or etcd lease with a state file twice in a row. The first run released
 // worker ID 0 with its high-water mark ahead (high_water_ahead=1m keeps the

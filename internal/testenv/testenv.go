@@ -8,6 +8,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/idgenkit/idgen/internal/throwaway"
 )
 
 // Defaults, overridable by the environment variables of the same name.
@@ -61,4 +63,56 @@ func RedisURL(t testing.TB) string {
 	t.Helper()
 	need(t, "Redis", "127.0.0.1:6379")
 	return env("IDGEN_TEST_REDIS", DefaultRedisURL)
+}
+
+// PG18Bin returns the directory of the PostgreSQL 18 server binaries
+// (IDGEN_TEST_PG18_BIN; .ci/pg18.sh installs them and CI sets it), for
+// tests that start a throwaway PostgreSQL 18 cluster
+// (internal/throwaway.StartPostgres with BinDir). Unset, the test fails
+// under CI=true and skips otherwise.
+func PG18Bin(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv("IDGEN_TEST_PG18_BIN")
+	if dir == "" {
+		if CI() {
+			t.Fatal("IDGEN_TEST_PG18_BIN unset under CI=true: bash .ci/pg18.sh installs PostgreSQL 18 and prints the directory")
+		}
+		t.Skip("IDGEN_TEST_PG18_BIN unset: bash .ci/pg18.sh installs PostgreSQL 18 and prints the directory")
+	}
+	return dir
+}
+
+// PostgresBin returns the directory of the newest PostgreSQL server
+// binaries found (throwaway.FindPostgres), for tests that start a
+// throwaway cluster. None found, the test fails under CI=true and skips
+// otherwise.
+func PostgresBin(t testing.TB) string {
+	t.Helper()
+	bin, err := throwaway.FindPostgres()
+	if err != nil {
+		if CI() {
+			t.Fatalf("no PostgreSQL server binaries under CI=true: %v", err)
+		}
+		t.Skipf("no PostgreSQL server binaries: %v", err)
+	}
+	return bin
+}
+
+// OwnTempDir points TMPDIR at a new directory of the test's own (open to
+// the postgres and mysql users a throwaway server runs as, like /tmp:
+// mariadb-install-db writes its own temporary files there), removed at
+// the end, so that other tests' throwaway servers are neither seen nor
+// removed; it returns the directory.
+func OwnTempDir(t testing.TB) string {
+	t.Helper()
+	tmp, err := os.MkdirTemp("", "idgen-test-tmp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	if err := os.Chmod(tmp, 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", tmp)
+	return tmp
 }

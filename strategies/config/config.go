@@ -42,6 +42,10 @@ var ErrSpec = strategies.ErrSpec
 //	    machine: 3
 //	    bits_sequence: 8
 //
+// Every generator's IDs are unique among all the config's generators,
+// unless a spec's keyspace key names a keyspace of its own (Load refuses
+// two that would issue the same IDs).
+//
 // Switching a service to another scheme is then one line of config.
 type Config struct {
 	// Path is the file the config was read from.
@@ -114,7 +118,14 @@ var Formats = []string{".yaml", ".yml", ".toml", ".json"}
 // and line and list the valid choices; a bad spec wraps ErrSpec, or
 // idgen.ErrOutOfRange for a node value outside its field. The line is
 // that of the key a *strategies.SpecError names, where the file gives the
-// generator's keys one by one, else the generator's.
+// generator's keys one by one, else the generator's. A generator name or a
+// key given twice is refused in every format, at the second's line, naming
+// the first's (YAML decoders keep the first and JSON's the last). Two
+// generators that would issue the same IDs (strategies.Options.Keyspace:
+// the same layout, epoch and node values, each with its own sequence) are
+// refused, naming both, unless the keyspace key names them apart; two
+// segment generators on one biz tag are not (the store hands each its own
+// IDs).
 func Load(path string, opts strategies.Options) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -152,12 +163,42 @@ func Load(path string, opts strategies.Options) (*Config, error) {
 	if len(c.Generators) == 0 {
 		return nil, fmt.Errorf("%w: %s: no generators; want a \"generators\" table naming at least one", ErrSpec, path)
 	}
+	if err := c.checkKeyspaces(); err != nil {
+		return nil, err
+	}
 	if c.Default != "" {
 		if _, ok := c.Lookup(c.Default); !ok {
 			return nil, fmt.Errorf("%w: %s:%d: default %q is not a generator; valid: %s", ErrSpec, path, raw.defLine, c.Default, strings.Join(c.Names(), ", "))
 		}
 	}
 	return c, nil
+}
+
+// checkKeyspaces refuses two generators that would issue the same IDs
+// (strategies.Options.Keyspace): each counts its own sequence over the
+// same layout, epoch and node values, in one keyspace.
+func (c *Config) checkKeyspaces() error {
+	first := map[string]GeneratorSpec{}
+	for _, g := range c.Generators {
+		space, err := c.Options.Keyspace(g.Spec.String())
+		if err != nil {
+			return fmt.Errorf("%s:%d: generator %q: %w", c.Path, g.Line, g.Name, err)
+		}
+		if space == "" {
+			continue
+		}
+		if f, ok := first[space]; ok {
+			override := ""
+			if w := c.Options.WorkerID; w != "" {
+				override = fmt.Sprintf(" (%s=%s overrides every worker key)", strategies.EnvWorkerID, w)
+			}
+			return fmt.Errorf("%s:%d: %w: generators %q (line %d) and %q (line %d) issue the same IDs, each with its own sequence over %s%s; "+
+				"give each its own worker ID (or another node value), or, if their IDs never meet, a different %s=NAME",
+				c.Path, g.Line, ErrSpec, f.Name, f.Line, g.Name, g.Line, space, override, strategies.KeyspaceKey)
+		}
+		first[space] = g
+	}
+	return nil
 }
 
 // check validates spec as fully as can be done without a store.
@@ -266,6 +307,32 @@ func errAt(line int, format string, args ...any) error {
 
 const topKeys = "default, generators"
 
+// duplicateKey is the error about key given twice at line, first at
+// first, in the mapping at path: nil for the top level, ["generators"]
+// for the generators, ["generators", name] for a generator's keys.
+func duplicateKey(path []string, key string, first, line int) error {
+	switch {
+	case len(path) == 1 && path[0] == "generators":
+		return errAt(line, "generator %q defined twice, first at line %d", key, first)
+	case len(path) == 2 && path[0] == "generators":
+		return errAt(line, "generator %q: key %q given twice, first at line %d", path[1], key, first)
+	}
+	return errAt(line, "key %q given twice, first at line %d", strings.Join(append(slices.Clone(path), key), "."), first)
+}
+
+// keyLines records the line of each key of one mapping, to refuse a key
+// given twice: YAML decoders keep the first and JSON's the last, silently.
+type keyLines map[string]int
+
+// add records key at line; a key seen before is duplicateKey's error.
+func (s keyLines) add(path []string, key string, line int) error {
+	if first, ok := s[key]; ok {
+		return duplicateKey(path, key, first, line)
+	}
+	s[key] = line
+	return nil
+}
+
 func readYAML(data []byte) (*rawConfig, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
@@ -279,8 +346,12 @@ func readYAML(data []byte) (*rawConfig, error) {
 		return nil, errAt(root.Line, "the top level must be a mapping with keys %s", topKeys)
 	}
 	raw := &rawConfig{}
+	top := keyLines{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
+		if err := top.add(nil, k.Value, k.Line); err != nil {
+			return nil, err
+		}
 		switch k.Value {
 		case "default":
 			if v.Kind != yaml.ScalarNode {
@@ -291,7 +362,11 @@ func readYAML(data []byte) (*rawConfig, error) {
 			if v.Kind != yaml.MappingNode {
 				return nil, errAt(v.Line, "generators must map names to specs")
 			}
+			names := keyLines{}
 			for j := 0; j+1 < len(v.Content); j += 2 {
+				if err := names.add([]string{"generators"}, v.Content[j].Value, v.Content[j].Line); err != nil {
+					return nil, err
+				}
 				g, err := yamlGen(v.Content[j], v.Content[j+1])
 				if err != nil {
 					return nil, err
@@ -313,8 +388,12 @@ func yamlGen(k, v *yaml.Node) (rawGen, error) {
 		return g, nil
 	case yaml.MappingNode:
 		g.isTable = true
+		keys := keyLines{}
 		for i := 0; i+1 < len(v.Content); i += 2 {
 			kk, vv := v.Content[i], v.Content[i+1]
+			if err := keys.add([]string{"generators", g.name}, kk.Value, kk.Line); err != nil {
+				return g, err
+			}
 			if vv.Kind != yaml.ScalarNode {
 				return g, errAt(vv.Line, "generator %q: %s must be a single value", g.name, kk.Value)
 			}
@@ -468,7 +547,11 @@ func readJSON(data []byte) (*rawConfig, error) {
 		}
 		return nil, fmt.Errorf("%w: %v", ErrSpec, err)
 	}
-	return fromAny(m, jsonLines(data))
+	lines, err := jsonLines(data)
+	if err != nil {
+		return nil, err
+	}
+	return fromAny(m, lines)
 }
 
 func lineAt(data []byte, off int64) int {
@@ -476,28 +559,34 @@ func lineAt(data []byte, off int64) int {
 	return 1 + bytes.Count(data[:off], []byte("\n"))
 }
 
-// jsonLines finds the line of each object key, by dotted path.
-func jsonLines(data []byte) map[string]int {
+// jsonLines finds the line of each object key, by dotted path, and
+// refuses a key an object gives twice (duplicateKey's error), which
+// encoding/json would let the last one win.
+func jsonLines(data []byte) (map[string]int, error) {
 	lines := map[string]int{}
+	var dup error
 	d := json.NewDecoder(bytes.NewReader(data))
-	var walk func(path string) bool
-	walk = func(path string) bool {
+	var walk func(path []string) bool
+	walk = func(path []string) bool {
 		tok, err := d.Token()
 		if err != nil {
 			return false
 		}
 		switch tok {
 		case json.Delim('{'):
+			seen := keyLines{}
 			for d.More() {
 				k, err := d.Token()
 				if err != nil {
 					return false
 				}
-				p := fmt.Sprint(k)
-				if path != "" {
-					p = path + "." + p
+				key := fmt.Sprint(k)
+				line := lineAt(data, d.InputOffset())
+				if err := seen.add(path, key, line); err != nil && dup == nil {
+					dup = err
 				}
-				lines[p] = lineAt(data, d.InputOffset())
+				p := append(slices.Clone(path), key)
+				lines[strings.Join(p, ".")] = line
 				if !walk(p) {
 					return false
 				}
@@ -515,6 +604,6 @@ func jsonLines(data []byte) map[string]int {
 		}
 		return true
 	}
-	walk("")
-	return lines
+	walk(nil)
+	return lines, dup
 }

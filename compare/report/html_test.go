@@ -1,4 +1,4 @@
-package compare_test
+package report_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idgenkit/idgen/compare"
+	"github.com/idgenkit/idgen/compare/report"
 	"github.com/idgenkit/idgen/internal/testenv"
 )
 
@@ -23,7 +24,7 @@ func TestVerdict(t *testing.T) {
 		{"bigserial", ""},
 		{"client_series", ""},
 	} {
-		if got := rep.Verdict(rep.Find(tt.strategy)); got != tt.want {
+		if got := report.Verdict(rep, rep.Find(tt.strategy)); got != tt.want {
 			t.Errorf("Verdict(%s) = %q; want %q", tt.strategy, got, tt.want)
 		}
 	}
@@ -31,7 +32,7 @@ func TestVerdict(t *testing.T) {
 
 func TestWriteHTML(t *testing.T) {
 	var b bytes.Buffer
-	if err := sampleReport().WriteHTML(&b); err != nil {
+	if err := report.WriteHTML(&b, sampleReport()); err != nil {
 		t.Fatal(err)
 	}
 	page := b.String()
@@ -102,7 +103,7 @@ func inChromium(t *testing.T, rep *compare.Report) (dom, stderr string) {
 		t.Skip("chromium not installed")
 	}
 	dir := t.TempDir()
-	if err := rep.WriteFiles(dir); err != nil {
+	if err := report.WriteFiles(rep, dir); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -117,4 +118,31 @@ func inChromium(t *testing.T, rep *compare.Report) (dom, stderr string) {
 		t.Fatalf("chromium = %v\n%s", err, errOut.String())
 	}
 	return out.String(), errOut.String()
+}
+
+// TestWriteHTMLMariaDB: a MariaDB report names its engine, version and
+// buffer pool, and its verdicts count InnoDB's page splits.
+func TestWriteHTMLMariaDB(t *testing.T) {
+	rep := sampleReport()
+	rep.Engine, rep.Server, rep.ServerVersion, rep.SharedBuffers, rep.BufferPool =
+		compare.EngineMariaDB, "MariaDB 10.11.19-MariaDB-0+deb12u1 (Debian 12)", "10.11.19-MariaDB-0+deb12u1", "", "6MB"
+	for _, ts := range rep.Trials {
+		for k := range ts {
+			ts[k].Engine = compare.EngineMariaDB
+		}
+	}
+	rep.Summarize()
+	var b bytes.Buffer
+	if err := report.WriteHTML(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, s := range []string{"MariaDB 10.11.19, 1000 rows", "innodb_buffer_pool_size 6MB", "uuidv4: 2.0× the index", "249 vs 99 page splits"} {
+		if !strings.Contains(page, s) {
+			t.Errorf("report.html lacks %q", s)
+		}
+	}
+	if strings.Contains(page, "PostgreSQL") || strings.Contains(page, "shared_buffers") {
+		t.Errorf("report.html of a MariaDB run names PostgreSQL or shared_buffers")
+	}
 }

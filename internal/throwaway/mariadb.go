@@ -1,10 +1,9 @@
-package compare
+package throwaway
 
 import (
 	"bytes"
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,33 +17,35 @@ import (
 )
 
 // DefaultBufferPool is the throwaway MariaDB server's
-// innodb_buffer_pool_size when Config.BufferPool is empty.
+// innodb_buffer_pool_size when MariaDBConfig.BufferPool is empty.
 const DefaultBufferPool = "128MB"
 
-// ErrNoMariaDB reports that the MariaDB server binaries (mariadbd and
-// mariadb-install-db) needed for the throwaway server are not installed.
-var ErrNoMariaDB = errors.New("compare: MariaDB server binaries not found")
+// mariadbPidFile is the server's PID file, in its directory.
+const mariadbPidFile = "mariadbd.pid"
 
 // MariaDBConfig configures StartMariaDB. Every zero value is usable.
 type MariaDBConfig struct {
-	// BufferPool is innodb_buffer_pool_size in Config's units ("128MB",
-	// "5MB"). Empty means DefaultBufferPool.
+	// BufferPool is innodb_buffer_pool_size in PostgreSQL's units
+	// ("128MB", "5MB"). Empty means DefaultBufferPool.
 	BufferPool string
+	// Args are more mariadbd options ("--innodb-flush-method=O_DIRECT"),
+	// after the defaults, so that they win. Empty means none.
+	Args []string
 	// Keep leaves the stopped server's directory in place after Stop.
 	Keep bool
 }
 
 // A MariaDB is a throwaway MariaDB server: a data directory and a Unix
-// socket in a temporary directory, root with an empty password, no TCP
-// listener, no option file read (--no-defaults: the machine's my.cnf and
-// its port do not apply).
+// socket in a temporary directory (Prefix*), root with an empty password,
+// no TCP listener, no option file read (--no-defaults: the machine's
+// my.cnf and its port do not apply). mariadbd is a child of this process
+// that the kernel kills if this process dies first.
 type MariaDB struct {
-	dir     string
-	daemon  string
-	cmd     *exec.Cmd
-	exited  chan struct{}
-	keep    bool
-	asMySQL bool
+	dir    string
+	daemon string
+	cmd    *exec.Cmd
+	exited chan struct{}
+	keep   bool
 }
 
 // findMariaDB returns the paths of mariadbd and mariadb-install-db: from
@@ -66,15 +67,16 @@ func findMariaDB() (daemon, install string, err error) {
 	daemon = look("mariadbd", "/usr/sbin", "/usr/local/mysql/bin", "/usr/local/bin")
 	install = look("mariadb-install-db", "/usr/bin", "/usr/local/mysql/scripts", "/usr/local/bin")
 	if daemon == "" || install == "" {
-		return "", "", fmt.Errorf("%w (mariadbd or mariadb-install-db not in PATH, /usr/sbin or /usr/bin); install them (Debian/Ubuntu: apt-get install mariadb-server; Fedora: dnf install mariadb-server; macOS: brew install mariadb), or set Config.DSN to mysql://... to use a running server", ErrNoMariaDB)
+		return "", "", fmt.Errorf("%w (mariadbd or mariadb-install-db not in PATH, /usr/sbin or /usr/bin); install them (Debian/Ubuntu: apt-get install mariadb-server; Fedora: dnf install mariadb-server; macOS: brew install mariadb), or give a running server's mysql:// DSN", ErrNoMariaDB)
 	}
 	return daemon, install, nil
 }
 
 var mysqlSizeRE = regexp.MustCompile(`^([0-9]+)(kB|MB|GB|TB)?$`)
 
-// mysqlSize turns a size in Config's units ("128MB") into bytes.
-func mysqlSize(s string) (int64, bool) {
+// Size turns a size in PostgreSQL's units ("128MB"; kB, MB, GB, TB are
+// powers of 1024) into bytes; false when s is not one.
+func Size(s string) (int64, bool) {
 	m := mysqlSizeRE.FindStringSubmatch(s)
 	if m == nil {
 		return 0, false
@@ -91,8 +93,8 @@ func mysqlSize(s string) (int64, bool) {
 }
 
 // StartMariaDB creates and starts a throwaway MariaDB server with
-// mariadb-install-db and mariadbd. Run as root, both run as the mysql user
-// (--user=mysql). Stop it when done. Missing binaries wrap ErrNoMariaDB.
+// mariadb-install-db and mariadbd. Run as root, both run as the mysql user.
+// Stop it when done. Missing binaries wrap ErrNoMariaDB.
 func StartMariaDB(ctx context.Context, cfg MariaDBConfig) (*MariaDB, error) {
 	daemon, install, err := findMariaDB()
 	if err != nil {
@@ -102,17 +104,20 @@ func StartMariaDB(ctx context.Context, cfg MariaDBConfig) (*MariaDB, error) {
 	if bp == "" {
 		bp = DefaultBufferPool
 	}
-	pool, ok := mysqlSize(bp)
+	pool, ok := Size(bp)
 	if !ok {
-		return nil, badInput("buffer pool %q: want a size such as 128MB or 1GB", bp)
+		return nil, fmt.Errorf("%w: buffer pool %q: want a size such as 128MB or 1GB", ErrBadConfig, bp)
 	}
 	m := &MariaDB{daemon: daemon, keep: cfg.Keep}
 	uid, gid, asMySQL, err := serverUser("mysql", "the throwaway MariaDB server needs the mysql user")
 	if err != nil {
 		return nil, err
 	}
-	m.asMySQL = asMySQL
-	if m.dir, err = os.MkdirTemp("", "idgen-compare-mariadb-"); err != nil {
+	var cred *syscall.Credential
+	if asMySQL {
+		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+	}
+	if m.dir, err = makeDir(Prefix+"mariadb-", uid, gid); err != nil {
 		return nil, err
 	}
 	fail := func(err error) (*MariaDB, error) {
@@ -120,14 +125,9 @@ func StartMariaDB(ctx context.Context, cfg MariaDBConfig) (*MariaDB, error) {
 		m.remove()
 		return nil, err
 	}
-	if uid >= 0 {
-		if err := os.Chown(m.dir, uid, gid); err != nil {
-			return fail(err)
-		}
-	}
 	args := []string{"--no-defaults", "--datadir=" + m.DataDir(), "--auth-root-authentication-method=normal",
 		"--skip-test-db", "--skip-name-resolve"}
-	if m.asMySQL {
+	if asMySQL {
 		args = append(args, "--user=mysql")
 	}
 	cmd := exec.CommandContext(ctx, install, args...)
@@ -135,25 +135,25 @@ func StartMariaDB(ctx context.Context, cfg MariaDBConfig) (*MariaDB, error) {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return fail(fmt.Errorf("compare: mariadb-install-db: %w: %s", err, lastLines(out.Bytes(), 5)))
+		return fail(fmt.Errorf("throwaway: mariadb-install-db: %w: %s", err, lastLines(out.Bytes(), 5)))
 	}
 	args = []string{"--no-defaults", "--datadir=" + m.DataDir(), "--socket=" + m.Socket(), "--skip-networking",
-		"--pid-file=" + filepath.Join(m.dir, "mariadbd.pid"), "--log-error=" + m.logFile(),
+		"--pid-file=" + filepath.Join(m.dir, mariadbPidFile), "--log-error=" + m.logFile(),
 		"--innodb-buffer-pool-size=" + strconv.FormatInt(pool, 10), "--max-connections=300",
 		"--innodb-stats-persistent=ON", "--innodb-stats-auto-recalc=OFF", "--skip-name-resolve",
 		"--innodb-flush-log-at-trx-commit=2", "--max-allowed-packet=64M"}
-	if m.asMySQL {
-		args = append(args, "--user=mysql")
-	}
-	// The server outlives ctx's cancellation only until Stop.
+	args = append(args, cfg.Args...)
+	// The server outlives ctx's cancellation only until Stop. It runs as
+	// the mysql user from the start (not --user, whose setuid would clear
+	// the parent-death signal), and dies with this process.
 	m.cmd = exec.Command(daemon, args...)
 	m.cmd.Dir = m.dir
-	m.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	m.cmd.SysProcAttr = childAttr(cred, syscall.SIGKILL)
 	if err := m.cmd.Start(); err != nil {
-		return fail(fmt.Errorf("compare: starting mariadbd: %w", err))
+		return fail(fmt.Errorf("throwaway: starting mariadbd: %w", err))
 	}
 	m.exited = make(chan struct{})
-	go func() { m.cmd.Wait(); close(m.exited) }()
+	go func() { m.cmd.Wait(); close(m.exited) }() // owned by m: Stop waits for it
 	db, err := m.open()
 	if err != nil {
 		return fail(err)
@@ -167,14 +167,14 @@ func StartMariaDB(ctx context.Context, cfg MariaDBConfig) (*MariaDB, error) {
 		select {
 		case <-m.exited:
 			log, _ := os.ReadFile(m.logFile())
-			return fail(fmt.Errorf("compare: mariadbd exited: %s", lastLines(log, 5)))
+			return fail(fmt.Errorf("throwaway: mariadbd exited: %s", lastLines(log, 5)))
 		case <-ctx.Done():
 			return fail(ctx.Err())
 		case <-time.After(100 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
 			log, _ := os.ReadFile(m.logFile())
-			return fail(fmt.Errorf("compare: the throwaway MariaDB server did not answer within 60 s: %w: %s", err, lastLines(log, 5)))
+			return fail(fmt.Errorf("throwaway: the MariaDB server did not answer within 60 s: %w: %s", err, lastLines(log, 5)))
 		}
 	}
 	return m, nil
@@ -207,13 +207,14 @@ func (m *MariaDB) Socket() string { return filepath.Join(m.dir, "mariadb.sock") 
 
 func (m *MariaDB) logFile() string { return filepath.Join(m.dir, "mariadbd.log") }
 
-// Stop shuts the server down and removes its directory (unless Keep).
+// Stop shuts the server down (SIGTERM, its normal shutdown; killed after a
+// minute) and removes its directory (unless Keep).
 func (m *MariaDB) Stop() error {
 	err := m.stop()
-	if !m.keep {
-		if rerr := m.remove(); err == nil {
-			err = rerr
-		}
+	if m.keep {
+		os.Remove(filepath.Join(m.dir, ownerFile)) // kept: never stale
+	} else if rerr := m.remove(); err == nil {
+		err = rerr
 	}
 	return err
 }
@@ -222,21 +223,7 @@ func (m *MariaDB) stop() error {
 	if m.cmd == nil || m.cmd.Process == nil {
 		return nil
 	}
-	select {
-	case <-m.exited:
-		return nil
-	default:
-	}
-	// SIGTERM is mariadbd's normal shutdown.
-	m.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-m.exited:
-		return nil
-	case <-time.After(time.Minute):
-		m.cmd.Process.Kill()
-		<-m.exited
-		return fmt.Errorf("compare: the throwaway MariaDB server in %s did not shut down within a minute; killed", m.dir)
-	}
+	return stopChild(m.cmd, m.exited, syscall.SIGTERM, syscall.SIGKILL, "the throwaway MariaDB server in "+m.dir)
 }
 
 func (m *MariaDB) remove() error {

@@ -1,7 +1,10 @@
-package compare
+// Package stats holds the statistics of idgen's measurements: medians,
+// seeded percentile-bootstrap confidence intervals of the median, paired
+// ratios, the coefficient of variation and spreads. compare reports its
+// trials with them; tests that measure (migrate's, workerid's) may too.
+package stats
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -13,12 +16,6 @@ const Resamples = 10_000
 
 // Confidence is the level of every confidence interval.
 const Confidence = 0.95
-
-// StatsMethod names how the run's figures and intervals are computed; the
-// report and results.json's meta carry it.
-const StatsMethod = "median over the trials; 95 % CI: percentile bootstrap of the median, 10000 resamples of the trials " +
-	"(ratios: of the per-round ratios, each trial paired with the baseline of its round), seeded; " +
-	"with 5 trials or fewer the median of a resample is always one of the trials and the interval is their range"
 
 // Median returns the median of xs (the mean of the two middle values when
 // their count is even); NaN when xs is empty. xs is not modified.
@@ -69,7 +66,7 @@ func BootstrapCI(xs []float64, seed uint64) Interval {
 	}
 	slices.Sort(meds)
 	alpha := (1 - Confidence) / 2
-	return Interval{percentile(meds, alpha), percentile(meds, 1-alpha)}
+	return Interval{Percentile(meds, alpha), Percentile(meds, 1-alpha)}
 }
 
 // Ratios returns xs[i]/base[i] for each round i: the pairs a ratio's
@@ -132,8 +129,8 @@ type Estimate struct {
 	CI     Interval `json:"ci"`
 }
 
-// estimate returns the median and bootstrap interval of xs.
-func estimate(xs []float64, seed uint64) Estimate {
+// EstimateOf returns the median and bootstrap interval of xs.
+func EstimateOf(xs []float64, seed uint64) Estimate {
 	return Estimate{Median: Median(xs), CI: BootstrapCI(xs, seed)}
 }
 
@@ -141,14 +138,12 @@ func estimate(xs []float64, seed uint64) Estimate {
 // rows differ beyond the trials' noise.
 func (e Estimate) Significant() bool { return !e.CI.Contains(1) }
 
-// FormatRatio writes a ratio as "0.70" when significant, and as "≈" (no
-// significant difference: its interval contains 1.0) otherwise.
-func (e Estimate) FormatRatio() string {
-	if math.IsNaN(e.Median) {
-		return "n/a"
+// Percentile returns the nearest-rank q-quantile (0 ≤ q ≤ 1) of sorted
+// values; 0 when there are none.
+func Percentile(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
 	}
-	if !e.Significant() {
-		return "≈"
-	}
-	return fmt.Sprintf("%.2f", e.Median)
+	i := int(q*float64(len(sorted))+0.999999) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
 }

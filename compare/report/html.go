@@ -1,4 +1,4 @@
-package compare
+package report
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"math"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/idgenkit/idgen/compare"
 )
 
 // Palette gives each row of the report its colour, in the order of the
@@ -151,20 +153,22 @@ func thousands(n int64) string {
 	return string(out)
 }
 
-// Verdict says in plain words what a row costs against the Baseline, for
+// Verdict says in plain words what a row costs against the compare.Baseline, for
 // example "uuidv4: 1.8× the index, 0.70× the insert rate [0.65–0.74],
 // 2,781 vs 5 full-page images, half the leaf chain out of order". It is
-// empty for the Baseline and the harness check's rows.
-func (r *Report) Verdict(x *Result) string {
-	bs := r.baselineOf(x)
-	if bs == nil || x.Strategy == Baseline || x.Strategy == ClientSeries || x.Strategy == Reference {
+// empty for the compare.Baseline and the harness check's rows.
+func Verdict(r *compare.Report, x *compare.Result) string { return view{r}.verdict(x) }
+
+func (r view) verdict(x *compare.Result) string {
+	bs := r.BaselineOf(x)
+	if bs == nil || x.Strategy == compare.Baseline || x.Strategy == compare.ClientSeries || x.Strategy == compare.Reference {
 		return ""
 	}
 	var parts []string
 	if bs.IndexBytes > 0 {
 		parts = append(parts, fmt.Sprintf("%.1f× the index", float64(x.IndexBytes)/float64(bs.IndexBytes)))
 	}
-	if e, ok := x.RatioToBaseline[figRowsPerSec.name]; ok {
+	if e, ok := x.RatioToBaseline["rows_per_sec"]; ok {
 		if e.Significant() {
 			parts = append(parts, fmt.Sprintf("%.2f× the insert rate [%.2f–%.2f]", e.Median, e.CI[0], e.CI[1]))
 		} else {
@@ -189,7 +193,7 @@ func (r *Report) Verdict(x *Result) string {
 			parts = append(parts, fmt.Sprintf("%.0f %% of the leaf chain out of order", *f))
 		}
 	}
-	if x.PageSplits != nil && bs.PageSplits != nil && x.Engine == EngineMariaDB {
+	if x.PageSplits != nil && bs.PageSplits != nil && x.Engine == compare.EngineMariaDB {
 		parts = append(parts, fmt.Sprintf("%s vs %s page splits", thousands(*x.PageSplits), thousands(*bs.PageSplits)))
 	}
 	if v := readVerdict(x, bs); v != "" {
@@ -200,19 +204,19 @@ func (r *Report) Verdict(x *Result) string {
 
 // EngineName is the chart's and page's name for the server: "PostgreSQL
 // 15.20".
-func (r *Report) EngineName() string {
+func (r view) engineName() string {
 	name := "PostgreSQL"
 	switch r.Engine {
-	case EngineMariaDB:
+	case compare.EngineMariaDB:
 		name = "MariaDB"
-	case EngineAll:
+	case compare.EngineAll:
 		pg, my, _ := strings.Cut(r.ServerVersion, "; ")
 		pg, _, _ = strings.Cut(pg, " ")
 		my, _, _ = strings.Cut(my, "-")
 		return "PostgreSQL " + pg + " and MariaDB " + my
 	}
 	v, _, _ := strings.Cut(r.ServerVersion, " ")
-	if r.Engine == EngineMariaDB {
+	if r.Engine == compare.EngineMariaDB {
 		v, _, _ = strings.Cut(v, "-") // 10.11.19-MariaDB-0+deb12u1
 	}
 	if v == "" {
@@ -232,7 +236,17 @@ type htmlRow struct {
 // fetches, charts inline as SVG with the intervals as error bars) with the
 // run's settings, the harness check's verdict, a verdict per scheme, the
 // table of figures, the warnings and notes.
-func (r *Report) WriteHTML(w io.Writer) error {
+// The decision table comes first; it keeps the schemes that meet every
+// one of require (Requirements); errors wrap ErrRequirement.
+func WriteHTML(w io.Writer, r *compare.Report, require ...string) error {
+	d, err := Decide(r, require)
+	if err != nil {
+		return err
+	}
+	return view{r}.writeHTML(w, d)
+}
+
+func (r view) writeHTML(w io.Writer, d *Decision) error {
 	var rps, ratios, index, density []bar
 	for i := range r.Results {
 		x := &r.Results[i]
@@ -243,9 +257,9 @@ func (r *Report) WriteHTML(w io.Writer) error {
 			b.valueLabel += " " + ciText(ci, "%.0f")
 		}
 		rps = append(rps, b)
-		if e, ok := x.RatioToBaseline[figRowsPerSec.name]; ok {
+		if e, ok := x.RatioToBaseline["rows_per_sec"]; ok {
 			ratios = append(ratios, bar{label: r.RowName(x), value: e.Median, lo: e.CI[0], hi: e.CI[1], hasCI: true, colour: c,
-				valueLabel: strings.TrimSpace(e.text())})
+				valueLabel: strings.TrimSpace(estText(e))})
 		}
 		index = append(index, bar{label: r.RowName(x), value: float64(x.IndexBytes) / (1 << 20), colour: c,
 			valueLabel: fmt.Sprintf("%.1f MB", float64(x.IndexBytes)/(1<<20))})
@@ -254,18 +268,18 @@ func (r *Report) WriteHTML(w io.Writer) error {
 				valueLabel: fmt.Sprintf("%.1f %%", *x.AvgLeafDensity)})
 		}
 	}
-	eng := r.EngineName()
-	sub := fmt.Sprintf("%s, %d rows, %d writers, batch %d, %s, %d trials", eng, r.Rows, r.Writers, r.Batch, r.CacheSetting(), r.Runs)
+	eng := r.engineName()
+	sub := fmt.Sprintf("%s, %d rows, %s, batch %d, %s, %s", eng, r.Rows, plural(r.Writers, "writer"), r.Batch, r.cacheSetting(), plural(r.Runs, "trial"))
 	var verdicts []string
 	var rows []htmlRow
 	for i := range r.Results {
 		x := &r.Results[i]
-		if v := r.Verdict(x); v != "" {
+		if v := r.verdict(x); v != "" {
 			verdicts = append(verdicts, v)
 		}
 		ratio := ""
-		if e, ok := x.RatioToBaseline[figRowsPerSec.name]; ok {
-			ratio = e.text()
+		if e, ok := x.RatioToBaseline["rows_per_sec"]; ok {
+			ratio = estText(e)
 		}
 		rows = append(rows, htmlRow{Colour: template.CSS(colour(i)), Strategy: r.RowName(x), Rows: fmt.Sprintf("%.0f", x.RowsPerSec),
 			CI: ciText(x.RowsPerSecCI, "%.0f"), Ratio: ratio, P50: optF(x.P50Ms, 2), P99: optF(x.P99Ms, 2),
@@ -273,28 +287,33 @@ func (r *Report) WriteHTML(w io.Writer) error {
 			Frag: optF(x.LeafFragmentation, 1), Splits: optI(x.PageSplits), WAL: fmt.Sprintf("%.1f", float64(x.WALBytes)/(1<<20)),
 			FPI: optI(x.WALFPI)})
 	}
+	var decision strings.Builder
+	if len(d.Choices) > 0 || len(d.Require) > 0 {
+		r.writeDecision(&decision, d)
+	}
 	data := map[string]any{
+		"Decision": decision.String(),
 		"Title":    "idgen compare: " + sub,
 		"Server":   r.Server,
 		"Meta":     r.Meta(),
 		"Verdicts": verdicts,
 		"Rows":     rows,
-		"Harness":  r.Harness,
+		"Harness":  r.HarnessChecks,
 		"Warnings": r.Warnings,
 		"Notes":    r.Notes,
 		"Count":    len(r.Results),
 		"Charts": []template.HTML{
 			svgBars("rows/s, median and 95 % CI ("+sub+")", "rows/s", rps, 0, ""),
-			svgBars("rows/s as a multiple of "+Baseline+"'s, per-round ratios: median and 95 % CI ("+eng+")", "× "+Baseline, ratios, 1, "1.0 = "+Baseline),
+			svgBars("rows/s as a multiple of "+compare.Baseline+"'s, per-round ratios: median and 95 % CI ("+eng+")", "× "+compare.Baseline, ratios, 1, "1.0 = "+compare.Baseline),
 			svgBars("index size ("+sub+")", "MB", index, 0, ""),
 			svgBars("average leaf density, pgstatindex ("+sub+")", "%", density, 90, "fillfactor 90 %"),
 		},
 	}
 	// The reads' charts, when the run measured reads (--reads).
-	if point := r.readBars(ReadPoint); len(point) > 0 {
+	if point := r.readBars(compare.ReadPoint); len(point) > 0 {
 		data["Charts"] = append(data["Charts"].([]template.HTML),
-			svgBars("point lookups after the inserts, ops/s, median and 95 % CI ("+sub+", "+r.CacheSetting()+")", "ops/s", point, 0, ""),
-			svgBars("lookups of the newest 1 %, ops/s, median and 95 % CI ("+sub+", "+r.CacheSetting()+")", "ops/s", r.readBars(ReadRecent), 0, ""))
+			svgBars("point lookups after the inserts, ops/s, median and 95 % CI ("+sub+", "+r.cacheSetting()+")", "ops/s", point, 0, ""),
+			svgBars("lookups of the newest 1 %, ops/s, median and 95 % CI ("+sub+", "+r.cacheSetting()+")", "ops/s", r.readBars(compare.ReadRecent), 0, ""))
 	}
 	return htmlPage.Execute(w, data)
 }
@@ -309,16 +328,18 @@ table { border-collapse: collapse; font-size: 13px; }
 th, td { padding: 3px 8px; border-bottom: 1px solid #ddd; text-align: right; white-space: nowrap; }
 th:first-child, td:first-child { text-align: left; }
 .key { display: inline-block; width: 10px; height: 10px; margin-right: 6px; }
-.pass { color: #1a7f37; font-weight: bold; } .fail { color: #c62828; font-weight: bold; }
+.pass { color: #1a7f37; font-weight: bold; } .fail { color: #c62828; font-weight: bold; } .inconclusive { color: #b26a00; font-weight: bold; }
 .verdict { margin: 0.3em 0; } .small { color: #555; font-size: 13px; }
 svg { display: block; margin: 1em 0; }
 </style></head>
 <body>
 <h1>{{.Title}}</h1>
+{{with .Decision}}<h2 id="decision">Decision</h2>
+<pre class="decision">{{.}}</pre>{{end}}
 <p class="small">{{.Server}}<br>
 idgen {{.Meta.Build.Version}} {{.Meta.Build.Commit}} · {{.Meta.Machine.Cores}} cores, {{.Meta.Machine.OS}} · started {{.Meta.Started.Format "2006-01-02 15:04:05 UTC"}}, {{printf "%.0f" .Meta.DurationSec}} s · seed {{.Meta.Seed}}<br>
 {{.Meta.StatsMethod}}. A ratio shown as “≈” has an interval that contains 1: no significant difference.</p>
-{{with .Harness}}<p>Harness check: <span class="{{.Verdict}}">{{.Verdict}}</span>: the harness sends the keys at {{printf "%.2f" .Ratio.Median}}× [{{printf "%.2f" (index .Ratio.CI 0)}}–{{printf "%.2f" (index .Ratio.CI 1)}}] the rate at which the server generates the same keys itself (pass at ≥ {{printf "%.2f" .Threshold}}), with {{.Writers}} writer{{if ne .Writers 1}}s{{end}} on each side: {{.Meaning}}.</p>{{end}}
+{{range .Harness}}<p>Harness check{{if .Scenario}} ({{.Engine}} {{.Scenario}}){{end}}: <span class="{{.Verdict}}">{{.Verdict}}</span>: the harness sends the keys at {{printf "%.2f" .Ratio.Median}}× [{{printf "%.2f" (index .Ratio.CI 0)}}–{{printf "%.2f" (index .Ratio.CI 1)}}] the rate at which the server generates the same keys itself (pass at ≥ {{printf "%.2f" .Threshold}}), with {{.Writers}} writer{{if ne .Writers 1}}s{{end}} on each side: {{.Meaning}}.</p>{{end}}
 <h2>Verdicts</h2>
 {{range .Verdicts}}<p class="verdict">{{.}}</p>
 {{end}}
