@@ -18,11 +18,12 @@ import (
 	"github.com/idgenkit/idgen/strategies"
 )
 
-// A Leaf segment allocator on the real Redis: its remaining IDs show in
-// /metrics, and dense IDs come out over HTTP.
-func TestSegmentOverRedis(t *testing.T) {
-	url := testenv.RedisURL(t)
-	tag := fmt.Sprintf("httpapi-test-%d", time.Now().UnixNano())
+// redisTag returns the test Redis and a biz tag of the test's own, whose
+// keys are deleted at its end.
+func redisTag(t *testing.T) (url, tag string) {
+	t.Helper()
+	url = testenv.RedisURL(t)
+	tag = fmt.Sprintf("httpapi-%s-%d", t.Name(), time.Now().UnixNano())
 	opt, err := redis.ParseURL(url)
 	if err != nil {
 		t.Fatal(err)
@@ -33,6 +34,13 @@ func TestSegmentOverRedis(t *testing.T) {
 		rc.Del(context.Background(), k, k+":step", k+":description")
 		rc.Close()
 	})
+	return url, tag
+}
+
+// A Leaf segment allocator on the real Redis: its remaining IDs show in
+// /metrics, and dense IDs come out over HTTP.
+func TestSegmentOverRedis(t *testing.T) {
+	url, tag := redisTag(t)
 	g, err := strategies.New(context.Background(), strategies.MustParse("segment?step=100&auto_create=true").With("dsn", url).With("tag", tag).String())
 	if err != nil {
 		t.Fatalf("strategies.New: %v", err)
@@ -77,18 +85,7 @@ func TestSegmentOverRedis(t *testing.T) {
 // more than the first chunk of a streamed answer (1,024): without asking
 // first, count=5000 would get a 200 cut short after 1,024 IDs.
 func TestSegmentOutageKeepsHeld(t *testing.T) {
-	url := testenv.RedisURL(t)
-	tag := fmt.Sprintf("httpapi-outage-%d", time.Now().UnixNano())
-	opt, err := redis.ParseURL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc := redis.NewClient(opt)
-	t.Cleanup(func() {
-		k := segment.RedisPrefix + "{" + tag + "}"
-		rc.Del(context.Background(), k, k+":step", k+":description")
-		rc.Close()
-	})
+	url, tag := redisTag(t)
 	purl, p := testenv.ViaProxy(t, url)
 	spec := strategies.MustParse("segment?step=2000&min_step=2000&max_step=2000&auto_create=true").With("dsn", purl).With("tag", tag)
 	g, err := strategies.New(context.Background(), spec.String())
