@@ -133,6 +133,11 @@ func newBlock(ids []idgen.ID) *block {
 	return b
 }
 
+// closedBlock replaces the current block at Close: it holds no ID, which
+// sends every caller to advance and ErrClosed without a check on the fast
+// path.
+var closedBlock = newBlock(nil)
+
 // left returns the IDs of b not yet handed out.
 func (b *block) left() int64 { return int64(len(b.ids)) - min(b.next.Load(), int64(len(b.ids))) }
 
@@ -450,11 +455,14 @@ func (g *Generator) fetchAny(ctx context.Context, n int64) ([]idgen.ID, error) {
 	return nil, fmt.Errorf("%w: %w", idgen.ErrUnavailable, errors.Join(errs...))
 }
 
-// fetch streams n IDs from server i.
+// fetch streams n IDs from server i, in batches that fit in grpc-go's
+// default 4 MiB message (grpcapi.MaxBatch): a server whose max count is
+// larger would otherwise send batches the connection refuses.
 func (g *Generator) fetch(ctx context.Context, i int, n int64) ([]idgen.ID, error) {
 	ctx, cancel := context.WithTimeout(ctx, g.cfg.FetchTimeout)
 	defer cancel()
-	st, err := g.clients[i].NextStream(ctx, &idgenv1.NextStreamRequest{Generator: g.cfg.Generator, Count: uint64(n)})
+	batch := uint32(min(n, int64(grpcapi.MaxBatch(g.scheme.Size))))
+	st, err := g.clients[i].NextStream(ctx, &idgenv1.NextStreamRequest{Generator: g.cfg.Generator, Count: uint64(n), BatchSize: batch})
 	if err != nil {
 		return nil, err
 	}
@@ -492,11 +500,16 @@ func (g *Generator) Stats() Stats {
 }
 
 // Close stops the refill and closes the connections. The IDs left in the
-// buffer are dropped: a gap, never a duplicate. Later calls of Next return
-// idgen.ErrClosed once the buffer is empty.
+// buffer are dropped: a gap, never a duplicate. From then on Next and NextN
+// return idgen.ErrClosed at once, as a segment.Allocator's do. A second
+// Close returns nil.
 func (g *Generator) Close() error {
 	g.closeOnce.Do(func() {
+		g.mu.Lock()
 		close(g.stop)
+		g.cur.Store(closedBlock)
+		g.ready, g.buffered = nil, 0
+		g.mu.Unlock()
 		<-g.done
 		g.closeConns()
 	})

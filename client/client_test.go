@@ -19,10 +19,11 @@ import (
 
 // server is one in-process idgen gRPC server of a Snowflake generator.
 type server struct {
-	t      testing.TB
-	worker int64
-	addr   string
-	gs     *grpc.Server
+	t        testing.TB
+	worker   int64
+	maxCount int // grpcapi.Options.MaxCount; 0: its default
+	addr     string
+	gs       *grpc.Server
 }
 
 // start serves on s.addr (a new loopback port the first time).
@@ -32,7 +33,7 @@ func (s *server) start() {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	api, err := grpcapi.New(map[string]idgen.Generator{"default": g}, grpcapi.Options{Logger: slog.New(slog.DiscardHandler)})
+	api, err := grpcapi.New(map[string]idgen.Generator{"default": g}, grpcapi.Options{MaxCount: s.maxCount, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -131,6 +132,67 @@ func TestUnavailable(t *testing.T) {
 	n, err := g.NextN(ctx, dst[:])
 	if !errors.Is(err, idgen.ErrUnavailable) || n >= len(dst) {
 		t.Errorf("NextN(100) with the only server stopped = %d, %v; want fewer and ErrUnavailable", n, err)
+	}
+}
+
+// After Close, Next and NextN fail with ErrClosed at once, as a segment
+// allocator's do, though IDs were left in the buffer.
+func TestClosed(t *testing.T) {
+	a := startServer(t, 5)
+	ctx := context.Background()
+	g, err := client.New(ctx, client.Config{Targets: []string{a.addr}, MinBatch: 1000, MaxBatch: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Next(ctx); err != nil {
+		t.Fatalf("Next() = %v", err)
+	}
+	if err := g.Close(); err != nil {
+		t.Fatalf("Close() = %v", err)
+	}
+	if id, err := g.Next(ctx); !errors.Is(err, idgen.ErrClosed) {
+		t.Errorf("Next() after Close = %v, %v; want ErrClosed", id, err)
+	}
+	var dst [10]idgen.ID
+	if n, err := g.NextN(ctx, dst[:]); n != 0 || !errors.Is(err, idgen.ErrClosed) {
+		t.Errorf("NextN(10) after Close = %d, %v; want 0, ErrClosed", n, err)
+	}
+	if st := g.Stats(); st.Buffered != 0 {
+		t.Errorf("Stats().Buffered after Close = %d; want 0", st.Buffered)
+	}
+	if err := g.Close(); err != nil {
+		t.Errorf("second Close() = %v; want nil", err)
+	}
+}
+
+// The client fetches 5,000,000 IDs from a server whose max count is
+// 1,000,000: its fetches (up to MaxBatch, 1,000,000) ask for batches that
+// fit in grpc-go's 4 MiB message. Before, the server sent a fetch's
+// million IDs as one 8 MB batch, and the client failed after about
+// 430,000 IDs with ResourceExhausted.
+func TestFetchFiveMillion(t *testing.T) {
+	s := &server{t: t, worker: 6, maxCount: 1_000_000}
+	s.start()
+	t.Cleanup(s.stop)
+	ctx := context.Background()
+	g, err := client.New(ctx, client.Config{Targets: []string{s.addr}, MinBatch: 1_000_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	dst := make([]idgen.ID, 100_000)
+	var last uint64
+	for got := 0; got < 5_000_000; got += len(dst) {
+		if n, err := g.NextN(ctx, dst); err != nil || n != len(dst) {
+			t.Fatalf("NextN(%d) after %d IDs = %d, %v; want %d, nil", len(dst), got, n, err, len(dst))
+		}
+		for _, id := range dst {
+			v, _ := id.Uint64()
+			if v <= last {
+				t.Fatalf("ID %d after %d; want increasing (one server)", v, last)
+			}
+			last = v
+		}
 	}
 }
 

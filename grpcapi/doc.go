@@ -6,19 +6,25 @@
 //
 // Methods:
 //
-//	Next            count IDs (1 to Options.MaxCount) with their breakdown
+//	Next            count IDs (1 to Options.MaxCount, at most MaxNextCount) with their breakdown
 //	NextStream      packed batches (id_size bytes per ID, big-endian) until count are sent
 //	Decode          an ID of a generator's scheme, taken apart
 //	ListGenerators  the generators, their schemes and the default
 //
 // Limits are HTTP's: Options.MaxCount and Options.Timeout mean what they
-// mean in httpapi.Options. Errors map to codes: InvalidArgument for a bad
-// count, batch size or ID (the message names the input, cut to about 64
-// bytes, and the allowed range); NotFound for an unknown generator;
+// mean in httpapi.Options. Every message fits in grpc-go's default 4 MiB
+// (MaxMessageBytes): a Next answer holds at most MaxNextCount IDs (25,260
+// of the twitter layout), a NextStream batch at most MaxBatch (524,160 IDs
+// of 8 bytes), whatever batch_size asks; a stream's buffer holds min(count,
+// batch) IDs, not MaxCount. Decode checks an ID as HTTP does (for a UUID
+// scheme of one version, the version) and answers with HTTP's words.
+// Errors map to codes: InvalidArgument for a bad count or ID (the message
+// names the input, cut to about 64 bytes, and the allowed range); NotFound
+// for an unknown generator;
 // Unavailable for a clock rollback, a lost worker lease, a store down or
 // the timeout, with an errdetails.RetryInfo saying when to retry;
-// FailedPrecondition for a clock outside the layout's lifetime, which
-// waiting does not mend; Internal otherwise. A failed Next issues nothing.
+// FailedPrecondition for what waiting does not mend (a clock outside the
+// layout's lifetime, a biz tag exhausted); Internal otherwise. A failed Next issues nothing.
 //
 // Metrics, registered on Options.Registry: grpc_server_handled_total,
 // grpc_server_handling_seconds and the other go-grpc-middleware server

@@ -76,5 +76,5 @@ func Example() {
 	// orders snowflake 8 true time:41,datacenter:5,worker:5,sequence:12;tick=1ms;epoch=2010-11-04T01:42:54.657Z
 	// 2061404137190924288 2026-06-01T11:07:00Z time=491477045343 datacenter=4 worker=18 sequence=0
 	// 2061404137190924289 2026-06-01T11:07:00Z time=491477045343 datacenter=4 worker=18 sequence=1
-	// InvalidArgument idgen: "20614041371909242x" is not a snowflake ID of generator "orders"
+	// InvalidArgument idgen: "20614041371909242x" is not a snowflake ID of generator "orders": idgen: invalid ID syntax: it is not a decimal ID (digits 0-9 only)
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/idgenkit/idgen/grpcapi/idgenv1"
 	"github.com/idgenkit/idgen/httpapi"
 	"github.com/idgenkit/idgen/internal/echo"
+	"github.com/idgenkit/idgen/internal/serving"
 	"github.com/idgenkit/idgen/snowflake"
 )
 
@@ -68,11 +69,13 @@ type Server struct {
 }
 
 type generator struct {
-	name   string
-	gen    idgen.Generator
-	scheme *idgen.Scheme
-	layout string
-	issued prometheus.Counter
+	name     string
+	gen      idgen.Generator
+	scheme   *idgen.Scheme
+	layout   string
+	issued   prometheus.Counter
+	nextMax  int // the most IDs a Next answer holds: MaxNextCount
+	batchMax int // the most IDs an IDBatch holds: MaxBatch, and MaxCount
 }
 
 // New returns a Server of gens by name; the map must hold at least one
@@ -98,7 +101,8 @@ func New(gens map[string]idgen.Generator, opts Options) (*Server, error) {
 		if name == "" || g == nil || g.Scheme() == nil {
 			return nil, fmt.Errorf("%w: generator %q: want a name and a generator with a scheme", ErrConfig, echo.Cut(name))
 		}
-		gr := &generator{name: name, gen: g, scheme: g.Scheme(), issued: s.issued.WithLabelValues(name)}
+		gr := &generator{name: name, gen: g, scheme: g.Scheme(), issued: s.issued.WithLabelValues(name),
+			nextMax: MaxNextCount(g.Scheme()), batchMax: min(MaxBatch(g.Scheme().Size), s.maxCount)}
 		if l, ok := snowflake.LayoutOf(gr.scheme); ok {
 			gr.layout = l.String()
 		}
@@ -184,7 +188,9 @@ func (s *Server) withTimeout(ctx context.Context) (context.Context, context.Canc
 	return ctx, func() {}
 }
 
-// Next issues req.Count IDs with their breakdown.
+// Next issues req.Count IDs with their breakdown. A count whose answer
+// would pass MaxMessageBytes (MaxNextCount) is InvalidArgument, naming the
+// largest that fits: NextStream carries more.
 func (s *Server) Next(ctx context.Context, req *idgenv1.NextRequest) (*idgenv1.NextResponse, error) {
 	start := time.Now()
 	g, err := s.lookup(req.GetGenerator())
@@ -194,6 +200,10 @@ func (s *Server) Next(ctx context.Context, req *idgenv1.NextRequest) (*idgenv1.N
 	n, err := s.checkCount("count", uint64(req.GetCount()))
 	if err != nil {
 		return nil, err
+	}
+	if n > g.nextMax {
+		return nil, status.Errorf(codes.InvalidArgument, "idgen: count %d: a Next answer of generator %q holds at most %d IDs "+
+			"(grpc-go's %d MiB message limit); use NextStream for more", n, g.name, g.nextMax, MaxMessageBytes>>20)
 	}
 	ids := make([]idgen.ID, n)
 	ctx, cancel := s.withTimeout(ctx)
@@ -210,19 +220,22 @@ func (s *Server) Next(ctx context.Context, req *idgenv1.NextRequest) (*idgenv1.N
 }
 
 // NextStream sends req.Count IDs (until the client cancels when 0) in
-// packed batches of req.BatchSize.
+// packed batches of at most req.BatchSize IDs: the server lowers a batch
+// size to MaxCount and to what fits in MaxMessageBytes (MaxBatch), and 0
+// means as many as those allow. Its buffer holds min(count, batch) IDs.
 func (s *Server) NextStream(req *idgenv1.NextStreamRequest, stream grpc.ServerStreamingServer[idgenv1.IDBatch]) error {
 	g, err := s.lookup(req.GetGenerator())
 	if err != nil {
 		return err
 	}
-	batch := s.maxCount
-	if req.GetBatchSize() != 0 {
-		if batch, err = s.checkCount("batch_size", uint64(req.GetBatchSize())); err != nil {
-			return err
-		}
+	batch := g.batchMax
+	if b := req.GetBatchSize(); b != 0 && uint64(b) < uint64(batch) {
+		batch = int(b)
 	}
 	left, forever := req.GetCount(), req.GetCount() == 0
+	if !forever && left < uint64(batch) {
+		batch = int(left)
+	}
 	size := g.scheme.Size
 	ids := make([]idgen.ID, batch)
 	msg := &idgenv1.IDBatch{IdSize: uint32(size)}
@@ -264,16 +277,17 @@ func pack(b []byte, ids []idgen.ID, size int) []byte {
 	return b
 }
 
-// Decode takes req.Id apart by the generator's scheme.
+// Decode takes req.Id apart by the generator's scheme, checked as HTTP's
+// /ids/{id} checks it (serving.Decode): a UUID of another version than the
+// generator's is InvalidArgument, with HTTP's words.
 func (s *Server) Decode(_ context.Context, req *idgenv1.DecodeRequest) (*idgenv1.ID, error) {
 	g, err := s.lookup(req.GetGenerator())
 	if err != nil {
 		return nil, err
 	}
-	id, err := g.scheme.Parse(req.GetId())
+	id, err := serving.Decode(g.scheme, g.name, req.GetId())
 	if err != nil {
-		return nil, status.Errorf(codes.InvalidArgument, "idgen: %q is not a %s ID of generator %q",
-			echo.Cut(req.GetId()), g.scheme.Name, g.name)
+		return nil, status.Error(codes.InvalidArgument, "idgen: "+err.Error())
 	}
 	return toProto(id), nil
 }
@@ -303,8 +317,9 @@ func toProto(id idgen.ID) *idgenv1.ID {
 }
 
 // issueError maps an issuing error to its status: Unavailable with
-// RetryInfo for what passes, FailedPrecondition for a clock outside the
-// layout's lifetime, Internal otherwise.
+// RetryInfo for what passes, FailedPrecondition for what waiting does not
+// mend (serving.Permanent: a clock outside the layout's lifetime, a biz
+// tag exhausted), Internal otherwise.
 func (s *Server) issueError(g *generator, err error) error {
 	code, retry := codes.Unavailable, time.Second
 	var rb *idgen.ClockRollbackError
@@ -317,7 +332,7 @@ func (s *Server) issueError(g *generator, err error) error {
 		errors.Is(err, context.DeadlineExceeded):
 	case errors.Is(err, context.Canceled):
 		return status.FromContextError(err).Err()
-	case errors.Is(err, idgen.ErrLayoutExhausted), errors.Is(err, idgen.ErrBeforeEpoch):
+	case serving.Permanent(err):
 		code = codes.FailedPrecondition
 	default:
 		code, msg = codes.Internal, fmt.Sprintf("idgen: generator %q: internal error issuing IDs; see the server log", g.name)

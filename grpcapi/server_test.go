@@ -206,7 +206,7 @@ func TestErrorCodes(t *testing.T) {
 		{"unknown generator", func() error { _, err := c.Next(ctx, &idgenv1.NextRequest{Generator: "nope"}); return err },
 			codes.NotFound, `idgen: unknown generator "nope"; served: default, lost`, false},
 		{"bad ID", func() error { _, err := c.Decode(ctx, &idgenv1.DecodeRequest{Id: "12x"}); return err },
-			codes.InvalidArgument, `idgen: "12x" is not a snowflake ID of generator "default"`, false},
+			codes.InvalidArgument, `idgen: "12x" is not a snowflake ID of generator "default": idgen: invalid ID syntax: it is not a decimal ID (digits 0-9 only)`, false},
 		{"lease lost", func() error { _, err := c.Next(ctx, &idgenv1.NextRequest{Generator: "lost"}); return err },
 			codes.Unavailable, `idgen: generator "lost": worker ID lease lost: no ID is issued until the worker ID is reacquired`, true},
 	}

@@ -202,3 +202,36 @@ func readResponse(r *bufio.Reader) error {
 }
 
 var _ io.Writer = (*discardWriter)(nil)
+
+// BenchmarkStream measures one streamed response of a million Snowflake
+// IDs over loopback, the client discarding the body: the write rate
+// MinWriteRate is set from (see its doc).
+//
+//	go test -run '^$' -bench Stream -benchtime 5x ./httpapi/
+func BenchmarkStream(b *testing.B) {
+	const count = 1_000_000
+	for _, format := range []string{"json", "text"} {
+		b.Run(format, func(b *testing.B) {
+			h := benchHandler(b, httpapi.Options{MaxCount: count})
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			url := srv.URL + "/api/v1/ids?count=" + strconv.Itoa(count) + "&format=" + format
+			var bytes int64
+			for b.Loop() {
+				resp, err := http.Get(url)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n, err := io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if err != nil || resp.StatusCode != http.StatusOK {
+					b.Fatalf("GET count=%d: %d, %v", count, resp.StatusCode, err)
+				}
+				bytes += n
+			}
+			b.ReportMetric(float64(bytes)/b.Elapsed().Seconds()/(1<<20), "MiB/s")
+			b.ReportMetric(float64(count)*float64(b.N)/b.Elapsed().Seconds(), "ids/s")
+			b.ReportMetric(float64(bytes)/float64(count)/float64(b.N), "bytes/id")
+		})
+	}
+}

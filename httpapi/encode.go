@@ -20,8 +20,6 @@ type idEncoder struct {
 	scheme *idgen.Scheme
 	layout string // the Snowflake layout's text; "" for other schemes
 
-	uuidVersion byte // the version a uuidv4 or uuidv7 scheme's IDs carry; 0 for other schemes
-
 	// Snowflake only.
 	sf      bool
 	time    snowflake.Span
@@ -52,14 +50,6 @@ func breakdownKey(field string) string {
 
 func encoderFor(s *idgen.Scheme) *idEncoder {
 	e := &idEncoder{scheme: s}
-	if s.Size == 16 && s.Column == idgen.ColumnUUID {
-		switch s.Name {
-		case "uuidv4":
-			e.uuidVersion = 4
-		case "uuidv7":
-			e.uuidVersion = 7
-		}
-	}
 	l, ok := snowflake.LayoutOf(s)
 	if !ok || s.Size != 8 {
 		return e
@@ -87,6 +77,25 @@ func (e *idEncoder) appendText(b []byte, id idgen.ID) []byte {
 		return appendUint(b, v)
 	}
 	b, _ = id.AppendText(b)
+	return b
+}
+
+// appendIDs appends ids as text lines or as JSON objects separated by
+// commas; first says whether ids open the array (no comma before them).
+func (e *idEncoder) appendIDs(b []byte, ids []idgen.ID, text, first bool) []byte {
+	if text {
+		for _, id := range ids {
+			b = e.appendText(b, id)
+			b = append(b, '\n')
+		}
+		return b
+	}
+	for i, id := range ids {
+		if i > 0 || !first {
+			b = append(b, ',')
+		}
+		b = e.appendObject(b, id)
+	}
 	return b
 }
 

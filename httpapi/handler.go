@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"runtime/debug"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -56,6 +55,14 @@ type Options struct {
 	// trip); past it the request gets 503. Zero means no bound but the
 	// request's own context, which ends when the client goes away.
 	Timeout time.Duration
+	// WriteTimeout is the WriteTimeout of the http.Server that serves the
+	// Handler. A streamed response (a count above ChunkIDs) moves its write
+	// deadline to WriteTimeout from now before each chunk it writes, so that
+	// the time allowed follows the count: each chunk of ChunkIDs IDs must be
+	// written within WriteTimeout, not the whole response. Zero means the
+	// deadline is left as the server set it (a server without a write
+	// timeout, or one whose largest response fits in its timeout).
+	WriteTimeout time.Duration
 	// ReadyTimeout bounds each readiness check of /readyz. Zero means
 	// DefaultReadyTimeout (1 s).
 	ReadyTimeout time.Duration
@@ -88,6 +95,7 @@ type Handler struct {
 	def      *genRoute
 	maxCount int
 	timeout  time.Duration
+	writeTO  time.Duration
 	readyTO  time.Duration
 	log      *slog.Logger
 	metrics  *metrics
@@ -122,6 +130,7 @@ func New(gens map[string]idgen.Generator, opts Options) (*Handler, error) {
 		gens:     make(map[string]*genRoute, len(gens)),
 		maxCount: opts.MaxCount,
 		timeout:  opts.Timeout,
+		writeTO:  opts.WriteTimeout,
 		readyTO:  opts.ReadyTimeout,
 		log:      opts.Logger,
 	}
@@ -131,8 +140,8 @@ func New(gens map[string]idgen.Generator, opts Options) (*Handler, error) {
 	if h.maxCount < 1 {
 		return nil, fmt.Errorf("%w: MaxCount %d must be at least 1", ErrConfig, opts.MaxCount)
 	}
-	if h.timeout < 0 || h.readyTO < 0 {
-		return nil, fmt.Errorf("%w: Timeout %v and ReadyTimeout %v must not be negative", ErrConfig, opts.Timeout, opts.ReadyTimeout)
+	if h.timeout < 0 || h.readyTO < 0 || opts.WriteTimeout < 0 {
+		return nil, fmt.Errorf("%w: Timeout %v, ReadyTimeout %v and WriteTimeout %v must not be negative", ErrConfig, opts.Timeout, opts.ReadyTimeout, opts.WriteTimeout)
 	}
 	if h.readyTO == 0 {
 		h.readyTO = DefaultReadyTimeout
@@ -192,6 +201,7 @@ type reqState struct {
 	route routeKind
 	code  int
 	wrote bool // the status line is out; a panic can no longer answer 500
+	abort bool // end the response without its last chunk (http.ErrAbortHandler)
 }
 
 // maxPooled and maxPooledIDs bound what a request returns to the pool.
@@ -203,13 +213,15 @@ const (
 // ServeHTTP serves one request; see the package documentation.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	st := h.pool.Get().(*reqState)
-	st.route, st.code, st.wrote, st.start = routeNotFound, 0, false, time.Now()
+	st.route, st.code, st.wrote, st.abort, st.start = routeNotFound, 0, false, false, time.Now()
 	defer h.finish(w, r, st)
 	h.route(w, r, st)
 }
 
 // finish recovers a panic, observes the request's latency and returns st to
-// the pool. It is deferred by ServeHTTP.
+// the pool. It is deferred by ServeHTTP. A response to cut short (st.abort)
+// ends with http.ErrAbortHandler: net/http then closes the connection
+// without the terminating chunk (HTTP/1.1) or resets the stream (HTTP/2).
 func (h *Handler) finish(w http.ResponseWriter, r *http.Request, st *reqState) {
 	if v := recover(); v != nil {
 		if v == http.ErrAbortHandler {
@@ -240,7 +252,12 @@ func (h *Handler) finish(w http.ResponseWriter, r *http.Request, st *reqState) {
 	if st.buf == nil {
 		st.buf = make([]byte, 0, 1024)
 	}
+	abort := st.abort
 	h.pool.Put(st)
+	if abort {
+		h.metrics.cut.Add(1)
+		panic(http.ErrAbortHandler)
+	}
 }
 
 const apiPrefix = "/api/v1/"
@@ -370,17 +387,6 @@ func (h *Handler) writeError(w http.ResponseWriter, st *reqState, code int, msg 
 
 // clip cuts s, an input echoed in an error or log, to about 64 bytes.
 func clip(s string) string { return echo.Cut(s) }
-
-// clipEcho returns msg, an error message about input, for a message that
-// names input already: input quoted becomes "it", input bare is cut, and
-// msg itself is cut to a few echoes' length.
-func clipEcho(msg, input string) string {
-	msg = strings.ReplaceAll(msg, strconv.Quote(input), "it")
-	if len(input) > echo.Max {
-		msg = strings.ReplaceAll(msg, input, echo.Cut(input))
-	}
-	return echo.CutN(msg, 4*echo.Max)
-}
 
 func itoa(n int) string {
 	var b [20]byte

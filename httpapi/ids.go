@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/serving"
 )
 
 // query is what /ids accepts: count and format.
@@ -122,7 +123,22 @@ func prefersText(accept string) bool {
 	return false
 }
 
-// serveIDs issues q.count IDs of g and answers them as JSON or text.
+// ChunkIDs is how many IDs a response takes from the generator and writes
+// at a time. A count up to ChunkIDs is issued whole before the status line,
+// and answered with a Content-Length; a larger count is streamed (chunked
+// transfer), so that the memory a request holds does not grow with its
+// count: about ChunkIDs IDs and their text (some 200 KB of JSON).
+const ChunkIDs = 1024
+
+// serveIDs issues q.count IDs of g and answers them as JSON or text, one
+// chunk of ChunkIDs at a time. Options.Timeout bounds the time spent
+// waiting for IDs, summed over the chunks; writing to the client does not
+// count. Options.WriteTimeout is given to each chunk's write. The first
+// chunk is issued before the status line, so that an issue failing at once
+// gets its error status. A failure after the status line (the generator
+// fails, the client is gone or reads a chunk slower than the write
+// timeout) ends the response without its last chunk: the client sees a cut
+// transfer, never a body that looks whole.
 func (h *Handler) serveIDs(w http.ResponseWriter, r *http.Request, st *reqState, g *genRoute) {
 	var accept string
 	if v := r.Header["Accept"]; len(v) > 0 { // the canonical key: no Get, no canonicalisation
@@ -133,45 +149,156 @@ func (h *Handler) serveIDs(w http.ResponseWriter, r *http.Request, st *reqState,
 		h.writeError(w, st, http.StatusBadRequest, err.Error())
 		return
 	}
-	ctx := r.Context()
-	if h.timeout > 0 {
-		dc := withLazyDeadline(ctx, st.start.Add(h.timeout))
-		defer dc.release()
-		ctx = dc
-	}
 	if r.Method == http.MethodHead {
+		ctx := r.Context()
+		if h.timeout > 0 {
+			dc := withLazyDeadline(ctx, st.start.Add(h.timeout))
+			defer dc.release()
+			ctx = dc
+		}
 		h.headIDs(ctx, w, st, g, q)
 		return
 	}
-	if cap(st.ids) < q.count {
-		st.ids = make([]idgen.ID, q.count, max(q.count, 16))
+	if q.count > ChunkIDs && !r.ProtoAtLeast(1, 1) {
+		// HTTP/1.0 has no chunked transfer: a response cut short would end
+		// as a whole one does, at the connection's close.
+		h.writeError(w, st, http.StatusHTTPVersionNotSupported, fmt.Sprintf(
+			"count %d above %d needs HTTP/1.1 or later (chunked transfer), so that a cut response cannot pass for a whole one", q.count, ChunkIDs))
+		return
 	}
-	ids := st.ids[:q.count]
-	if _, err := idgen.NextN(ctx, g.gen, ids); err != nil {
+	if q.count > ChunkIDs {
+		// A streamed answer commits to 200 after its first chunk: a
+		// generator that can tell says now whether the whole count can be
+		// had, so that a request it cannot serve draws nothing.
+		if a, ok := g.gen.(availability); ok {
+			if err := a.Available(int64(q.count)); err != nil {
+				h.issueError(w, st, g, err)
+				return
+			}
+		}
+	}
+	is := issuer{h: h, ctx: r.Context(), g: g, start: st.start}
+	n := min(q.count, ChunkIDs)
+	if cap(st.ids) < n {
+		st.ids = make([]idgen.ID, n, max(n, 16))
+	}
+	ids := st.ids[:n]
+	if err := is.issue(ids); err != nil {
 		h.issueError(w, st, g, err)
 		return
 	}
-	g.issued.Add(uint64(len(ids)))
-	b := st.buf[:0]
+	ct := ctJSON
 	if q.text {
-		for _, id := range ids {
-			b = g.enc.appendText(b, id)
-			b = append(b, '\n')
-		}
-		h.write(w, st, http.StatusOK, ctText, b)
+		ct = ctText
+	}
+	b := st.buf[:0]
+	if !q.text {
+		b = append(b, `{"ids":[`...)
+	}
+	b = g.enc.appendIDs(b, ids, q.text, true)
+	left := q.count - n
+	if left == 0 {
+		h.write(w, st, http.StatusOK, ct, h.appendEnd(b, st, q.text))
 		return
 	}
-	b = append(b, `{"ids":[`...)
-	for i, id := range ids {
-		if i > 0 {
-			b = append(b, ',')
+	is.stream()
+	hdr := w.Header()
+	hdr["Content-Type"] = ct
+	hdr["Cache-Control"] = noStore
+	hdr["X-Content-Type-Options"] = nosniff
+	st.code, st.wrote = http.StatusOK, true
+	w.WriteHeader(http.StatusOK)
+	var rc *http.ResponseController
+	if h.writeTO > 0 {
+		rc = http.NewResponseController(w)
+	}
+	for {
+		if rc != nil {
+			rc.SetWriteDeadline(time.Now().Add(h.writeTO)) // an error: a writer without deadlines; the server's stands
 		}
-		b = g.enc.appendObject(b, id)
+		if _, err := w.Write(b); err != nil { // the client is gone, or too slow for the write timeout
+			st.buf, st.abort = b, true
+			return
+		}
+		if left == 0 {
+			st.buf = b
+			return
+		}
+		n = min(left, ChunkIDs)
+		ids = st.ids[:n]
+		if err := is.issue(ids); err != nil {
+			h.countIssueError(g, err)
+			st.buf, st.abort = b, true
+			return
+		}
+		left -= n
+		b = g.enc.appendIDs(b[:0], ids, q.text, false)
+		if left == 0 {
+			b = h.appendEnd(b, st, q.text)
+		}
+	}
+}
+
+// appendEnd closes a response's body.
+func (h *Handler) appendEnd(b []byte, st *reqState, text bool) []byte {
+	if text {
+		return b
 	}
 	b = append(b, `],"generated_at":"`...)
 	b = st.start.UTC().AppendFormat(b, time.RFC3339)
-	b = append(b, "\"}\n"...)
-	h.write(w, st, http.StatusOK, ctJSON, b)
+	return append(b, "\"}\n"...)
+}
+
+// availability is a generator that issues from IDs it holds and can tell,
+// without waiting or drawing, whether n can be had now (a
+// segment.Allocator: nil, or ErrUnavailable while its store fails and it
+// holds fewer).
+type availability interface{ Available(n int64) error }
+
+// issuer issues one request's chunks within Options.Timeout, summed over
+// the chunks: the time from the request's arrival to the first chunk's IDs,
+// then each later chunk's wait for its IDs. The first chunk reads no clock
+// (its deadline is the arrival's plus the timeout): the hot path of small
+// requests stays as it was.
+type issuer struct {
+	h         *Handler
+	ctx       context.Context
+	g         *genRoute
+	start     time.Time     // the request's arrival
+	streaming bool          // past the first chunk
+	spent     time.Duration // of Options.Timeout, once streaming
+}
+
+func (is *issuer) issue(ids []idgen.ID) error {
+	ctx := is.ctx
+	var t0 time.Time
+	if is.h.timeout > 0 {
+		deadline := is.start.Add(is.h.timeout)
+		if is.streaming {
+			t0 = time.Now()
+			deadline = t0.Add(is.h.timeout - is.spent)
+		}
+		dc := withLazyDeadline(ctx, deadline)
+		defer dc.release()
+		ctx = dc
+	}
+	_, err := idgen.NextN(ctx, is.g.gen, ids)
+	if is.streaming && is.h.timeout > 0 {
+		is.spent += time.Since(t0)
+	}
+	if err == nil {
+		is.g.issued.Add(uint64(len(ids)))
+	}
+	return err
+}
+
+// stream marks the first chunk issued: from here each chunk has what the
+// earlier ones left of Options.Timeout.
+func (is *issuer) stream() {
+	is.streaming = true
+	if is.h.timeout > 0 {
+		is.spent = time.Since(is.start)
+	}
 }
 
 // headIDs answers HEAD for q: the status and headers a GET would get,
@@ -206,8 +333,9 @@ const (
 var errKindNames = [numErrKinds]string{"clock_rollback", "lease_lost", "unavailable", "timeout", "layout_lifetime", "other"}
 
 // classify maps an issuing error to its kind and HTTP status: 503 for what
-// passes (a clock rollback, a lost lease, a store down) and for a clock
-// outside the layout's lifetime, 500 otherwise.
+// passes (a clock rollback, a lost lease, a store down) and for what does
+// not (serving.Permanent: a clock outside the layout's lifetime, a biz tag
+// exhausted), 500 otherwise.
 func classify(err error) (kind, code int) {
 	switch {
 	case errors.Is(err, idgen.ErrClockRollback):
@@ -218,29 +346,38 @@ func classify(err error) (kind, code int) {
 		return errUnavailable, http.StatusServiceUnavailable
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return errTimeout, http.StatusServiceUnavailable
-	case errors.Is(err, idgen.ErrLayoutExhausted), errors.Is(err, idgen.ErrBeforeEpoch):
+	case serving.Permanent(err):
 		return errLifetime, http.StatusServiceUnavailable
 	}
 	return errOther, http.StatusInternalServerError
+}
+
+// countIssueError counts and logs a failed issue and returns its kind and
+// status.
+func (h *Handler) countIssueError(g *genRoute, err error) (kind, code int) {
+	kind, code = classify(err)
+	g.errs[kind].Add(1)
+	if errors.As(err, new(*idgen.ClockRollbackError)) {
+		g.rollbackFailures.Add(1)
+	}
+	h.log.Error("httpapi: issuing IDs failed", "generator", g.name, "kind", errKindNames[kind], "status", code, "err", err)
+	return kind, code
 }
 
 // issueError answers a failed issue: nothing of the request is sent. A 503
 // carries Retry-After, but for a clock outside the layout's lifetime, which
 // waiting does not mend.
 func (h *Handler) issueError(w http.ResponseWriter, st *reqState, g *genRoute, err error) {
-	kind, code := classify(err)
-	g.errs[kind].Add(1)
+	kind, code := h.countIssueError(g, err)
 	msg := err.Error()
 	retry := time.Second
 	var rb *idgen.ClockRollbackError
 	switch {
 	case errors.As(err, &rb):
-		g.rollbackFailures.Add(1)
 		retry = max(retry, rb.Drift)
 	case kind == errOther:
 		msg = "internal error issuing IDs; see the server log"
 	}
-	h.log.Error("httpapi: issuing IDs failed", "generator", g.name, "kind", errKindNames[kind], "status", code, "err", err)
 	if code == http.StatusServiceUnavailable && kind != errLifetime {
 		secs := (retry + time.Second - 1) / time.Second
 		w.Header()["Retry-After"] = []string{itoa(int(secs))}
@@ -248,20 +385,13 @@ func (h *Handler) issueError(w http.ResponseWriter, st *reqState, g *genRoute, e
 	h.writeError(w, st, code, fmt.Sprintf("generator %q: %s", g.name, msg))
 }
 
-// serveDecode answers the breakdown of text, an ID of g's scheme.
+// serveDecode answers the breakdown of text, an ID of g's scheme, checked
+// as gRPC's Decode checks it (serving.Decode).
 func (h *Handler) serveDecode(w http.ResponseWriter, st *reqState, g *genRoute, text string) {
-	id, err := g.scheme.Parse(text)
+	id, err := serving.Decode(g.scheme, g.name, text)
 	if err != nil {
-		h.writeError(w, st, http.StatusBadRequest, fmt.Sprintf("%q is not a %s ID of generator %q: %s",
-			clip(text), g.scheme.Name, g.name, clipEcho(err.Error(), text)))
+		h.writeError(w, st, http.StatusBadRequest, err.Error())
 		return
-	}
-	if v := g.enc.uuidVersion; v != 0 {
-		if got := id.Bytes()[6] >> 4; got != v {
-			h.writeError(w, st, http.StatusBadRequest, fmt.Sprintf("%q is a version %d UUID; generator %q issues version %d",
-				clip(text), got, g.name, v))
-			return
-		}
 	}
 	b := g.enc.appendObject(st.buf[:0], id)
 	h.write(w, st, http.StatusOK, ctJSON, append(b, '\n'))

@@ -83,8 +83,9 @@ type metrics struct {
 	latency  *prometheus.HistogramVec
 	observer [numRoutes][len(codes)]prometheus.Observer
 	panics   atomic.Uint64
+	cut      atomic.Uint64 // responses ended without their last chunk
 
-	issuedDesc, rbFailDesc, rbWaitDesc, seqWaitDesc, remainingDesc, aheadDesc, driftDesc, stallsDesc, errorsDesc, panicsDesc *prometheus.Desc
+	issuedDesc, rbFailDesc, rbWaitDesc, seqWaitDesc, remainingDesc, aheadDesc, driftDesc, stallsDesc, errorsDesc, panicsDesc, cutDesc *prometheus.Desc
 }
 
 func newMetrics(h *Handler) *metrics {
@@ -119,6 +120,8 @@ func newMetrics(h *Handler) *metrics {
 		"Requests that failed to get their IDs, by generator and kind (clock_rollback, lease_lost, unavailable, timeout, other).",
 		[]string{"generator", "kind"}, nil)
 	m.panicsDesc = prometheus.NewDesc("idgen_http_panics_total", "Panics recovered while serving a request.", nil, nil)
+	m.cutDesc = prometheus.NewDesc("idgen_http_responses_cut_total",
+		"Streamed responses ended without their last chunk after a 200: the generator failed mid-stream, or the client was gone or too slow for the write timeout.", nil, nil)
 	return m
 }
 
@@ -145,7 +148,7 @@ type collector struct{ m *metrics }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	m := c.m
-	for _, d := range []*prometheus.Desc{m.issuedDesc, m.rbFailDesc, m.rbWaitDesc, m.seqWaitDesc, m.remainingDesc, m.aheadDesc, m.driftDesc, m.stallsDesc, m.errorsDesc, m.panicsDesc} {
+	for _, d := range []*prometheus.Desc{m.issuedDesc, m.rbFailDesc, m.rbWaitDesc, m.seqWaitDesc, m.remainingDesc, m.aheadDesc, m.driftDesc, m.stallsDesc, m.errorsDesc, m.panicsDesc, m.cutDesc} {
 		ch <- d
 	}
 }
@@ -184,6 +187,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	counter(m.panicsDesc, m.panics.Load())
+	counter(m.cutDesc, m.cut.Load())
 }
 
 // A segmentStats is a generator that reports segment.Stats: a

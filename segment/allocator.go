@@ -1,10 +1,13 @@
 package segment
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -122,21 +125,31 @@ func (s Stats) MeanFetchLatency() time.Duration {
 	return s.FetchLatency / time.Duration(s.Segments)
 }
 
-// span is one segment: the IDs [start, end), handed out by next.
+// span is one segment: the size IDs start, start+1, ..., start+size-1.
+// Positions in it are offsets from start, so that no sum nears the int64
+// limit however close the segment lies to 2^63-1 (its last ID may be
+// 2^63-1 itself).
 type span struct {
-	next    atomic.Int64
+	taken   atomic.Int64 // offsets [0, taken) are handed out; past size once used up
 	start   int64
-	end     int64
-	trigger int64 // the ID whose issue starts the prefetch
+	size    int64
+	trigger int64 // the offset whose issue starts the prefetch; -1: none
 	step    int64
+	spare   bool      // IDs a failed NextN gave back, not a fetched segment
 	fetched time.Time // by Config.Clock
 	started time.Time // by Config.Clock, when it became the current segment
 }
 
-// closedSpan replaces an Allocator's current segment at Close: every ID
-// drawn from it is past its end, which sends the caller to advance and
-// ErrClosed without a check on the fast path.
-var closedSpan = &span{start: math.MinInt64, end: math.MinInt64, trigger: math.MinInt64}
+// id returns the ID at offset o, which is below s.size.
+func (s *span) id(o int64) idgen.ID { return Scheme.FromUint64(uint64(s.start + o)) }
+
+// left returns how many IDs of s are not handed out.
+func (s *span) left() int64 { return s.size - min(s.taken.Load(), s.size) }
+
+// closedSpan replaces an Allocator's current segment at Close: it holds no
+// ID, which sends every caller to advance and ErrClosed without a check on
+// the fast path.
+var closedSpan = &span{trigger: -1}
 
 // Allocator hands out a biz tag's IDs from memory, two segments at a time
 // (Leaf's double buffer). Next is lock-free while the current segment
@@ -150,14 +163,17 @@ type Allocator struct {
 
 	plan *prefetch.Planner // nil with FixedPrefetch
 
-	mu       sync.Mutex
-	next     *span         // the prefetched segment, nil when none
-	lastErr  error         // the last fetch attempt's error, nil after a success
-	attempt  chan struct{} // closed when the fetch attempt under way ends
-	fetchLat time.Duration
-	maxLat   time.Duration
+	mu        sync.Mutex
+	next      *span         // the prefetched segment, nil when none
+	spare     []*span       // IDs failed NextN calls gave back, lowest first; handed out before next
+	lastErr   error         // the last fetch attempt's error, nil after a success
+	exhausted error         // the store's ErrExhausted, once it has no ID left: no fetch follows
+	attempt   chan struct{} // closed when the fetch attempt under way ends
+	fetchLat  time.Duration
+	maxLat    time.Duration
 
 	kick      chan struct{} // cap 1: wake the fetcher
+	switching chan struct{} // cap 1: held by the one caller that moves cur past a used-up segment
 	stop      chan struct{}
 	done      chan struct{}
 	closeOnce sync.Once
@@ -234,11 +250,12 @@ func New(ctx context.Context, cfg Config) (*Allocator, error) {
 		return nil, err
 	}
 	a := &Allocator{
-		cfg:     cfg,
-		attempt: make(chan struct{}),
-		kick:    make(chan struct{}, 1),
-		stop:    make(chan struct{}),
-		done:    make(chan struct{}),
+		cfg:       cfg,
+		attempt:   make(chan struct{}),
+		kick:      make(chan struct{}, 1),
+		switching: make(chan struct{}, 1),
+		stop:      make(chan struct{}),
+		done:      make(chan struct{}),
 	}
 	first, err := a.fetch(ctx, cfg.Step, 0)
 	if err == nil && first == nil {
@@ -309,17 +326,20 @@ func (a *Allocator) Tag() string { return a.cfg.Tag }
 // Next returns the next ID of the current segment. At the end of a
 // segment it switches to the prefetched one; when none is ready it waits for
 // the fetch under way (honouring ctx), or returns an error wrapping
-// idgen.ErrUnavailable when the store's last attempt failed. After Close it
-// returns idgen.ErrClosed.
+// idgen.ErrUnavailable when the store's last attempt failed, or ErrExhausted
+// once the biz tag's last ID (2^63-1) is handed out. After Close it returns
+// idgen.ErrClosed.
 func (a *Allocator) Next(ctx context.Context) (idgen.ID, error) {
 	for {
 		s := a.cur.Load() // closedSpan after Close
-		v := s.next.Add(1) - 1
-		if v < s.end {
-			if v == s.trigger {
+		// Each call past the end adds one: the counter cannot reach 2^63 in
+		// any process's life.
+		o := s.taken.Add(1) - 1
+		if o < s.size {
+			if o == s.trigger {
 				a.prefetch()
 			}
-			return Scheme.FromUint64(uint64(v)), nil
+			return s.id(o), nil
 		}
 		if err := a.advance(ctx, s); err != nil {
 			return idgen.ID{}, err
@@ -327,32 +347,105 @@ func (a *Allocator) Next(ctx context.Context) (idgen.ID, error) {
 	}
 }
 
+// run is IDs a NextN call took from one segment: offsets [lo, hi) of s.
+type run struct {
+	s      *span
+	lo, hi int64
+}
+
 // NextN fills dst with increasing IDs, taking whole runs of the current
-// segment at once. It returns n < len(dst) only with an error, as Next's.
+// segment at once. All or nothing: when it cannot fill dst (the store down
+// with too few IDs held, ErrExhausted, ctx done), it returns 0 and Next's
+// error, and keeps the IDs it took for the calls that follow.
+//
+// A request that the current segment cannot fill holds the right to switch
+// segments until it ends: it takes the rest of each segment it passes, so
+// no other caller is handed an ID above the ones it holds, and IDs it gives
+// back on failure keep every caller's IDs increasing.
 func (a *Allocator) NextN(ctx context.Context, dst []idgen.ID) (int, error) {
-	i := 0
-	for i < len(dst) {
+	want := int64(len(dst))
+	for want > 0 { // the fast path: dst fits in the current segment
 		s := a.cur.Load()
-		want := int64(len(dst) - i)
-		hi := s.next.Add(want)
-		lo := hi - want
-		if lo < s.end {
-			top := min(hi, s.end)
-			if lo <= s.trigger && s.trigger < top {
-				a.prefetch()
-			}
-			for v := lo; v < top; v++ {
-				dst[i] = Scheme.FromUint64(uint64(v))
-				i++
+		o := s.taken.Load()
+		if o >= s.size || want > s.size-o {
+			break
+		}
+		if s.taken.CompareAndSwap(o, o+want) {
+			a.fill(dst, s, o)
+			return len(dst), nil
+		}
+	}
+	if want == 0 {
+		return 0, nil
+	}
+	if err := a.lockSwitch(ctx); err != nil {
+		return 0, err
+	}
+	defer a.unlockSwitch()
+	i := int64(0)
+	var runs []run
+	for i < want {
+		s := a.cur.Load()
+		o := s.taken.Load()
+		if o >= s.size {
+			if err := a.switchFrom(ctx, s); err != nil {
+				a.giveBack(runs)
+				return 0, err
 			}
 			continue
 		}
-		if err := a.advance(ctx, s); err != nil {
-			return i, err
+		k := min(want-i, s.size-o)
+		if !s.taken.CompareAndSwap(o, o+k) {
+			continue
 		}
+		a.fill(dst[i:i+k], s, o)
+		i += k
+		runs = append(runs, run{s, o, o + k})
 	}
-	return i, nil
+	return len(dst), nil
 }
+
+// fill sets dst to the IDs of s from offset o, which s.taken now covers,
+// and starts the prefetch when they pass its trigger.
+func (a *Allocator) fill(dst []idgen.ID, s *span, o int64) {
+	if o <= s.trigger && s.trigger < o+int64(len(dst)) {
+		a.prefetch()
+	}
+	for j := range dst {
+		dst[j] = s.id(o + int64(j))
+	}
+}
+
+// giveBack keeps the IDs of runs, taken by a NextN that failed while it
+// held the switch, as spare segments handed out before any other: no
+// caller has been handed an ID above them.
+func (a *Allocator) giveBack(runs []run) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed.Load() {
+		return
+	}
+	for _, r := range runs {
+		a.spare = append(a.spare, &span{start: r.s.start + r.lo, size: r.hi - r.lo, trigger: 0, step: r.s.step,
+			spare: true, fetched: r.s.fetched})
+	}
+	slices.SortFunc(a.spare, func(x, y *span) int { return cmp.Compare(x.start, y.start) })
+}
+
+// lockSwitch takes the right to move cur past a used-up segment, honouring
+// ctx; unlockSwitch gives it back.
+func (a *Allocator) lockSwitch(ctx context.Context) error {
+	select {
+	case a.switching <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-a.stop:
+		return idgen.ErrClosed
+	}
+}
+
+func (a *Allocator) unlockSwitch() { <-a.switching }
 
 // prefetch wakes the fetcher without blocking, and yields once so that the
 // fetcher, readied on this P, sends its request now rather than when a busy
@@ -365,9 +458,19 @@ func (a *Allocator) prefetch() {
 	}
 }
 
-// advance moves past the used-up segment old: to the prefetched segment when
-// there is one, else it waits for the fetch under way.
+// advance moves past the used-up segment old, once it holds the switch.
 func (a *Allocator) advance(ctx context.Context, old *span) error {
+	if err := a.lockSwitch(ctx); err != nil {
+		return err
+	}
+	defer a.unlockSwitch()
+	return a.switchFrom(ctx, old)
+}
+
+// switchFrom moves past the used-up segment old: to a spare run given back
+// by a failed NextN, else to the prefetched segment, else it waits for the
+// fetch under way. The caller holds the switch.
+func (a *Allocator) switchFrom(ctx context.Context, old *span) error {
 	usedUp := a.cfg.Clock.Now() // before any wait: the rate is old's IDs over its life
 	a.mu.Lock()
 	for {
@@ -379,15 +482,27 @@ func (a *Allocator) advance(ctx context.Context, old *span) error {
 			a.mu.Unlock()
 			return nil
 		}
-		if a.next != nil {
-			if a.plan != nil {
+		var next *span
+		switch {
+		case len(a.spare) > 0:
+			next = a.spare[0]
+			a.spare[0] = nil
+			a.spare = a.spare[1:]
+		case a.next != nil:
+			next, a.next = a.next, nil
+		}
+		if next != nil {
+			if a.plan != nil && !old.spare && old != closedSpan {
 				a.plan.ObserveUse(old.step, usedUp.Sub(old.started))
 			}
-			a.next.started = a.cfg.Clock.Now()
-			a.cur.Store(a.next)
-			a.next = nil
+			next.started = a.cfg.Clock.Now()
+			a.cur.Store(next)
 			a.mu.Unlock()
 			return nil
+		}
+		if err := a.exhausted; err != nil {
+			a.mu.Unlock()
+			return err
 		}
 		a.prefetch()
 		if a.lastErr != nil {
@@ -429,7 +544,7 @@ func (a *Allocator) run() {
 		backoff := a.cfg.RetryMin
 		for {
 			a.mu.Lock()
-			need := a.next == nil
+			need := a.next == nil && a.exhausted == nil
 			a.mu.Unlock()
 			if !need {
 				break
@@ -444,10 +559,13 @@ func (a *Allocator) run() {
 			if err == nil {
 				a.next = s
 			}
+			if errors.Is(err, ErrExhausted) {
+				a.exhausted = err
+			}
 			close(a.attempt)
 			a.attempt = make(chan struct{})
 			a.mu.Unlock()
-			if err == nil {
+			if err == nil || a.exhausted != nil {
 				break
 			}
 			t := time.NewTimer(backoff)
@@ -480,10 +598,11 @@ func (a *Allocator) nextStep(cur *span) int64 {
 	}
 	if a.plan != nil {
 		if !cur.started.IsZero() {
-			a.plan.ObserveUse(min(cur.next.Load(), cur.end)-cur.start, now.Sub(cur.started))
+			a.plan.ObserveUse(min(cur.taken.Load(), cur.size), now.Sub(cur.started))
 		}
 		rate, _ := a.plan.Figures()
-		need := min(2*a.plan.Need(), int64(rate*a.cfg.ShrinkAbove.Seconds()))
+		lasting := min(rate*a.cfg.ShrinkAbove.Seconds(), MaxStep) // what lasts ShrinkAbove; a float past int64 would not convert
+		need := min(2*a.plan.Need(), int64(lasting))
 		step = max(step, need)
 	}
 	return min(max(step, a.cfg.MinStep), a.cfg.MaxStep)
@@ -510,13 +629,14 @@ func (a *Allocator) fetch(ctx context.Context, step int64, lasted time.Duration)
 		a.fetchErrors.Add(1)
 		return nil, err
 	}
-	s := &span{start: hi - added + 1, end: hi + 1, step: added, fetched: a.cfg.Clock.Now()}
-	s.next.Store(s.start)
-	s.trigger = s.start + min(int64(float64(added)*a.cfg.Prefetch), added-1)
+	// hi is at most 2^63-1 and added at least 1: start neither wraps nor
+	// goes below 1 (hi >= added).
+	s := &span{start: hi - added + 1, size: added, step: added, fetched: a.cfg.Clock.Now()}
+	s.trigger = min(int64(float64(added)*a.cfg.Prefetch), added-1)
 	if a.plan != nil {
 		a.plan.ObserveFetch(lat)
 		if th := a.plan.Threshold(); th > 0 { // start when fewer than th IDs remain, if that comes first
-			s.trigger = max(s.start, min(s.trigger, s.end-1-th))
+			s.trigger = max(0, min(s.trigger, added-1-th))
 		}
 	}
 	a.segments.Add(1)
@@ -525,6 +645,37 @@ func (a *Allocator) fetch(ctx context.Context, step int64, lasted time.Duration)
 	a.maxLat = max(a.maxLat, lat)
 	a.mu.Unlock()
 	return s, nil
+}
+
+// Available reports, without waiting and without drawing an ID, whether n
+// IDs can be had now: nil when the allocator holds n (the current segment,
+// runs given back, the prefetched segment) or its store's last attempt did
+// not fail; otherwise an error wrapping idgen.ErrUnavailable (the store
+// failing) or ErrExhausted (no ID past those held). A server that streams
+// its answer asks before it commits to it: a request it refuses leaves
+// every held ID to the requests that follow.
+func (a *Allocator) Available(n int64) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed.Load() {
+		return idgen.ErrClosed
+	}
+	held := a.cur.Load().left()
+	for _, s := range a.spare {
+		held += s.size
+	}
+	if a.next != nil {
+		held += a.next.size
+	}
+	switch {
+	case n <= held:
+		return nil
+	case a.exhausted != nil:
+		return fmt.Errorf("%w (%d IDs held, %d asked)", a.exhausted, held, n)
+	case a.lastErr != nil:
+		return fmt.Errorf("%w: biz tag %q: %d IDs held, %d asked, store failing: %w", idgen.ErrUnavailable, a.cfg.Tag, held, n, a.lastErr)
+	}
+	return nil
 }
 
 // Stats returns the allocator's counters.
@@ -539,11 +690,14 @@ func (a *Allocator) Stats() Stats {
 	defer a.mu.Unlock()
 	st.FetchLatency, st.MaxFetchLatency = a.fetchLat, a.maxLat
 	if s := a.cur.Load(); s != nil {
-		st.Remaining = s.end - min(max(s.next.Load(), s.start), s.end)
+		st.Remaining = s.left()
 		st.Step = s.step
 	}
+	for _, s := range a.spare {
+		st.Remaining += s.size
+	}
 	if a.next != nil {
-		st.Remaining += a.next.end - a.next.start
+		st.Remaining += a.next.size
 		st.Step = a.next.step
 	}
 	return st
@@ -558,7 +712,7 @@ func (a *Allocator) Close() error {
 		a.closed.Store(true)
 		a.mu.Lock()
 		a.cur.Store(closedSpan)
-		a.next = nil
+		a.next, a.spare = nil, nil
 		a.mu.Unlock()
 		close(a.stop)
 		<-a.done

@@ -2,7 +2,10 @@ package segment_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +16,8 @@ import (
 	"github.com/idgenkit/idgen/idgentest"
 	"github.com/idgenkit/idgen/internal/testenv"
 	"github.com/idgenkit/idgen/segment"
+	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
 )
 
 func TestConformance(t *testing.T) {
@@ -144,17 +149,22 @@ func TestStoreOutage(t *testing.T) {
 }
 
 // A restart loses at most the unused rest of the segments, never issues an
-// ID twice.
+// ID twice. FixedPrefetch: the adaptive prefetcher, measuring a fast
+// consumer and a slow fetch (a loaded machine), may make the second
+// segment so long that 234 IDs do not reach its trigger, and the third is
+// never fetched (the test waited forever under load average 20).
 func TestRestart(t *testing.T) {
 	for _, s := range stores {
 		t.Run(s.name, func(t *testing.T) {
 			dsn := s.dsn(t)
 			tag := uniqueTag(t, dsn)
 			initTag(t, dsn, tag, 1000)
-			a := dial(t, dsn, segment.Config{Tag: tag})
-			first := take(t, a, 1234) // into the second segment, past its 10 %
-			for a.Stats().Segments < 3 {
-				time.Sleep(time.Millisecond) // the third segment's prefetch lands
+			a := dial(t, dsn, segment.Config{Tag: tag, FixedPrefetch: true})
+			first := take(t, a, 1234) // into the second segment (2,000), past its 10 %
+			for deadline := time.Now().Add(30 * time.Second); a.Stats().Segments < 3; time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) { // a fetch takes milliseconds
+					t.Fatalf("Stats() = %+v 30 s after the second segment's 10 %%; want the third fetched", a.Stats())
+				}
 			}
 			lost := a.Stats().Remaining
 			if err := a.Close(); err != nil {
@@ -334,4 +344,134 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// setMaxID sets tag's max_id in the store at dsn, with the drivers directly.
+func setMaxID(t testing.TB, dsn, tag string, v int64) {
+	t.Helper()
+	ctx := context.Background()
+	var err error
+	switch {
+	case strings.HasPrefix(dsn, "postgres"):
+		var c *pgx.Conn
+		if c, err = pgx.Connect(ctx, dsn); err == nil {
+			_, err = c.Exec(ctx, `UPDATE idgen_segments SET max_id = $1 WHERE biz_tag = $2`, v, tag)
+			c.Close(ctx)
+		}
+	case strings.HasPrefix(dsn, "mysql"):
+		err = withMySQL(ctx, dsn, func(db *sql.DB) error {
+			_, err := db.ExecContext(ctx, `UPDATE idgen_segments SET max_id = ? WHERE biz_tag = ?`, v, tag)
+			return err
+		})
+	default:
+		err = withRedis(dsn, func(c *redis.Client) error {
+			return c.Set(ctx, segment.RedisPrefix+"{"+tag+"}", v, 0).Err()
+		})
+	}
+	if err != nil {
+		t.Fatalf("set max_id of %q to %d: %v", tag, v, err)
+	}
+}
+
+// drain calls Next until it fails and returns the IDs and the error.
+func drain(t testing.TB, g idgen.Generator, limit int) ([]uint64, error) {
+	t.Helper()
+	var out []uint64
+	for {
+		id, err := g.Next(context.Background())
+		if err != nil {
+			return out, err
+		}
+		v, _ := id.Uint64()
+		out = append(out, v)
+		if len(out) > limit {
+			t.Fatalf("issued %d IDs; want at most %d", len(out), limit)
+		}
+	}
+}
+
+// A biz tag 2,500 below 2^63-1: two allocators hand out exactly the IDs
+// left, none above 2^63-1 and none twice, then fail with ErrExhausted; a
+// NextN larger than what is left fails whole and keeps what it held.
+func TestTopOfRange(t *testing.T) {
+	const top = math.MaxInt64
+	for _, s := range stores {
+		t.Run(s.name, func(t *testing.T) {
+			dsn := s.dsn(t)
+			tag := uniqueTag(t, dsn)
+			initTag(t, dsn, tag, 1000)
+			setMaxID(t, dsn, tag, top-2500)
+			st, err := segment.Open(context.Background(), dsn)
+			if err != nil {
+				t.Fatalf("Open(%q) = %v", dsn, err)
+			}
+			row, created, err := st.Init(context.Background(), tag, 1000, "")
+			st.Close()
+			if err != nil || created || row.MaxID != top-2500 {
+				t.Fatalf("Init(existing tag) = %+v, %t, %v; want max_id %d exactly", row, created, err, int64(top-2500))
+			}
+			cfg := segment.Config{Tag: tag, RetryMin: time.Millisecond, RetryMax: 5 * time.Millisecond}
+			a, b := dial(t, dsn, cfg), dial(t, dsn, cfg)
+			dst := make([]idgen.ID, 3000)
+			n, err := a.NextN(context.Background(), dst)
+			if n != 0 || !errors.Is(err, segment.ErrExhausted) || !strings.Contains(err.Error(), "biz tag exhausted") {
+				v, _ := dst[0].Uint64()
+				t.Fatalf("NextN(3000) with 2500 left = %d (first %d), %v; want 0, ErrExhausted", n, v, err)
+			}
+			var all []uint64
+			for _, g := range []*segment.Allocator{a, b} {
+				ids, err := drain(t, g, 2500)
+				if !errors.Is(err, segment.ErrExhausted) || errors.Is(err, idgen.ErrUnavailable) {
+					t.Fatalf("Next() after the last ID = %v; want ErrExhausted, not ErrUnavailable", err)
+				}
+				increasing(t, "one allocator at the top", ids)
+				all = append(all, ids...)
+			}
+			noDuplicates(t, all)
+			slices.Sort(all)
+			if len(all) != 2500 || all[0] != top-2499 || all[len(all)-1] != top {
+				t.Fatalf("IDs issued at the top: %d from %d to %d; want the 2500 from %d to %d", len(all), all[0], all[len(all)-1], uint64(top-2499), uint64(top))
+			}
+			if _, err := segment.Dial(context.Background(), dsn, cfg); !errors.Is(err, segment.ErrExhausted) {
+				t.Fatalf("Dial(exhausted tag) = %v; want ErrExhausted", err)
+			}
+		})
+	}
+}
+
+// During a store outage, a NextN larger than what the allocator holds
+// fails with ErrUnavailable and keeps every ID it held: smaller requests
+// still get them, in order.
+func TestOutageKeepsHeld(t *testing.T) {
+	dsn := redisDSN(t)
+	tag := uniqueTag(t, dsn)
+	initTag(t, dsn, tag, 500)
+	pdsn, p := via(t, dsn)
+	a := dial(t, pdsn, segment.Config{Tag: tag, MinStep: 500, MaxStep: 500, Prefetch: 0.5,
+		RetryMin: 5 * time.Millisecond, RetryMax: 20 * time.Millisecond, FetchTimeout: time.Second})
+	before := take(t, a, 800) // past the second segment's 50 %: the third is fetched
+	for a.Stats().Remaining < 500 {
+		time.Sleep(time.Millisecond) // the prefetch lands: both segments hold IDs
+	}
+	held := a.Stats().Remaining
+	p.Cut()
+	dst := make([]idgen.ID, held+1000)
+	if n, err := a.NextN(context.Background(), dst); n != 0 || !errors.Is(err, idgen.ErrUnavailable) {
+		t.Fatalf("NextN(%d) with %d held and the store down = %d, %v; want 0, ErrUnavailable", len(dst), held, n, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if n, err := a.NextN(ctx, dst); n != 0 || err == nil {
+		t.Fatalf("NextN(%d, cancelled ctx) with the store down = %d, %v; want 0 and an error", len(dst), n, err)
+	}
+	if got := a.Stats().Remaining; got != held {
+		t.Fatalf("Stats().Remaining after the failed NextN = %d; want the %d held before", got, held)
+	}
+	during, err := drain(t, a, int(held))
+	if int64(len(during)) != held || !errors.Is(err, idgen.ErrUnavailable) {
+		t.Fatalf("Next() after the failed NextN gave %d IDs, then %v; want the %d held, then ErrUnavailable", len(during), err, held)
+	}
+	all := append(before, during...)
+	increasing(t, "IDs across the failed NextN", all)
+	noDuplicates(t, all)
 }

@@ -25,7 +25,14 @@
 // lasted under 15 minutes and halves when one lasted over 30, within
 // [Config.MinStep, Config.MaxStep]. When the store is down the allocator keeps
 // serving what it holds and retries with backoff; Next returns
-// idgen.ErrUnavailable only once both segments are empty.
+// idgen.ErrUnavailable only once both segments are empty. NextN is all or
+// nothing: a request larger than what the allocator holds while the store
+// is down fails whole and leaves every held ID to the requests that follow.
+//
+// max_id never passes 2^63-1: near the top the store reserves what is left
+// (a short last segment), and once max_id is 2^63-1 the allocator hands out
+// what it holds and then fails with ErrExhausted ("biz tag exhausted"),
+// which waiting does not mend; move to a new biz tag.
 //
 // Segment IDs increase strictly within one allocator (and within one
 // goroutine), but IDs of allocators sharing a tag interleave by segment, not
@@ -34,21 +41,38 @@
 //
 // # Ticket servers (Flickr)
 //
-// A [TicketServer] issues single IDs, one round trip each, in its residue
-// class: server k of n issues k, k+n, k+2n, ... so that n servers never
-// collide. Each server keeps its own class, so a list of servers may come in
-// any order; [InitTickets] (`idgen ticket init`) sets them up or renumbers
-// them. [Tickets] round-robins over n servers and fails over when one is
-// down; [DialTickets] starts with the servers that answer and takes the
-// others in when they do. Servers:
+// A [TicketServer] issues IDs in its residue class: server k of n issues
+// k, k+n, k+2n, ... so that n servers never collide. Each server keeps its
+// own class, so a list of servers may come in any order; [InitTickets]
+// (`idgen ticket init`) sets them up or renumbers them. [Tickets]
+// round-robins over n servers and fails over when one is down; [DialTickets]
+// starts with the servers that answer and takes the others in when they do.
+// Next costs one round trip per ticket; NextN takes a batch from one server
+// ([TicketBatcher]) in as few as the store allows. Servers:
 //
 //	postgres://  a sequence per server, CREATE SEQUENCE ... START k INCREMENT n
-//	             (the class is the sequence's own START and INCREMENT)
+//	             (the class is the sequence's own START and INCREMENT);
+//	             a batch is nextval over generate_series, 10,000 per round trip
 //	mysql://     REPLACE INTO tickets64 (stub) VALUES ('a'); SELECT LAST_INSERT_ID()
 //	             on a dedicated connection with auto_increment_increment = n,
-//	             auto_increment_offset = k (the class is the table's comment)
+//	             auto_increment_offset = k (the class is the table's comment);
+//	             a batch is 1,024 tickets per round trip, 16 per REPLACE under
+//	             innodb_autoinc_lock_mode 0 or 1, one under 2
 //	redis://     INCRBY n on key idgen:ticket:{tickets64}, which holds the last
-//	             ticket (the class is the hash idgen:ticket:{tickets64}:class)
+//	             ticket (the class is the hash idgen:ticket:{tickets64}:class);
+//	             a batch of m is one INCRBY m·n
+//
+// Renumbering servers under a running generator would issue IDs twice, so
+// a generator draws tickets only within a session, and `ticket init
+// --reset` refuses (ErrInUse) while one is live: a PostgreSQL session holds
+// a shared advisory lock on the sequence, a MySQL session one of 128 named
+// locks of the table, from the client's first ticket to its Close; a Redis
+// session is renewed by each ticket and lapses a minute after the last.
+// A reset fences every server before it reads how far they counted, and no
+// session opens until it is done. A client whose session ended without its
+// knowing (a connection cut, a Redis session lapsed) checks its server's
+// class when it opens the next: a class changed meanwhile stops the client
+// with ErrResidue rather than let it issue in the old one.
 //
 // # Instagram
 //

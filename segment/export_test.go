@@ -2,7 +2,9 @@ package segment
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"strconv"
 )
 
 // StaleTickets is a DialTickets client stopped after it read the servers'
@@ -45,3 +47,48 @@ func (s *StaleTickets) High(ctx context.Context, i int) (int64, error) {
 
 // Close closes the servers.
 func (s *StaleTickets) Close() { closeBackends(s.bs) }
+
+// KillTicketSessions ends, from the server's side, the sessions that
+// generators hold on the ticket server at dsn, as a network failure or a
+// DBA would: PostgreSQL backends terminated, MySQL connections killed,
+// Redis sessions dropped. It returns how many it ended.
+func KillTicketSessions(ctx context.Context, dsn, name string) (int, error) {
+	b, err := openTicketBackend(ctx, dsn, name)
+	if err != nil {
+		return 0, err
+	}
+	defer b.Close()
+	switch b := b.(type) {
+	case *pgTicket:
+		var n int
+		err := b.pool.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_locks
+			WHERE locktype = 'advisory' AND objsubid = 2 AND granted
+			AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+			AND classid::bigint = ($1::int::bigint & 4294967295)
+			AND objid::bigint = (hashtext(coalesce(current_schema(), '') || '.' || $2)::bigint & 4294967295)`,
+			pgTicketLock, name).Scan(&n)
+		return n, err
+	case *mysqlTicket:
+		n := 0
+		for s := range mysqlSessionSlots {
+			var id sql.NullInt64
+			if err := b.db.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?)", b.lockName(strconv.Itoa(s))).Scan(&id); err != nil {
+				return n, err
+			}
+			if id.Valid {
+				if _, err := b.db.ExecContext(ctx, "KILL "+strconv.FormatInt(id.Int64, 10)); err != nil {
+					return n, err
+				}
+				n++
+			}
+		}
+		return n, nil
+	case *redisTicket:
+		n, err := b.c.ZCard(ctx, b.sessions).Result()
+		if err == nil {
+			err = b.c.Del(ctx, b.sessions).Err()
+		}
+		return int(n), err
+	}
+	return 0, errors.New("unknown ticket backend")
+}

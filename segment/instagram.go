@@ -27,7 +27,10 @@ const (
 
 // instagramFunc is Instagram's next_id (2012) with the sequence and shard
 // as arguments: 41 bits of ms since 1314220021721 (2011-08-24T21:07:01.721Z),
-// 13 bits of shard, 10 bits of nextval(seq) % 1024.
+// 13 bits of shard, 10 bits of nextval(seq) % 1024. Outside the 41 bits'
+// lifetime (before the epoch, or from 2081-04-30T12:54:37.273Z) it raises
+// SQLSTATE 22003 rather than shift the time into the sign bit: bigint's
+// << does not check for overflow.
 const instagramFunc = `CREATE OR REPLACE FUNCTION ` + InstagramFunc + `(seq regclass, shard_id int)
 RETURNS bigint LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
@@ -40,6 +43,10 @@ BEGIN
 	END IF;
 	SELECT nextval(seq) % 1024 INTO seq_id;
 	SELECT floor(extract(epoch FROM clock_timestamp()) * 1000) INTO now_millis;
+	IF now_millis < our_epoch OR now_millis - our_epoch >= 2199023255552 THEN
+		RAISE EXCEPTION 'idgen: clock at % ms since 1970 is outside the instagram layout''s lifetime (2011-08-24T21:07:01.721Z to 2081-04-30T12:54:37.273Z)', now_millis
+			USING ERRCODE = '22003';
+	END IF;
 	RETURN ((now_millis - our_epoch) << 23) | (shard_id::bigint << 10) | seq_id;
 END
 $$`
@@ -197,6 +204,9 @@ func (g *Instagram) NextN(ctx context.Context, dst []idgen.ID) (int, error) {
 }
 
 func (g *Instagram) err(err error) error {
+	if isPgCode(err, "22003") {
+		return fmt.Errorf("%w: segment: instagram id on %s: %w", idgen.ErrLayoutExhausted, g.dsn, err)
+	}
 	err = storeErr(g.dsn, "instagram id", err)
 	if errors.Is(err, ErrUnreachable) {
 		return fmt.Errorf("%w: %w", idgen.ErrUnavailable, err)

@@ -3,6 +3,7 @@ package segment_test
 import (
 	"context"
 	"errors"
+	"net/url"
 	"testing"
 	"time"
 
@@ -82,5 +83,65 @@ func TestInstagram(t *testing.T) {
 	}
 	if _, err := segment.DialInstagram(ctx, "mysql://root@127.0.0.1/test", segment.InstagramConfig{}); !errors.Is(err, segment.ErrDSN) {
 		t.Fatalf("DialInstagram(mysql://) = %v; want ErrDSN", err)
+	}
+}
+
+// Past the 41 bits of time (2081-04-30), the function raises rather than
+// shift the time into the sign bit, and Next says the layout has ended.
+// The clock is a clock_timestamp() of the test's own schema, found before
+// pg_catalog's on the session's search_path.
+func TestInstagramLifetime(t *testing.T) {
+	ctx := context.Background()
+	dsn := testenv.PostgresDSN(t)
+	schema := uniqueName("instagram_clock")
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatalf("CREATE SCHEMA: %v", err)
+	}
+	t.Cleanup(func() { c.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE") })
+	at := func(path string) string {
+		u, _ := url.Parse(dsn)
+		q := u.Query()
+		q.Set("search_path", path)
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+	if err := segment.InstallInstagram(ctx, at(schema), "seq"); err != nil {
+		t.Fatalf("InstallInstagram() = %v", err)
+	}
+	for _, tc := range []struct {
+		name, now string
+		ok        bool
+	}{
+		{"last ms", "2081-04-30 12:54:37.272+00", true},
+		{"first ms past", "2081-04-30 12:54:37.273+00", false},
+		{"before the epoch", "2011-08-24 21:07:01.720+00", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := c.Exec(ctx, `CREATE OR REPLACE FUNCTION `+schema+`.clock_timestamp() RETURNS timestamptz
+				LANGUAGE sql AS $$ SELECT timestamptz '`+tc.now+`' $$`); err != nil {
+				t.Fatalf("clock_timestamp(): %v", err)
+			}
+			g, err := segment.DialInstagram(ctx, at(schema+",pg_catalog"), segment.InstagramConfig{Shard: 1, Seq: "seq"})
+			if err != nil {
+				t.Fatalf("DialInstagram() = %v", err)
+			}
+			defer g.Close()
+			id, err := g.Next(ctx)
+			if !tc.ok {
+				if !errors.Is(err, idgen.ErrLayoutExhausted) {
+					t.Fatalf("Next() at %s = %v, %v; want ErrLayoutExhausted", tc.now, id, err)
+				}
+				return
+			}
+			want, _ := time.Parse("2006-01-02 15:04:05.000-07", tc.now)
+			if err != nil || !id.Time().Equal(want) {
+				t.Fatalf("Next() at %s = %v (time %v), %v; want time %v", tc.now, id, id.Time(), err, want)
+			}
+		})
 	}
 }

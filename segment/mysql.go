@@ -63,11 +63,15 @@ func MySQLConfig(dsn string) (*mysql.Config, error) {
 	return cfg, nil
 }
 
-// openDB opens a database/sql pool on a mysql:// URL and pings it.
-func openDB(ctx context.Context, dsn string) (*sql.DB, error) {
+// openDB opens a database/sql pool on a mysql:// URL and pings it; tune,
+// when given, adjusts the driver's config first.
+func openDB(ctx context.Context, dsn string, tune ...func(*mysql.Config)) (*sql.DB, error) {
 	cfg, err := MySQLConfig(dsn)
 	if err != nil {
 		return nil, err
+	}
+	for _, f := range tune {
+		f(cfg)
 	}
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
@@ -151,6 +155,10 @@ func (s *MySQL) Reserve(ctx context.Context, tag string, step int64) (max, added
 		if errors.As(err, &me) && me.Number == 1146 {
 			return 0, 0, fmt.Errorf("%w: table %s on %s; run `idgen segment init --dsn URL --tag %s`", ErrNotInstalled, Table, s.dsn, tag)
 		}
+		if errors.As(err, &me) && me.Number == 1690 { // BIGINT value out of range: the top of the ID space
+			tx.Rollback()
+			return s.reserveLast(ctx, tag, step)
+		}
 		return 0, 0, storeErr(s.dsn, "reserve biz tag "+tag, err)
 	}
 	if n, err := res.RowsAffected(); err == nil && n == 0 {
@@ -167,4 +175,37 @@ func (s *MySQL) Reserve(ctx context.Context, tag string, step int64) (max, added
 		step = rowStep
 	}
 	return max, step, nil
+}
+
+// reserveLast reserves what is left below 2^63-1, in a transaction that
+// locks the tag's row.
+func (s *MySQL) reserveLast(ctx context.Context, tag string, step int64) (max, added int64, err error) {
+	fail := func(err error) (int64, int64, error) {
+		if errors.Is(err, ErrExhausted) {
+			return 0, 0, err
+		}
+		return 0, 0, storeErr(s.dsn, "reserve biz tag "+tag, err)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fail(err)
+	}
+	defer tx.Rollback()
+	var cur, rowStep int64
+	if err := tx.QueryRowContext(ctx, `SELECT max_id, step FROM `+Table+` WHERE biz_tag = ? FOR UPDATE`, tag).Scan(&cur, &rowStep); err != nil {
+		return fail(err)
+	}
+	if step == 0 {
+		step = rowStep
+	}
+	if added, err = lastStep(s.dsn, tag, cur, step); err != nil {
+		return fail(err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE `+Table+` SET max_id = ? WHERE biz_tag = ?`, cur+added, tag); err != nil {
+		return fail(err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fail(err)
+	}
+	return cur + added, added, nil
 }

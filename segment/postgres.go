@@ -119,6 +119,8 @@ func (s *Postgres) Reserve(ctx context.Context, tag string, step int64) (max, ad
 		return 0, 0, fmt.Errorf("%w %q in %s on %s; create it with `idgen segment init --dsn URL --tag %s`", ErrUnknownTag, tag, Table, s.dsn, tag)
 	case isPgCode(err, "42P01"):
 		return 0, 0, fmt.Errorf("%w: table %s on %s; run `idgen segment init --dsn URL --tag %s`", ErrNotInstalled, Table, s.dsn, tag)
+	case isPgCode(err, "22003"): // bigint out of range: the top of the ID space
+		return s.reserveLast(ctx, tag, step)
 	case err != nil:
 		return 0, 0, storeErr(s.dsn, "reserve biz tag "+tag, err)
 	}
@@ -126,6 +128,33 @@ func (s *Postgres) Reserve(ctx context.Context, tag string, step int64) (max, ad
 		step = rowStep
 	}
 	return max, step, nil
+}
+
+// reserveLast reserves what is left below 2^63-1, in a transaction that
+// locks the tag's row.
+func (s *Postgres) reserveLast(ctx context.Context, tag string, step int64) (max, added int64, err error) {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var cur, rowStep int64
+		if err := tx.QueryRow(ctx, `SELECT max_id, step FROM `+Table+` WHERE biz_tag = $1 FOR UPDATE`, tag).Scan(&cur, &rowStep); err != nil {
+			return err
+		}
+		if step == 0 {
+			step = rowStep
+		}
+		if added, err = lastStep(s.dsn, tag, cur, step); err != nil {
+			return err
+		}
+		max = cur + added
+		_, err := tx.Exec(ctx, `UPDATE `+Table+` SET max_id = $2, updated_at = now() WHERE biz_tag = $1`, tag, max)
+		return err
+	})
+	if errors.Is(err, ErrExhausted) {
+		return 0, 0, err
+	}
+	if err != nil {
+		return 0, 0, storeErr(s.dsn, "reserve biz tag "+tag, err)
+	}
+	return max, added, nil
 }
 
 func isPgCode(err error, code string) bool {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -70,7 +72,7 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
 	if ARGV[2] ~= '' then redis.call('SET', KEYS[3], ARGV[2]) end
 	created = 1
 end
-return {created, tonumber(redis.call('GET', KEYS[1])), tonumber(redis.call('GET', KEYS[2]) or ARGV[1]), redis.call('GET', KEYS[3]) or ''}`)
+return {created, redis.call('GET', KEYS[1]), tonumber(redis.call('GET', KEYS[2]) or ARGV[1]), redis.call('GET', KEYS[3]) or ''}`)
 
 // Init sets the tag's keys if missing.
 func (s *Redis) Init(ctx context.Context, tag string, step int64, description string) (Tag, bool, error) {
@@ -84,18 +86,51 @@ func (s *Redis) Init(ctx context.Context, tag string, step int64, description st
 	if err != nil {
 		return Tag{}, false, storeErr(s.dsn, fmt.Sprintf("init biz tag %q", tag), redisErr(err))
 	}
-	t := Tag{Name: tag, MaxID: v[1].(int64), Step: v[2].(int64), Description: v[3].(string)}
+	t := Tag{Name: tag, Step: v[2].(int64), Description: v[3].(string)}
+	text, _ := v[1].(string) // a string: Lua numbers are exact only up to 2^53
+	if t.MaxID, err = strconv.ParseInt(text, 10, 64); err != nil {
+		return Tag{}, false, storeErr(s.dsn, fmt.Sprintf("init biz tag %q", tag), serverError{fmt.Errorf("max_id %q: %w", text, err)})
+	}
 	return t, v[0].(int64) == 1, nil
 }
 
+// redisReserve returns the new max_id as a string: Lua numbers are
+// doubles, exact only up to 2^53.
 var redisReserve = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 local step = tonumber(ARGV[1])
 if step <= 0 then step = tonumber(redis.call('GET', KEYS[2])) end
-return {redis.call('INCRBY', KEYS[1], step), step}`)
+redis.call('INCRBY', KEYS[1], step)
+return {redis.call('GET', KEYS[1]), step}`)
 
-// Reserve is one round trip: a script around INCRBY.
+// Reserve is one round trip: a script around INCRBY. At the top of the ID
+// space, where INCRBY would pass 2^63-1, it reserves what is left.
 func (s *Redis) Reserve(ctx context.Context, tag string, step int64) (max, added int64, err error) {
+	for {
+		max, added, err = s.reserve(ctx, tag, step)
+		if err == nil || !strings.Contains(err.Error(), "would overflow") {
+			return max, added, err
+		}
+		// INCRBY refused to pass 2^63-1: ask for what is left. Another
+		// client may take some first; then INCRBY refuses again.
+		keys := redisKeys(tag)
+		var cur, rowStep int64
+		if cur, err = s.c.Get(ctx, keys[0]).Int64(); err == nil && step == 0 {
+			rowStep, err = s.c.Get(ctx, keys[1]).Int64()
+		}
+		if err != nil {
+			return 0, 0, storeErr(s.dsn, "reserve biz tag "+tag, redisErr(err))
+		}
+		if step == 0 {
+			step = rowStep
+		}
+		if step, err = lastStep(s.dsn, tag, cur, step); err != nil {
+			return 0, 0, err
+		}
+	}
+}
+
+func (s *Redis) reserve(ctx context.Context, tag string, step int64) (max, added int64, err error) {
 	v, err := redisReserve.Run(ctx, s.c, redisKeys(tag), step).Slice()
 	switch {
 	case errors.Is(err, redis.Nil):
@@ -103,7 +138,11 @@ func (s *Redis) Reserve(ctx context.Context, tag string, step int64) (max, added
 	case err != nil:
 		return 0, 0, storeErr(s.dsn, "reserve biz tag "+tag, redisErr(err))
 	}
-	return v[0].(int64), v[1].(int64), nil
+	text, _ := v[0].(string)
+	if max, err = strconv.ParseInt(text, 10, 64); err != nil {
+		return 0, 0, storeErr(s.dsn, "reserve biz tag "+tag, serverError{fmt.Errorf("max_id %q: %w", text, err)})
+	}
+	return max, v[1].(int64), nil
 }
 
 // serverError marks an error the server answered with (Redis), or a fact

@@ -34,6 +34,15 @@ var (
 	// ErrResidue reports a ticket server whose existing sequence or table
 	// counts in another residue class than the one configured.
 	ErrResidue = errors.New("segment: ticket server in the wrong residue class")
+
+	// ErrInUse reports a ticket server that `idgen ticket init --reset`
+	// may not renumber: a generator's session on it is live.
+	ErrInUse = errors.New("segment: ticket server in use")
+
+	// ErrExhausted reports a biz tag whose max_id has reached 2^63-1, or a
+	// ticket server whose counter can go no higher: every ID was handed
+	// out, and waiting does not mend it.
+	ErrExhausted = errors.New("segment: biz tag exhausted")
 )
 
 // int64Codec is decimal text limited to the bigint range [0, 2^63-1]: a

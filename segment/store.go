@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"strings"
 
@@ -128,3 +129,15 @@ func storeErr(dsn, what string, err error) error {
 }
 
 func errorsIsUnknown(err error) bool { return errors.Is(err, ErrUnknownTag) }
+
+// lastStep returns how many IDs a reservation of step can add to a tag at
+// max without passing 2^63-1 (the last segment may be short), or
+// ErrExhausted when max is 2^63-1 already. Stores call it only after the
+// plain UPDATE or INCRBY failed on the overflow, so that the common
+// reservation stays one statement.
+func lastStep(dsn, tag string, max, step int64) (int64, error) {
+	if max == math.MaxInt64 {
+		return 0, fmt.Errorf("%w: biz tag %q on %s: max_id is 2^63-1, every ID was handed out; use a new biz tag", ErrExhausted, tag, dsn)
+	}
+	return min(step, math.MaxInt64-max), nil
+}

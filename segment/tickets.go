@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"slices"
 	"strings"
@@ -50,6 +51,7 @@ type Tickets struct {
 	downTill []atomic.Int64 // unix ns until which server i is skipped
 	owned    bool
 	closed   atomic.Bool
+	stopped  atomic.Pointer[error] // ErrResidue from a server: no more tickets
 
 	// The joiner: a goroutine that connects the servers that did not answer
 	// at DialTickets, owned by Close.
@@ -64,7 +66,10 @@ type Tickets struct {
 
 type ticketConn struct{ TicketServer }
 
-var _ idgen.Generator = (*Tickets)(nil)
+var (
+	_ idgen.Generator = (*Tickets)(nil)
+	_ idgen.Batcher   = (*Tickets)(nil)
+)
 
 // NewTickets returns a client over cfg.Servers. It does not close them
 // (DialTickets' does).
@@ -147,7 +152,7 @@ func ticketHint(dsns []string, name string) string {
 	for i, d := range dsns {
 		r[i] = Redact(d)
 	}
-	return fmt.Sprintf("`idgen ticket init --dsn '%s' --name %s --reset` (put the passwords back in; stop the generators using them first)", strings.Join(r, ","), name)
+	return fmt.Sprintf("`idgen ticket init --dsn '%s' --name %s --reset` (put the passwords back in; it refuses while generators use them)", strings.Join(r, ","), name)
 }
 
 // openBackends connects to every DSN at once; a server that does not answer
@@ -220,6 +225,9 @@ func assignFree(ctx context.Context, bs []ticketBackend, sts []ticketState, rese
 	for _, st := range sts {
 		taken[st.Offset] = true
 		floor = max(floor, st.High)
+	}
+	if floor > math.MaxInt64-n {
+		return nil, fmt.Errorf("segment: ticket servers have counted to %d: no class of %d fits below 2^63-1", floor, n)
 	}
 	next := make([]int64, len(bs))
 	k := int64(1)
@@ -467,10 +475,45 @@ func (t *Tickets) Scheme() *idgen.Scheme { return TicketScheme }
 
 // Next takes a ticket from the next server in turn, failing over to the
 // others. When every server fails it returns an error wrapping
-// idgen.ErrUnavailable and each server's error.
+// idgen.ErrUnavailable and each server's error. Once a server is found
+// counting in another class than the one the client set out with
+// (renumbered by `idgen ticket init --reset` while the client had no
+// session on it), every call fails with that ErrResidue: its tickets could
+// collide with another server's.
 func (t *Tickets) Next(ctx context.Context) (idgen.ID, error) {
+	var v [1]int64
+	if err := t.issue(ctx, v[:]); err != nil {
+		return idgen.ID{}, err
+	}
+	return TicketScheme.FromUint64(uint64(v[0])), nil
+}
+
+// NextN fills dst with tickets of one server, the next in turn, in as few
+// round trips as it allows (TicketBatcher): failing over as Next does. The
+// tickets are increasing. It returns 0 and Next's error when no server
+// could issue them all.
+func (t *Tickets) NextN(ctx context.Context, dst []idgen.ID) (int, error) {
+	if len(dst) == 0 {
+		return 0, nil
+	}
+	vals := make([]int64, len(dst))
+	if err := t.issue(ctx, vals); err != nil {
+		return 0, err
+	}
+	for i, v := range vals {
+		dst[i] = TicketScheme.FromUint64(uint64(v))
+	}
+	return len(dst), nil
+}
+
+// issue fills dst from the next server in turn that can issue them all:
+// servers up first, then those cooling down.
+func (t *Tickets) issue(ctx context.Context, dst []int64) error {
 	if t.closed.Load() {
-		return idgen.ID{}, idgen.ErrClosed
+		return idgen.ErrClosed
+	}
+	if err := t.stopped.Load(); err != nil {
+		return *err
 	}
 	n := uint64(len(t.slots))
 	start := t.rr.Add(1) - 1
@@ -486,13 +529,18 @@ func (t *Tickets) Next(ctx context.Context) (idgen.ID, error) {
 			if down != (pass == 1) {
 				continue
 			}
-			v, err := s.Ticket(ctx)
+			err := ticketsFrom(ctx, s.TicketServer, dst)
 			if err == nil {
 				t.downTill[i].Store(0)
-				return TicketScheme.FromUint64(uint64(v)), nil
+				return nil
+			}
+			if errors.Is(err, ErrResidue) {
+				err = fmt.Errorf("segment: ticket client stopped: %w", err)
+				t.stopped.CompareAndSwap(nil, &err)
+				return *t.stopped.Load()
 			}
 			if ctx.Err() != nil {
-				return idgen.ID{}, ctx.Err()
+				return ctx.Err()
 			}
 			t.downTill[i].Store(t.clock.Now().Add(t.cooldown).UnixNano())
 			errs = append(errs, err)
@@ -503,7 +551,23 @@ func (t *Tickets) Next(ctx context.Context) (idgen.ID, error) {
 			errs = append(errs, err)
 		}
 	}
-	return idgen.ID{}, fmt.Errorf("%w: all %d ticket servers failed: %w", idgen.ErrUnavailable, n, errors.Join(errs...))
+	return fmt.Errorf("%w: all %d ticket servers failed: %w", idgen.ErrUnavailable, n, errors.Join(errs...))
+}
+
+// ticketsFrom fills dst from s: in batches when s is a TicketBatcher, else
+// one Ticket call each.
+func ticketsFrom(ctx context.Context, s TicketServer, dst []int64) error {
+	if b, ok := s.(TicketBatcher); ok {
+		return b.Tickets(ctx, dst)
+	}
+	for i := range dst {
+		v, err := s.Ticket(ctx)
+		if err != nil {
+			return err
+		}
+		dst[i] = v
+	}
+	return nil
 }
 
 // Close stops retrying the servers that have not joined and closes the
@@ -540,7 +604,11 @@ type TicketServerInfo struct {
 // server's next ticket is above every ticket any of them has issued, so no
 // ID is issued twice. Every server must answer (else ErrUnreachable). A
 // stored class that does not fit the list gives ErrResidue unless reset is
-// set; run reset only while no generator uses the servers.
+// set. Reset refuses, with ErrInUse naming them, while a generator's
+// session is live on any of the servers: a PostgreSQL or MySQL client
+// (DialTickets, OpenTicketServer) holds one from its first ticket to its
+// Close, a Redis client for redisSessionTTL (1 min) after each ticket; and
+// no session opens until the reset is done.
 func InitTickets(ctx context.Context, dsns []string, name string, reset bool) ([]TicketServerInfo, error) {
 	dsns, name, bs, sts, errs, err := connectTickets(ctx, dsns, name)
 	if err != nil {
@@ -551,6 +619,20 @@ func InitTickets(ctx context.Context, dsns []string, name string, reset bool) ([
 		return nil, fmt.Errorf("%w; every ticket server must answer to be set up", err)
 	}
 	if reset {
+		// Fence every server before reading how far each has counted: no
+		// generator's session is live on any of them, and none can open
+		// until the servers are renumbered.
+		for _, b := range bs {
+			release, err := b.fence(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("segment: ticket init --reset: %w", err)
+			}
+			defer release()
+		}
+		sts = readStates(ctx, bs, errs)
+		if err := errors.Join(errs...); err != nil {
+			return nil, err
+		}
 		for i := range sts { // assignFree gives server i class i+1
 			sts[i].Offset = 0
 		}

@@ -272,7 +272,9 @@ type NextStreamRequest struct {
 	Generator string `protobuf:"bytes,1,opt,name=generator,proto3" json:"generator,omitempty"`
 	// Total IDs to send; 0 means until the client cancels.
 	Count uint64 `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
-	// IDs per batch, 1 to the server's max count; 0 means the max count.
+	// The most IDs per batch: the server lowers it to its max count and to
+	// what fits in grpc-go's 4 MiB message limit (524,160 IDs of 8 bytes,
+	// 262,080 of 16); 0 means as many as those allow.
 	BatchSize     uint32 `protobuf:"varint,3,opt,name=batch_size,json=batchSize,proto3" json:"batch_size,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -34,7 +34,8 @@ const (
 //
 // IDService issues and decodes IDs of the generators a server runs.
 type IDServiceClient interface {
-	// Next issues count IDs (1 to the server's max count) of one generator,
+	// Next issues count IDs (1 to the server's max count, and at most what
+	// fits in a 4 MiB answer: about 25,000 Snowflake IDs) of one generator,
 	// each with its breakdown. All or nothing: a failed call issues none.
 	Next(ctx context.Context, in *NextRequest, opts ...grpc.CallOption) (*NextResponse, error)
 	// NextStream issues IDs in packed batches until count IDs are sent, or
@@ -109,7 +110,8 @@ func (c *iDServiceClient) ListGenerators(ctx context.Context, in *ListGenerators
 //
 // IDService issues and decodes IDs of the generators a server runs.
 type IDServiceServer interface {
-	// Next issues count IDs (1 to the server's max count) of one generator,
+	// Next issues count IDs (1 to the server's max count, and at most what
+	// fits in a 4 MiB answer: about 25,000 Snowflake IDs) of one generator,
 	// each with its breakdown. All or nothing: a failed call issues none.
 	Next(context.Context, *NextRequest) (*NextResponse, error)
 	// NextStream issues IDs in packed batches until count IDs are sent, or

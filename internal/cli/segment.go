@@ -169,8 +169,11 @@ matter. Every server must answer. A server already set up for this list is
 left unchanged; the others get the free offsets, in list order.
 
 --reset renumbers every server (offset k for the k-th URL), for a name that
-served another number of servers: stop the generators using it first. The
-new tickets start above every ticket any of the servers issued.
+served another number of servers. It refuses (exit 1) while a generator's
+session is live on any of them: stop the generators first (a PostgreSQL or
+MySQL generator holds its session until it stops, a Redis one for a minute
+after its last ticket). The new tickets start above every ticket any of the
+servers issued.
 
   idgen ticket init --dsn postgres://postgres@127.0.0.1:5432/app,mysql://root@127.0.0.1:3306/app --create-db
   idgen gen -s 'ticket?dsn=postgres://postgres@127.0.0.1:5432/app,mysql://root@127.0.0.1:3306/app'`,
@@ -206,7 +209,7 @@ new tickets start above every ticket any of the servers issued.
 	f := cmd.Flags()
 	f.StringVar(&dsns, "dsn", "", "comma-separated server URLs: postgres://, mysql:// or redis://")
 	f.StringVar(&name, "name", segment.DefaultTicketName, "the sequence, table or key name the servers count in")
-	f.BoolVar(&reset, "reset", false, "renumber every server, offset k for the k-th URL (stop the generators first)")
+	f.BoolVar(&reset, "reset", false, "renumber every server, offset k for the k-th URL; refused while generators use them")
 	f.BoolVar(&createDB, "create-db", false, "create each DSN's database first when it is missing (PostgreSQL, MySQL)")
 	return cmd
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/idgenkit/idgen/httpapi"
 	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/internal/redact"
+	"github.com/idgenkit/idgen/internal/serving"
 	"github.com/idgenkit/idgen/snowflake"
 	"github.com/idgenkit/idgen/strategies"
 	"github.com/idgenkit/idgen/strategies/config"
@@ -61,9 +62,9 @@ connections and lets requests in flight finish (up to --shutdown-timeout).`,
 	fl.StringVar(&f.addr, "addr", ":8080", "listen address, host:port")
 	fl.StringVar(&f.grpcAddr, "grpc-addr", "", "also serve gRPC (idgen.v1.IDService, health, reflection) on host:port; empty: off")
 	fl.IntVar(&f.maxCount, "max-count", httpapi.DefaultMaxCount, "largest count a request may ask for")
-	fl.DurationVar(&f.timeout, "timeout", time.Second, "longest a request waits for its IDs (clock rollback, store) before 503; 0: no bound")
+	fl.DurationVar(&f.timeout, "timeout", time.Second, "longest a request waits for its IDs (clock rollback, store) before 503, summed over a streamed response's chunks; 0: no bound")
 	fl.DurationVar(&f.readTimeout, "read-timeout", 5*time.Second, "http.Server ReadTimeout (headers and body)")
-	fl.DurationVar(&f.writeTimeout, "write-timeout", 10*time.Second, "http.Server WriteTimeout")
+	fl.DurationVar(&f.writeTimeout, "write-timeout", 10*time.Second, "http.Server WriteTimeout: the time to write a response, or each chunk of 1,024 IDs of a streamed one (count above 1,024)")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", 2*time.Minute, "http.Server IdleTimeout for keep-alive connections")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long requests in flight may take to finish after SIGTERM")
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
@@ -112,9 +113,11 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 		}
 		return badInput(fmt.Errorf("serve: --config: generator %q: %w", name, err))
 	}
+	warnSlowIssue(ctx, log, gens, f)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	h, err := httpapi.New(gens, httpapi.Options{Default: def, MaxCount: f.maxCount, Timeout: f.timeout, Logger: log, Registry: reg})
+	h, err := httpapi.New(gens, httpapi.Options{Default: def, MaxCount: f.maxCount, Timeout: f.timeout, WriteTimeout: f.writeTimeout,
+		Logger: log, Registry: reg})
 	if err != nil {
 		return badInput(fmt.Errorf("serve: %w", err))
 	}
@@ -271,6 +274,33 @@ func checkLifetime(ctx context.Context, gens map[string]idgen.Generator) (string
 		}
 	}
 	return "", nil
+}
+
+// warnSlowIssue times one chunk of IDs of each generator
+// (serving.EstimateIssue: httpapi.ChunkIDs, or --max-count when fewer) and
+// warns when a request of --max-count IDs would take longer than --timeout
+// to issue at that pace: it would fail with 503, the IDs it drew lost.
+// Ticket servers cost a round trip per batch; generators that issue from
+// memory are far from it.
+func warnSlowIssue(ctx context.Context, log *slog.Logger, gens map[string]idgen.Generator, f serveFlags) {
+	if f.timeout <= 0 {
+		return
+	}
+	for _, name := range slices.Sorted(maps.Keys(gens)) {
+		pctx, cancel := context.WithTimeout(ctx, f.timeout)
+		est, err := serving.EstimateIssue(pctx, gens[name], f.maxCount, httpapi.ChunkIDs, nil)
+		cancel()
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			log.Warn("--max-count cannot be met within --timeout: one chunk of IDs took longer than the timeout; a request of more would fail with 503",
+				"generator", name, "max_count", f.maxCount, "timeout", f.timeout.String(), "chunk", min(f.maxCount, httpapi.ChunkIDs))
+		case err != nil || est <= f.timeout: // a generator that cannot issue now: /readyz says so
+		default:
+			log.Warn("--max-count cannot be met within --timeout: a request for that many IDs would fail with 503, the IDs it drew lost; lower --max-count or raise --timeout",
+				"generator", name, "max_count", f.maxCount, "timeout", f.timeout.String(), "estimate", est.Round(time.Millisecond).String(),
+				"max_count_within_timeout", int(float64(f.maxCount)*float64(f.timeout)/float64(est)))
+		}
+	}
 }
 
 // checkAddr reports whether addr is host:port with a port from 0 to 65535

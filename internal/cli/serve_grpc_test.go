@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -24,10 +23,7 @@ func TestServeGRPC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the idgen binary")
 	}
-	bin := filepath.Join(t.TempDir(), "idgen")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/idgen").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildIdgen(t)
 	cmd := exec.Command(bin, "serve", "-s", "snowflake?preset=twitter&worker=7", "--addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,12 +12,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/idgenkit/idgen/internal/cli"
+	"github.com/idgenkit/idgen/internal/testenv"
 )
 
 func TestServeBadInput(t *testing.T) {
@@ -138,11 +143,7 @@ func TestServeProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the idgen binary")
 	}
-	bin := filepath.Join(t.TempDir(), "idgen")
-	build := exec.Command("go", "build", "-o", bin, "../../cmd/idgen")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildIdgen(t)
 	cfg := filepath.Join(t.TempDir(), "idgen.yaml")
 	if err := os.WriteFile(cfg, []byte("default: orders\ngenerators:\n  orders: snowflake?preset=twitter&worker=7\n  sessions: uuidv7\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -199,6 +200,50 @@ func TestServeProcess(t *testing.T) {
 		t.Fatalf("GET sessions = %d %q; want 200 and 2 IDs", resp.StatusCode, body)
 	}
 
+	// count=1,000,000 as JSON under the default --write-timeout: the whole
+	// body, streamed, while the process's heap (go_memstats_heap_alloc_bytes,
+	// read from its /metrics every 10 ms) stays within 32 MiB of where it
+	// was. The request holds about 0.2 MB; the margin is the GC's: garbage
+	// may reach twice the live heap, and the 4 MB minimum goal, before a
+	// cycle. Building the answer whole took 502 MB (httpapi's
+	// TestStreamMillion).
+	base := heapAlloc(t, addr)
+	peak := base
+	sampled := make(chan struct{})
+	stopSampling := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			select {
+			case <-stopSampling:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			peak = max(peak, heapAlloc(t, addr))
+		}
+	}()
+	resp, err = http.Get("http://" + addr + "/api/v1/ids?count=1000000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		IDs []struct {
+			Value string `json:"value_string"`
+		} `json:"ids"`
+		GeneratedAt string `json:"generated_at"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&doc)
+	resp.Body.Close()
+	close(stopSampling)
+	<-sampled
+	if err != nil || resp.StatusCode != http.StatusOK || len(doc.IDs) != 1_000_000 || doc.GeneratedAt == "" {
+		t.Fatalf("GET count=1000000 = %d, %d IDs, generated_at %q, %v; want 200 and the whole body", resp.StatusCode, len(doc.IDs), doc.GeneratedAt, err)
+	}
+	t.Logf("count=1000000: the server's heap peaked %.1f MB above its %.1f MB before", (peak-base)/1e6, base/1e6)
+	if peak-base > 32<<20 {
+		t.Errorf("the server's heap grew by %.1f MB serving count=1000000; want at most 32 MiB", (peak-base)/1e6)
+	}
+
 	// A request in flight: a million IDs as text (about 20 MB, more than the
 	// socket buffers hold) to a client with a small receive buffer that does
 	// not read yet, so the handler is blocked writing when SIGTERM arrives.
@@ -242,4 +287,97 @@ func TestServeProcess(t *testing.T) {
 	if _, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 		t.Errorf("%s still accepts connections after shutdown", addr)
 	}
+}
+
+// heapAlloc reads go_memstats_heap_alloc_bytes from the server's /metrics.
+func heapAlloc(t *testing.T, addr string) float64 {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Errorf("GET /metrics: %v", err)
+		return 0
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "go_memstats_heap_alloc_bytes "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Errorf("go_memstats_heap_alloc_bytes %q: %v", v, err)
+			}
+			return f
+		}
+	}
+	t.Errorf("no go_memstats_heap_alloc_bytes in /metrics")
+	return 0
+}
+
+// serve warns at start-up, before it serves, when --max-count IDs of a
+// generator cannot be issued within --timeout at the pace one chunk took:
+// a ticket server's 100 chunks of 1,024 at more than 10 µs each under a
+// 1 ms timeout (a PostgreSQL round trip takes some 100 µs and more). A
+// Snowflake generator under the defaults (10 chunks within 1 s) gets no
+// warning.
+func TestServeWarnsSlowIssue(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the idgen binary")
+	}
+	bin := buildIdgen(t)
+	dsn := testenv.PostgresDSN(t)
+	name := fmt.Sprintf("serve_warn_%d", time.Now().UnixNano())
+	t.Cleanup(func() {
+		if c, err := pgx.Connect(context.Background(), dsn); err == nil {
+			c.Exec(context.Background(), "DROP SEQUENCE IF EXISTS "+name)
+			c.Close(context.Background())
+		}
+	})
+	for _, tc := range []struct {
+		name string
+		args []string
+		warn bool
+	}{
+		{"tickets", []string{"-s", "ticket?dsn=" + dsn + "&name=" + name, "--max-count", "100000", "--timeout", "1ms"}, true},
+		{"snowflake", []string{"-s", "snowflake?worker=1"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, tc.args...)...)
+			stderr, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { cmd.Process.Kill(); cmd.Wait() }()
+			var warned map[string]any
+			sc := bufio.NewScanner(stderr)
+			for sc.Scan() {
+				var rec map[string]any
+				if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+					t.Fatalf("log line %q: %v", sc.Text(), err)
+				}
+				if rec["msg"] == "serving" {
+					break
+				}
+				if rec["level"] == "WARN" && strings.Contains(fmt.Sprint(rec["msg"]), "--max-count cannot be met within --timeout") {
+					warned = rec
+				}
+			}
+			if tc.warn && (warned == nil || warned["generator"] != "default" || warned["max_count"] != 100000.0) {
+				t.Errorf("log before serving: warning %v; want one for generator default, max_count 100000", warned)
+			}
+			if !tc.warn && warned != nil {
+				t.Errorf("log before serving: warning %v; want none", warned)
+			}
+		})
+	}
+}
+
+// buildIdgen builds the idgen binary into the test's temporary directory.
+func buildIdgen(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "idgen")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/idgen").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }
