@@ -39,7 +39,7 @@ type Server struct {
 	// error, nil for a load that took effect. It must not block.
 	OnReload func(error)
 
-	mu  sync.Mutex                 // serialises loads
+	mu  sync.Mutex                  // serialises loads
 	cur atomic.Pointer[serverFiles] // what handshakes use
 }
 
