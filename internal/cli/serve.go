@@ -276,7 +276,10 @@ func loadServerTLS(ctx context.Context, f serveFlags, log *slog.Logger) (*tlsfil
 		}
 		log.Info("TLS files reloaded", "cert_not_after", s.Leaf().NotAfter, "cert_serial", s.Leaf().SerialNumber.String())
 	}
-	onHangup(ctx, func() { s.Reload() })
+	onHangup(ctx, func() {
+		log.Info("SIGHUP: reloading the TLS files")
+		s.Reload()
+	})
 	return s, nil
 }
 
