@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -353,5 +354,97 @@ func TestServeRotation(t *testing.T) {
 	}
 	if err := p.cmd.Wait(); err != nil {
 		t.Errorf("idgen serve exited with %v after SIGHUP and SIGTERM; want 0", err)
+	}
+}
+
+// readmeBlock returns the fenced block after the README's
+// "<!-- example: NAME -->" line, continuation lines joined.
+func readmeBlock(t *testing.T, readme, name string) []string {
+	t.Helper()
+	_, rest, ok := strings.Cut(readme, "<!-- example: "+name+" -->\n```bash\n")
+	if !ok {
+		t.Fatalf("README.md has no bash block marked example: %s", name)
+	}
+	block, _, _ := strings.Cut(rest, "```")
+	return strings.Split(strings.TrimSpace(strings.ReplaceAll(block, "\\\n", "")), "\n")
+}
+
+// freePort returns a loopback port free a moment ago.
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	return port
+}
+
+// TestReadmeMutualTLS runs the README's mutual-TLS example as written, in
+// bash with the idgen binary on PATH, but for the ports (8443, 9443, 9100:
+// free ones instead): openssl makes the certificates, serve runs, and each
+// client line does what its comment says.
+func TestReadmeMutualTLS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the idgen binary")
+	}
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports := strings.NewReplacer("8443", freePort(t), "9443", freePort(t), "9100", freePort(t))
+	readme := ports.Replace(string(data))
+	bin := buildIdgen(t)
+	dir := t.TempDir()
+	env := append(os.Environ(), "PATH="+filepath.Dir(bin)+":"+os.Getenv("PATH"))
+	bash := func(line string) *exec.Cmd {
+		cmd := exec.Command("bash", "-c", line)
+		cmd.Dir, cmd.Env = dir, env
+		return cmd
+	}
+	for _, line := range readmeBlock(t, readme, "mtls-certs") {
+		if out, err := bash(line).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", line, err, out)
+		}
+	}
+	serve := readmeBlock(t, readme, "mtls-serve")
+	if len(serve) != 1 {
+		t.Fatalf("the mtls-serve block has %d commands; want 1", len(serve))
+	}
+	srv := bash("exec " + serve[0])
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
+
+	client := readmeBlock(t, readme, "mtls-client")
+	want := []struct {
+		ok  bool
+		ids int // lines of output
+	}{{true, 2}, {false, 0}, {true, 2}, {true, 2}, {true, 0}}
+	if len(client) != len(want) {
+		t.Fatalf("the mtls-client block has %d commands; want %d", len(client), len(want))
+	}
+	ready := client[len(client)-1]
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, err := bash(ready).CombinedOutput()
+		if err == nil && strings.Contains(string(out), `"status":"ready"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v, %s 30 s after serve started", ready, err, out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for i, line := range client[:len(client)-1] {
+		cmd := bash(line)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if ids := strings.Fields(stdout.String()); (err == nil) != want[i].ok || len(ids) != want[i].ids {
+			t.Errorf("%s = %v, stdout %q, stderr %q; want success %t and %d IDs", line, err, stdout.String(), stderr.String(), want[i].ok, want[i].ids)
+		}
 	}
 }
