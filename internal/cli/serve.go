@@ -102,7 +102,7 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	gens, def, err := loadGenerators(ctx, f)
+	gens, def, err := loadGenerators(ctx, f, log)
 	if err != nil {
 		return err
 	}
@@ -193,19 +193,22 @@ func serveGRPC(f serveFlags, gens map[string]idgen.Generator, def string, log *s
 }
 
 // loadGenerators builds the generators of --config or -s, and names the
-// default one.
-func loadGenerators(ctx context.Context, f serveFlags) (map[string]idgen.Generator, string, error) {
+// default one. What their background work finds for the operator (a
+// segment step bound too small for the rate) goes to log as a warning.
+func loadGenerators(ctx context.Context, f serveFlags, log *slog.Logger) (map[string]idgen.Generator, string, error) {
+	opts := specOptions()
+	opts.Notify = func(msg string) { log.Warn(msg) }
 	if f.config != "" {
 		if f.workerSource != "" {
 			return nil, "", badInput(errors.New("serve: --worker-source applies to -s; in a config file set each spec's worker_source"))
 		}
-		return loadConfig(ctx, f.config)
+		return loadConfig(ctx, f.config, opts)
 	}
 	spec, origin, err := withWorkerSource(f.spec, f.workerSource)
 	if err != nil {
 		return nil, "", badInput(fmt.Errorf("serve: %w", err))
 	}
-	g, err := specOptions().New(ctx, spec)
+	g, err := opts.New(ctx, spec)
 	if err != nil {
 		err, _ = sourceConflict(err, origin)
 		if isSpecError(err) {
@@ -228,8 +231,8 @@ func closeGenerators(log *slog.Logger, gens map[string]idgen.Generator) {
 }
 
 // loadConfig builds every generator of a config file (config.Load).
-func loadConfig(ctx context.Context, path string) (map[string]idgen.Generator, string, error) {
-	c, err := config.Load(path, specOptions())
+func loadConfig(ctx context.Context, path string, opts strategies.Options) (map[string]idgen.Generator, string, error) {
+	c, err := config.Load(path, opts)
 	if err != nil {
 		return nil, "", badInput(fmt.Errorf("serve: --config: %w", err))
 	}
