@@ -9,6 +9,7 @@ import (
 
 	"github.com/idgenkit/idgen/internal/testenv/certs"
 	"github.com/idgenkit/idgen/internal/testenv/etcdtest"
+	"github.com/idgenkit/idgen/internal/testenv/redistest"
 )
 
 // A refusal is a worker source (or spec) that must fail: the exit code
@@ -104,4 +105,66 @@ func TestWorkerSourceEtcdSecure(t *testing.T) {
 	checkRefusals(t, []refusal{
 		{"wrong password in the URL", genWorker(src("idgen-worker:inline-wrong@", "secure", with("password_file", ""))), 1, "authentication failed"},
 	}, "inline-wrong")
+}
+
+// TestStoreRedisTLS leases a worker ID and initialises and draws a segment
+// from a redis-server that listens on a TLS port only, requires client
+// certificates, and has the default user off and one ACL user, and checks
+// each refusal.
+func TestStoreRedisTLS(t *testing.T) {
+	cs := certs.New(t)
+	r := redistest.StartTLS(t, cs, "idgen-app", "s3cret-redis")
+	pw := writeSecret(t, "redis-password", r.Password)
+	wrong := writeSecret(t, "wrong-password", "not-it")
+	// url builds rediss://USER@addr/0 with the good options, then kv.
+	mk := func(scheme, user string, kv ...string) string {
+		q := url.Values{"tls_ca": {cs.CA.CertFile}, "tls_cert": {cs.Client.CertFile}, "tls_key": {cs.Client.KeyFile},
+			"password_file": {pw}}
+		for i := 0; i < len(kv); i += 2 {
+			if kv[i+1] == "" {
+				q.Del(kv[i])
+			} else {
+				q.Set(kv[i], kv[i+1])
+			}
+		}
+		return scheme + "://" + user + r.Addr + "/0?" + q.Encode()
+	}
+	good := mk("rediss", "idgen-app@")
+	if out, errs, code := run(genWorker(good + "&ttl=5s")...); code != 0 || strings.TrimSpace(out) == "" {
+		t.Fatalf("worker source over rediss:// as idgen-app: exit %d, %q, %s", code, out, errs)
+	}
+	if _, errs, code := run("segment", "init", "--dsn", good, "--tag", "tls"); code != 0 {
+		t.Fatalf("segment init over rediss://: exit %d, %s", code, errs)
+	}
+	out, errs, code := run("gen", "-s", "segment?dsn="+url.QueryEscape(good)+"&tag=tls", "-n", "3")
+	if code != 0 || strings.Join(strings.Fields(out), " ") != "1 2 3" {
+		t.Fatalf("gen -s segment over rediss://: exit %d, %q, %s; want 1 2 3", code, out, errs)
+	}
+	var cases []refusal
+	for _, src := range []struct {
+		what string
+		args func(string) []string
+	}{
+		{"worker source", func(u string) []string { return genWorker(u) }},
+		{"segment", func(u string) []string { return []string{"segment", "init", "--dsn", u, "--tag", "tls2"} }},
+	} {
+		for _, c := range []refusal{
+			{"no client certificate", []string{mk("rediss", "idgen-app@", "tls_cert", "", "tls_key", "")}, 1, "the server wants a client certificate"},
+			{"server of a wrong CA", []string{mk("rediss", "idgen-app@", "tls_ca", cs.WrongCA.CertFile)}, 1, "certificate signed by unknown authority"},
+			{"client of a wrong CA", []string{mk("rediss", "idgen-app@", "tls_cert", cs.WrongClient.CertFile, "tls_key", cs.WrongClient.KeyFile)}, 1, "is it signed by a CA the server trusts?"},
+			{"expired client certificate", []string{mk("rediss", "idgen-app@", "tls_cert", cs.Expired.CertFile, "tls_key", cs.Expired.KeyFile)}, 1, "the client certificate expired at"},
+			{"wrong password", []string{mk("rediss", "idgen-app@", "password_file", wrong)}, 1, "WRONGPASS"},
+			{"default user (off)", []string{mk("rediss", "", "password_file", "")}, 1, "NOAUTH"},
+			{"plaintext to the TLS port", []string{mk("redis", "idgen-app@", "tls_ca", "", "tls_cert", "", "tls_key", "")}, 1, r.Addr},
+			{"tls_ca without rediss://", []string{mk("redis", "idgen-app@")}, 2, "need rediss://"},
+			{"CA file missing", []string{mk("rediss", "idgen-app@", "tls_ca", "/nonexistent/ca.pem")}, 2, "tls_ca: open /nonexistent/ca.pem"},
+			{"certificate without key", []string{mk("rediss", "idgen-app@", "tls_key", "")}, 2, "tls_cert and tls_key go together"},
+			{"password in URL and file", []string{mk("rediss", "idgen-app:"+r.Password+"@")}, 2, "give one"},
+		} {
+			c.name = src.what + ": " + c.name
+			c.args = src.args(c.args[0])
+			cases = append(cases, c)
+		}
+	}
+	checkRefusals(t, cases, r.Password, "not-it")
 }

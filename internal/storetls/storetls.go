@@ -144,7 +144,15 @@ func Probe(addr string, c *tls.Config, timeout time.Duration) error {
 			return nil
 		}
 	}
-	if !strings.HasPrefix(err.Error(), "remote error: tls:") {
+	return Explain(err, c)
+}
+
+// Explain adds to err, when it is a TLS alert from the server ("remote
+// error: tls: ..."), what the client's configuration c tells of the cause:
+// no client certificate, an expired one, or one the server does not
+// trust. Other errors, or a nil c, are returned as they are.
+func Explain(err error, c *tls.Config) error {
+	if err == nil || c == nil || !strings.Contains(err.Error(), "remote error: tls:") {
 		return err
 	}
 	// The server's alert is terse (a server on TLS 1.2 says "bad

@@ -91,13 +91,7 @@ func StartSecure(t testing.TB, s Secure) *Process {
 // for a client of cfg (its endpoints and timeouts set here) to read.
 func start(t testing.TB, scheme string, extra []string, cfg clientv3.Config) *Process {
 	t.Helper()
-	bin, err := exec.LookPath("etcd")
-	if err != nil {
-		if testenv.CI() {
-			t.Fatalf("etcd binary missing under CI=true (apt-get install etcd-server): %v", err)
-		}
-		t.Skipf("etcd binary missing (apt-get install etcd-server): %v", err)
-	}
+	bin := testenv.Binary(t, "etcd", "etcd-server")
 	cu := fmt.Sprintf("%s://127.0.0.1:%d", scheme, FreePort(t))
 	pu := fmt.Sprintf("http://127.0.0.1:%d", FreePort(t))
 	dir := t.TempDir()
