@@ -22,7 +22,7 @@ const Doc = "worker ID source: static:N, env (IDGEN_WORKER_ID), ordinal[:offset]
 	"postgres://...[?namespace=&table=&ttl=&workers=&state_file=], etcd://[user@]host:port[,host:port][/namespace][?ttl=&workers=&state_file=&password_file=&tls_ca=&tls_cert=&tls_key=], " +
 	"mysql://user@host:3306/db[?namespace=&table=&ttl=&workers=&state_file=], " +
 	"redis://host:6379/db[?namespace=&ttl=&workers=&state_file=], " +
-	"zk://host:port[,host:port][/path][?node=&namespace=&ttl=&workers=&state_file=], ip[:bits] (low bits of a private IPv4), " +
+	"zk://[user@]host:port[,host:port][/path][?node=&namespace=&ttl=&workers=&state_file=&password_file=], ip[:bits] (low bits of a private IPv4), " +
 	"hostname-hash?accept_collisions=true"
 
 // Open opens the worker ID source a URL names, for a worker space of
@@ -44,10 +44,12 @@ const Doc = "worker ID source: static:N, env (IDGEN_WORKER_ID), ordinal[:offset]
 //	redis://host:6379/db?...       a Redis key (SET NX PX); keys namespace,
 //	                               ttl, workers, state_file (see Redis for
 //	                               its durability limits)
-//	zk://host:port[,host:port][/path]?node=ip:port&ttl=30s&workers=N&state_file=PATH
+//	zk://[user@]host:port[,host:port][/path]?node=ip:port&ttl=30s&workers=N&state_file=PATH&password_file=PATH
 //	                               a ZooKeeper ephemeral node; path default
 //	                               /idgen/<namespace>, node (Leaf's ip:port
-//	                               key) default the hostname
+//	                               key) default the hostname; with user@
+//	                               and password_file, digest auth and
+//	                               nodes under the user's ACL alone
 //	ip[:bits]                      the low bits (default 16, at most the
 //	                               field's) of the first private IPv4
 //	hostname-hash?accept_collisions=true
@@ -150,10 +152,10 @@ func OpenWith(ctx context.Context, rawURL string, space Space, getenv func(strin
 			return nil, bad(err.Error())
 		}
 		hosts, p, _ := strings.Cut(hosts, "/")
-		if strings.Contains(hosts, "@") {
-			return nil, bad("zk:// takes no user or password")
+		cfg := ZKConfig{LeaseConfig: LeaseConfig{Space: space}}
+		if err := zkAuth(hosts, q, &cfg); err != nil {
+			return nil, bad(err.Error())
 		}
-		cfg := ZKConfig{LeaseConfig: LeaseConfig{Space: space}, Servers: strings.Split(hosts, ",")}
 		if p != "" {
 			cfg.Path = "/" + strings.TrimSuffix(p, "/")
 		}
@@ -229,6 +231,33 @@ func etcdAuth(hosts string, q url.Values, cfg *EtcdConfig) error {
 		cfg.TLS, err = o.Config()
 	}
 	return err
+}
+
+// zkAuth fills cfg's servers and digest credentials from the hosts part
+// of a zk:// URL, [user@]host:port[,host:port], and password_file in q.
+// A password in the URL is refused: it is read from a file only.
+func zkAuth(hosts string, q url.Values, cfg *ZKConfig) error {
+	if i := strings.LastIndex(hosts, "@"); i >= 0 {
+		if strings.Contains(hosts[:i], ":") {
+			return errors.New("zk:// takes no password in the URL: give password_file=PATH")
+		}
+		cfg.User, hosts = hosts[:i], hosts[i+1:]
+	}
+	cfg.Servers = strings.Split(hosts, ",")
+	o, err := storetls.Take(q)
+	if err != nil {
+		return err
+	}
+	if o.TLS() {
+		return errors.New("zk:// takes no tls_ keys (digest authentication only)")
+	}
+	if cfg.Password, err = o.Password(); err != nil {
+		return err
+	}
+	if (cfg.User == "") != (cfg.Password == "") {
+		return errors.New("zk:// digest authentication needs both user@ and password_file=PATH")
+	}
+	return nil
 }
 
 // hostList splits the rest of a URL after "scheme:", //host:port[,host:port][/path][?query],

@@ -10,6 +10,7 @@ import (
 	"github.com/idgenkit/idgen/internal/testenv/certs"
 	"github.com/idgenkit/idgen/internal/testenv/etcdtest"
 	"github.com/idgenkit/idgen/internal/testenv/redistest"
+	"github.com/idgenkit/idgen/internal/testenv/zktest"
 )
 
 // A refusal is a worker source (or spec) that must fail: the exit code
@@ -167,4 +168,25 @@ func TestStoreRedisTLS(t *testing.T) {
 		}
 	}
 	checkRefusals(t, cases, r.Password, "not-it")
+}
+
+// TestWorkerSourceZKDigest leases a worker ID from ZooKeeper as a digest
+// user (the ACL itself is TestZKDigestACL's in workerid) and checks the
+// refusals of the URL.
+func TestWorkerSourceZKDigest(t *testing.T) {
+	addr := zktest.StartT(t)
+	pw := writeSecret(t, "zk-password", "s3cret-zk")
+	wrong := writeSecret(t, "wrong-password", "not-it")
+	src := func(user, query string) string { return "zk://" + user + addr + "/idgen-acl?ttl=5s&" + query }
+	if out, errs, code := run(genWorker(src("idgen@", "password_file="+pw))...); code != 0 || strings.TrimSpace(out) == "" {
+		t.Fatalf("zk:// as digest user idgen: exit %d, %q, %s", code, out, errs)
+	}
+	checkRefusals(t, []refusal{
+		{"wrong password", genWorker(src("idgen@", "password_file="+wrong)), 1, "zk: not authenticated"},
+		{"no credentials", genWorker(src("", "")), 1, "zk: not authenticated"},
+		{"password in the URL", genWorker(src("idgen:s3cret-zk@", "")), 2, "give password_file=PATH"},
+		{"user without password_file", genWorker(src("idgen@", "")), 2, "needs both user@ and password_file=PATH"},
+		{"password_file without user", genWorker(src("", "password_file="+pw)), 2, "needs both user@ and password_file=PATH"},
+		{"tls key", genWorker(src("idgen@", "password_file="+pw+"&tls_ca="+pw)), 2, "zk:// takes no tls_ keys"},
+	}, "s3cret-zk", "not-it")
 }
