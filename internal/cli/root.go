@@ -239,7 +239,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// SIGHUP (the terminal closed) and SIGPIPE (the reader of stdout or
 	// stderr went away: | head) stop a command like SIGTERM, so that it
 	// cleans up (compare's throwaway servers); a write to the closed pipe
-	// then fails with EPIPE instead of killing the process.
+	// then fails with EPIPE instead of killing the process. With Notify
+	// the signal also comes for a write to any closed socket (a store
+	// refusing a TLS client): only a broken stdout or stderr stops.
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
 	defer signal.Stop(sigs)
 	hup := &hangups{}
@@ -248,6 +250,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		for {
 			select {
 			case s := <-sigs:
+				if s == syscall.SIGPIPE && !outputBroken() {
+					continue // a store's socket the peer closed: its write fails with EPIPE
+				}
 				if s == syscall.SIGHUP && hup.run() {
 					continue
 				}

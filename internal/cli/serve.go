@@ -113,13 +113,18 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	if f.maxCount < 1 {
 		return badInput(fmt.Errorf("serve: --max-count %d: want at least 1", f.maxCount))
 	}
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+	// What the generators' background work finds for the operator (a
+	// segment step bound too small for the rate) goes to log as a warning.
+	opts := specOptions()
+	opts.Notify = func(msg string) { log.Warn(msg) }
 	var cfg *config.Config
 	if f.config != "" {
 		if f.workerSource != "" {
 			return badInput(errors.New("serve: --worker-source applies to -s; in a config file set each spec's worker_source"))
 		}
 		var err error
-		if cfg, err = config.Load(f.config, specOptions()); err != nil {
+		if cfg, err = config.Load(f.config, opts); err != nil {
 			return badInput(fmt.Errorf("serve: --config: %w", err))
 		}
 		f.tlsCert, f.tlsKey, f.clientCA = cmp.Or(f.tlsCert, cfg.TLS.Cert), cmp.Or(f.tlsKey, cfg.TLS.Key), cmp.Or(f.clientCA, cfg.TLS.ClientCA)
@@ -127,13 +132,12 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	if err := checkAddrs(f); err != nil {
 		return badInput(fmt.Errorf("serve: %w", err))
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
 	certs, err := loadServerTLS(ctx, f, log)
 	if err != nil {
 		return err
 	}
 
-	gens, def, err := loadGenerators(ctx, f, cfg)
+	gens, def, err := loadGenerators(ctx, f, cfg, opts)
 	if err != nil {
 		return err
 	}
@@ -394,8 +398,8 @@ func serveGRPC(f serveFlags, gens map[string]idgen.Generator, def string, log *s
 }
 
 // loadGenerators builds the generators of --config or -s, and names the
-// default one.
-func loadGenerators(ctx context.Context, f serveFlags, cfg *config.Config) (map[string]idgen.Generator, string, error) {
+// default one, with opts (Notify set).
+func loadGenerators(ctx context.Context, f serveFlags, cfg *config.Config, opts strategies.Options) (map[string]idgen.Generator, string, error) {
 	if cfg != nil {
 		return loadConfig(ctx, cfg)
 	}
@@ -403,7 +407,7 @@ func loadGenerators(ctx context.Context, f serveFlags, cfg *config.Config) (map[
 	if err != nil {
 		return nil, "", badInput(fmt.Errorf("serve: %w", err))
 	}
-	g, err := specOptions().New(ctx, spec)
+	g, err := opts.New(ctx, spec)
 	if err != nil {
 		err, _ = sourceConflict(err, origin)
 		if isSpecError(err) {
