@@ -16,7 +16,6 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/compare"
@@ -217,18 +216,6 @@ func onHangup(ctx context.Context, fn func()) {
 	}
 }
 
-// brokenStdio reports whether standard output or standard error is a pipe
-// whose reader went away (poll says POLLERR): SIGPIPE, once notified,
-// comes from writes to any descriptor, sockets too (a server that refused
-// a TLS handshake), and only these two stop the command.
-func brokenStdio() bool {
-	fds := []unix.PollFd{{Fd: 1, Events: unix.POLLOUT}, {Fd: 2, Events: unix.POLLOUT}}
-	if _, err := unix.Poll(fds, 0); err != nil {
-		return true // cannot tell: stop, as before
-	}
-	return fds[0].Revents&unix.POLLERR != 0 || fds[1].Revents&unix.POLLERR != 0
-}
-
 // Main runs the idgen command with args and returns the exit code by the
 // rule of exitRule: 0 ok, 1 a failure, 2 bad input, 130 on SIGINT. Errors
 // print as one line on stderr.
@@ -255,9 +242,6 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 				}
 				if s == syscall.SIGHUP && hup.run() {
 					continue
-				}
-				if s == syscall.SIGPIPE && !brokenStdio() {
-					continue // a socket's peer went away: its write fails with EPIPE
 				}
 				cancel(interrupted{s.(syscall.Signal)})
 			case <-ctx.Done():
