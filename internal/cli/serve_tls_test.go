@@ -266,7 +266,7 @@ func TestServeRotation(t *testing.T) {
 	f := certs.New(t)
 	clientCA := filepath.Join(f.Dir, "clients-ca.pem") // the clients' CA, apart from the one they trust
 	copyFile(t, f.CA.CertFile, clientCA)
-	p := startServe(t, bin, "-s", "snowflake?worker=7", "--addr", "127.0.0.1:0",
+	p := startServe(t, bin, "-s", "snowflake?worker=7", "--addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
 		"--tls-cert", f.Server.CertFile, "--tls-key", f.Server.KeyFile, "--client-ca", clientCA)
 	url := "https://" + p.addr(t, "addr")
 	serial := func() string {
@@ -279,6 +279,23 @@ func TestServeRotation(t *testing.T) {
 		return resp.TLS.PeerCertificates[0].SerialNumber.String()
 	}
 	first := serial()
+	// The gRPC listener's certificate, from a handshake offering h2.
+	grpcSerial := func() string {
+		t.Helper()
+		c, err := tlsfiles.Client{CAFile: f.CA.CertFile, CertFile: f.Client.CertFile, KeyFile: f.Client.KeyFile}.Config(&tls.Config{NextProtos: []string{"h2"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn, err := tls.Dial("tcp", p.addr(t, "grpc_addr"), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		return conn.ConnectionState().PeerCertificates[0].SerialNumber.String()
+	}
+	if got := grpcSerial(); got != first {
+		t.Fatalf("gRPC serves serial %s, HTTPS %s; want the same certificate", got, first)
+	}
 
 	// The keep-alive client counts its connections.
 	var dials atomic.Int32
@@ -339,6 +356,9 @@ func TestServeRotation(t *testing.T) {
 	wg.Wait()
 	if second == first {
 		t.Fatalf("the certificate served is still serial %s 30 s after the files were swapped", first)
+	}
+	if got := grpcSerial(); got != second {
+		t.Errorf("gRPC serves serial %s after the swap; want the new %s", got, second)
 	}
 	if n := errs.Load(); n != 0 {
 		t.Errorf("%d of %d requests failed during the rotation; want none; first: %v", n, requests.Load(), firstErr.Load())
