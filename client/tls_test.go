@@ -60,10 +60,10 @@ func TestMutualTLS(t *testing.T) {
 				t.Errorf("Next() = %v", err)
 			}
 			g.Close()
-			for _, tc := range []struct{ name, cert, key string }{
-				{"no certificate", "", ""},
-				{"another CA", f.WrongClient.CertFile, f.WrongClient.KeyFile},
-				{"expired", f.Expired.CertFile, f.Expired.KeyFile},
+			for _, tc := range []struct{ name, cert, key, want string }{
+				{"no certificate", "", "", "remote error: tls: certificate required"},
+				{"another CA", f.WrongClient.CertFile, f.WrongClient.KeyFile, "remote error: tls: unknown certificate authority"},
+				{"expired", f.Expired.CertFile, f.Expired.KeyFile, "remote error: tls: expired certificate"},
 			} {
 				c := cfg
 				c.CertFile, c.KeyFile = tc.cert, tc.key
@@ -76,17 +76,17 @@ func TestMutualTLS(t *testing.T) {
 					c.TLS = &tls.Config{GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &crt, nil }}
 					c.CertFile, c.KeyFile = "", ""
 				}
-				if g, err := client.New(ctx, c); !errors.Is(err, idgen.ErrUnavailable) {
+				if g, err := client.New(ctx, c); !errors.Is(err, idgen.ErrUnavailable) || !strings.Contains(err.Error(), "TLS handshake: "+s.target()+": "+tc.want) {
 					if g != nil {
 						g.Close()
 					}
-					t.Errorf("%s: New = %v; want ErrUnavailable", tc.name, err)
+					t.Errorf("%s: New = %v; want ErrUnavailable saying %q", tc.name, err, tc.want)
 				}
 			}
 			// The server's certificate does not name ids.example.
 			c := cfg
 			c.ServerName = "ids.example"
-			if _, err := client.New(ctx, c); !errors.Is(err, idgen.ErrUnavailable) || !strings.Contains(err.Error(), "ids.example") {
+			if _, err := client.New(ctx, c); !errors.Is(err, idgen.ErrUnavailable) || !strings.Contains(err.Error(), "TLS handshake: "+s.target()+": tls: failed to verify certificate: x509: certificate is valid for localhost, not ids.example") {
 				t.Errorf("New with ServerName ids.example = %v; want ErrUnavailable naming it", err)
 			}
 		})

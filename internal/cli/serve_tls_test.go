@@ -201,9 +201,11 @@ func TestServeMutualTLS(t *testing.T) {
 		if out, errOut, code := gen("--tls-cert", f.Client.CertFile, "--tls-key", f.Client.KeyFile); code != 0 || len(strings.Fields(out)) != 3 {
 			t.Errorf("idgen gen --from %s with the client certificate = %d, %q, stderr %q; want 0 and 3 IDs", target, code, out, errOut)
 		}
-		if out, errOut, code := gen(); code != 1 || out != "" || !strings.Contains(errOut, "idgen: --from: idgen: ID store unavailable: no server answered") {
+		if out, errOut, code := gen(); code != 1 || out != "" || !strings.Contains(errOut, "idgen: --from: idgen: ID store unavailable: no server answered") || !strings.Contains(errOut, "TLS handshake: "+target+": remote error: tls: certificate required") {
 			t.Errorf("idgen gen --from %s without a client certificate = %d, %q, stderr %q; want 1, no ID, unavailable", target, code, out, errOut)
 		}
+		_, errOut, _ := gen()
+		t.Logf("idgen gen --from %s without a client certificate: %s", target, errOut)
 		if out, errOut, code := gen("--tls-cert", f.Client.CertFile); code != 2 || out != "" || !strings.Contains(errOut, "needs both files") {
 			t.Errorf("idgen gen --from %s --tls-cert without --tls-key = %d, %q, stderr %q; want 2 naming both files", target, code, out, errOut)
 		}
