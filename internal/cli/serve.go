@@ -64,7 +64,8 @@ beyond loopback needs TLS (--tls-cert and --tls-key; --client-ca for mutual
 TLS, which both transports then require) or --insecure, given on purpose
 (behind a service mesh that terminates mutual TLS). The certificate files
 are read again when they change, at the next handshake, or on SIGHUP:
-connections open keep theirs.`,
+connections open keep theirs. A config file's tls table (cert, key,
+client_ca) sets the same; the flags win.`,
 		Example: `  idgen serve -s 'snowflake?preset=twitter&datacenter=1&worker=7'
   curl 'localhost:8080/api/v1/ids?count=3'
   curl 'localhost:8080/api/v1/ids?count=1000&format=text'
@@ -339,13 +340,20 @@ func (s *httpServer) close() {
 	<-s.served
 }
 
-// opsPaths are the routes --metrics-addr serves apart from the ID API.
-var opsPaths = map[string]bool{"/metrics": true, "/healthz": true, "/readyz": true}
+// opsPath reports whether path is one of the routes --metrics-addr serves
+// apart from the ID API.
+func opsPath(path string) bool {
+	switch path {
+	case "/metrics", "/healthz", "/readyz":
+		return true
+	}
+	return false
+}
 
-// onlyOps serves opsPaths with h, and 404 elsewhere.
+// onlyOps serves the ops routes with h, and 404 elsewhere.
 func onlyOps(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !opsPaths[r.URL.Path] {
+		if !opsPath(r.URL.Path) {
 			http.Error(w, `{"error":"the metrics listener serves /metrics, /healthz and /readyz only"}`, http.StatusNotFound)
 			return
 		}
@@ -353,10 +361,10 @@ func onlyOps(h http.Handler) http.Handler {
 	})
 }
 
-// withoutOps serves h but for opsPaths, which --metrics-addr serves.
+// withoutOps serves h but for the ops routes, which --metrics-addr serves.
 func withoutOps(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if opsPaths[r.URL.Path] {
+		if opsPath(r.URL.Path) {
 			http.Error(w, `{"error":"served on --metrics-addr"}`, http.StatusNotFound)
 			return
 		}

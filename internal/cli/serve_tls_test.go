@@ -235,6 +235,23 @@ func TestServeMutualTLS(t *testing.T) {
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("GET /metrics on --addr with --metrics-addr = %d; want 404", resp.StatusCode)
 	}
+
+	// The same from a config file's tls table, its paths relative to the
+	// file.
+	cfg := filepath.Join(f.Dir, "idgen.yaml")
+	rel := func(p string) string { return filepath.Base(p) }
+	if err := os.WriteFile(cfg, []byte("generators:\n  orders: snowflake?worker=8\ntls:\n  cert: "+rel(f.Server.CertFile)+
+		"\n  key: "+rel(f.Server.KeyFile)+"\n  client_ca: "+rel(f.CA.CertFile)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pc := startServe(t, bin, "--config", cfg, "--addr", "0.0.0.0:0")
+	curl2 := "https://" + pc.addr(t, "addr")
+	if ids, err := getIDs(ok, curl2, 2); err != nil || pc.rec["mutual_tls"] != true {
+		t.Errorf("serve --config with a tls table: GET = %v, %v, serving record %v; want 2 IDs over mutual TLS", ids, err, pc.rec)
+	}
+	if _, err := getIDs(refusedClient(t, f, "", ""), curl2, 1); err == nil {
+		t.Errorf("serve --config with a tls table: GET without a client certificate got IDs")
+	}
 }
 
 // copyFile copies src to dst through a temporary file renamed over dst, as
