@@ -102,7 +102,7 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	gens, def, err := loadGenerators(ctx, f)
+	gens, def, err := loadGenerators(ctx, f, log)
 	if err != nil {
 		return err
 	}
@@ -193,19 +193,22 @@ func serveGRPC(f serveFlags, gens map[string]idgen.Generator, def string, log *s
 }
 
 // loadGenerators builds the generators of --config or -s, and names the
-// default one.
-func loadGenerators(ctx context.Context, f serveFlags) (map[string]idgen.Generator, string, error) {
+// default one. A worker source's warning (a hostname hash that can
+// collide) is logged at WARN with the generator's name, as gen prints it.
+func loadGenerators(ctx context.Context, f serveFlags, log *slog.Logger) (map[string]idgen.Generator, string, error) {
 	if f.config != "" {
 		if f.workerSource != "" {
 			return nil, "", badInput(errors.New("serve: --worker-source applies to -s; in a config file set each spec's worker_source"))
 		}
-		return loadConfig(ctx, f.config)
+		return loadConfig(ctx, f.config, log)
 	}
 	spec, origin, err := withWorkerSource(f.spec, f.workerSource)
 	if err != nil {
 		return nil, "", badInput(fmt.Errorf("serve: %w", err))
 	}
-	g, err := specOptions().New(ctx, spec)
+	opts := specOptions()
+	opts.Warn = warnLog(log, httpapi.DefaultName)
+	g, err := opts.New(ctx, spec)
 	if err != nil {
 		err, _ = sourceConflict(err, origin)
 		if isSpecError(err) {
@@ -227,14 +230,23 @@ func closeGenerators(log *slog.Logger, gens map[string]idgen.Generator) {
 	}
 }
 
+// warnLog returns a strategies.Options.Warn that logs a worker source's
+// warning for generator name.
+func warnLog(log *slog.Logger, name string) func(string) {
+	return func(msg string) { log.Warn(msg, "generator", name) }
+}
+
 // loadConfig builds every generator of a config file (config.Load).
-func loadConfig(ctx context.Context, path string) (map[string]idgen.Generator, string, error) {
+func loadConfig(ctx context.Context, path string, log *slog.Logger) (map[string]idgen.Generator, string, error) {
 	c, err := config.Load(path, specOptions())
 	if err != nil {
 		return nil, "", badInput(fmt.Errorf("serve: --config: %w", err))
 	}
 	gens := make(map[string]idgen.Generator, len(c.Generators))
 	for _, gs := range c.Generators {
+		// Load checked each spec with Warn unset: each warning is logged
+		// once, when the generator that serves is built.
+		c.Options.Warn = warnLog(log, gs.Name)
 		g, err := c.New(ctx, gs.Name)
 		if err != nil {
 			closeGenerators(slog.New(slog.DiscardHandler), gens)
