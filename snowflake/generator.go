@@ -185,15 +185,23 @@ func New(ctx context.Context, cfg Config) (*Generator, error) {
 
 // nodeState is the node bits of one identity.
 type nodeState struct {
-	ident *idgen.Identity // nil without a lease
-	bits  uint64
+	ident  *idgen.Identity // nil without a lease
+	bits   uint64
+	closed bool // closedNode's: the fast path issues nothing under it
 }
+
+// closedNode is the node state after Close: it sends Next off the fast
+// path, to nodeState's idgen.ErrClosed.
+var closedNode = &nodeState{closed: true}
 
 // nodeState returns the node bits to issue under, rebuilding them when the
 // lease's identity changed. It fails with idgen.ErrLeaseLost while the
 // lease holds none.
 func (g *Generator) nodeState(ctx context.Context) (*nodeState, error) {
 	cur := g.node.Load()
+	if cur == closedNode {
+		return nil, idgen.ErrClosed
+	}
 	if g.lease == nil {
 		if cur != nil {
 			return cur, nil
@@ -202,9 +210,7 @@ func (g *Generator) nodeState(ctx context.Context) (*nodeState, error) {
 		if err != nil {
 			return nil, err
 		}
-		ns := &nodeState{bits: bits}
-		g.node.Store(ns)
-		return ns, nil
+		return g.setNode(cur, &nodeState{bits: bits})
 	}
 	ident := g.lease.Identity()
 	if ident == nil {
@@ -241,8 +247,15 @@ func (g *Generator) nodeState(ctx context.Context) (*nodeState, error) {
 			return nil, err
 		}
 	}
-	ns := &nodeState{ident: ident, bits: bits}
-	g.node.Store(ns)
+	return g.setNode(cur, &nodeState{ident: ident, bits: bits})
+}
+
+// setNode replaces the node state cur with ns, unless Close replaced it
+// first: then it returns idgen.ErrClosed.
+func (g *Generator) setNode(cur, ns *nodeState) (*nodeState, error) {
+	if !g.node.CompareAndSwap(cur, ns) && g.node.Load() == closedNode {
+		return nil, idgen.ErrClosed
+	}
 	return ns, nil
 }
 
@@ -392,13 +405,14 @@ func (g *Generator) Layout() Layout { return g.p.layout }
 // last tick issued (under Hold it issues at that tick or the ones after it,
 // up to MaxAhead ahead of the clock). Errors: *idgen.ClockRollbackError (or, behind a leased
 // identity's mark, *HighWaterAheadError), idgen.ErrLayoutExhausted,
-// idgen.ErrBeforeEpoch, a high-water Store error, or ctx's error while waiting.
+// idgen.ErrBeforeEpoch, a high-water Store error, ctx's error while waiting,
+// or idgen.ErrClosed after Close.
 func (g *Generator) Next(ctx context.Context) (idgen.ID, error) {
 	// Fast path: the clock is still in the state's tick and its sequence
 	// has room. One clock read and one atomic add (or compare-and-swap).
 	p := g.p
 	node := g.node.Load()
-	if g.fast && (g.lease == nil || g.lease.Identity() == node.ident) {
+	if g.fast && !node.closed && (g.lease == nil || g.lease.Identity() == node.ident) {
 		var v uint64
 		var ns int64
 		if g.addPath {
@@ -491,6 +505,9 @@ func (g *Generator) reserve(ctx context.Context, want uint64) (tick int64, seq, 
 
 // take is reserve, returning the state word the numbers were taken from.
 func (g *Generator) take(ctx context.Context, want uint64) (tick int64, seq, n, old uint64, err error) {
+	if g.node.Load() == closedNode {
+		return 0, 0, 0, 0, idgen.ErrClosed
+	}
 	p := g.p
 	var waited time.Duration
 	for {
