@@ -276,7 +276,7 @@ func loadServerTLS(ctx context.Context, f serveFlags, log *slog.Logger) (*tlsfil
 	}
 	s.OnReload = func(err error) {
 		if err != nil {
-			log.Warn("TLS files not reloaded: the files in use stay; retried at the next handshake", "err", err)
+			log.Warn("TLS files not reloaded: the files in use stay; tried again when the files change or on SIGHUP", "err", err)
 			return
 		}
 		log.Info("TLS files reloaded", "cert_not_after", s.Leaf().NotAfter, "cert_serial", s.Leaf().SerialNumber.String())
