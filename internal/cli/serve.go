@@ -152,6 +152,11 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	warnSlowIssue(ctx, log, gens, f)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if certs != nil {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "idgen_tls_certificate_expiry_timestamp_seconds",
+			Help: "When the serving certificate in use (--tls-cert, reloaded on change) expires, in Unix seconds."},
+			func() float64 { return float64(certs.Leaf().NotAfter.Unix()) }))
+	}
 	h, err := httpapi.New(gens, httpapi.Options{Default: def, MaxCount: f.maxCount, Timeout: f.timeout, WriteTimeout: f.writeTimeout,
 		Logger: log, Registry: reg})
 	if err != nil {

@@ -226,6 +226,10 @@ func TestServeMutualTLS(t *testing.T) {
 		if path == "/metrics" && !strings.Contains(string(body), `idgen_ids_issued_total{generator="default"}`) {
 			t.Errorf("/metrics on --metrics-addr lacks idgen_ids_issued_total:\n%.2000s", body)
 		}
+		expiry := fmt.Sprintf("idgen_tls_certificate_expiry_timestamp_seconds %g\n", float64(f.Server.Cert.NotAfter.Unix()))
+		if path == "/metrics" && !strings.Contains(string(body), expiry) {
+			t.Errorf("/metrics lacks %q", expiry)
+		}
 	}
 	resp, err = ok.Get(url + "/metrics")
 	if err != nil {
