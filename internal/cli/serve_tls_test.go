@@ -161,6 +161,10 @@ func TestServeMutualTLS(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || len(strings.Fields(string(body))) != 2 || resp.ProtoMajor != 2 || resp.TLS.Version < tls.VersionTLS12 {
 		t.Errorf("GET with the client certificate = %d %s %q, TLS %x; want 200 over HTTP/2 and TLS ≥ 1.2 with 2 IDs", resp.StatusCode, resp.Proto, body, resp.TLS.Version)
 	}
+	// A streamed response (above 1,024 IDs) over HTTP/2 and TLS.
+	if ids, err := getIDs(ok, url, 10_000); err != nil {
+		t.Errorf("GET count=10000 over HTTP/2 with TLS: %d IDs, %v; want 10000", len(ids), err)
+	}
 	for _, tc := range []struct{ name, cert, key, want string }{
 		{"no certificate", "", "", "remote error: tls: handshake failure"},
 		{"another CA", f.WrongClient.CertFile, f.WrongClient.KeyFile, "remote error: tls: unknown certificate authority"},
