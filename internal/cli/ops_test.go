@@ -170,7 +170,7 @@ func TestGenPinnedWorkerIDHeld(t *testing.T) {
 		t.Fatalf("the first holder: %v", err)
 	}
 	out, errs, code := run("gen", "-s", "snowflake?preset=twitter", "--worker-source", source)
-	if code != 1 || !strings.Contains(errs, "worker ID 2 of namespace \"default\" is held by a live lease") || !strings.Contains(errs, "a second holder is refused") {
+	if code != 1 || !strings.Contains(errs, "worker ID held by a live lease: worker ID 2 of namespace \"default\" (") || !strings.Contains(errs, "a second holder is refused") {
 		t.Errorf("gen with worker_id=2 held: exit %d, %q, %s; want exit 1 naming worker ID 2", code, out, errs)
 	}
 	holder.Close()
