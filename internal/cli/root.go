@@ -196,14 +196,25 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// SIGHUP (the terminal closed) and SIGPIPE (the reader of stdout or
 	// stderr went away: | head) stop a command like SIGTERM, so that it
 	// cleans up (compare's throwaway servers); a write to the closed pipe
-	// then fails with EPIPE instead of killing the process.
+	// then fails with EPIPE instead of killing the process. Once SIGPIPE is
+	// notified, Go delivers it for a write to any broken pipe or socket, so
+	// a SIGPIPE while stdout and stderr are whole came from a connection
+	// whose peer went away (a store restarted, a client left): the write
+	// returned EPIPE to its caller, and the command goes on.
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
 	defer signal.Stop(sigs)
 	go func() {
-		select {
-		case s := <-sigs:
-			cancel(interrupted{s.(syscall.Signal)})
-		case <-ctx.Done():
+		for {
+			select {
+			case s := <-sigs:
+				if s == syscall.SIGPIPE && !stdioGone() {
+					continue
+				}
+				cancel(interrupted{s.(syscall.Signal)})
+				return
+			case <-ctx.Done():
+				return
+			}
 		}
 	}()
 
