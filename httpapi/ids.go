@@ -406,8 +406,12 @@ func (h *Handler) serveReady(w http.ResponseWriter, r *http.Request, st *reqStat
 		err := ready(ctx, g.gen)
 		cancel()
 		if err != nil {
+			msg := fmt.Sprintf("generator %q not ready: %v", name, err)
+			if words := behindWords(g.gen); words != "" {
+				msg += "; " + words
+			}
 			h.log.Warn("httpapi: generator not ready", "generator", name, "err", err)
-			h.writeError(w, st, http.StatusServiceUnavailable, fmt.Sprintf("generator %q not ready: %v", name, err))
+			h.writeError(w, st, http.StatusServiceUnavailable, msg)
 			return
 		}
 	}
@@ -445,12 +449,47 @@ func (h *Handler) appendClocks(b []byte) []byte {
 			b = append(b, `"clock_ahead_seconds":`...)
 			b = strconv.AppendFloat(b, ar.ClockAhead().Seconds(), 'g', -1, 64)
 		}
+		if words := behindWords(g); words != "" {
+			behind, _ := g.(HighWaterReporter).BehindHighWater()
+			b = append(b, `,"behind_high_water_seconds":`...)
+			b = strconv.AppendFloat(b, behind.Seconds(), 'g', -1, 64)
+			b = append(b, `,"high_water":`...)
+			b = appendJSONString(b, words)
+		}
 		b = append(b, '}')
 	}
 	if n > 0 {
 		b = append(b, '}')
 	}
 	return append(b, "}\n"...)
+}
+
+// behindWords says, when g's clock is behind the high-water mark it read
+// at start or at a new lease identity, by how much and until when; else
+// it returns "".
+func behindWords(g idgen.Generator) string {
+	hr, ok := g.(HighWaterReporter)
+	if !ok {
+		return ""
+	}
+	behind, mark := hr.BehindHighWater()
+	if behind <= 0 {
+		return ""
+	}
+	return BehindHighWaterWords(behind, mark)
+}
+
+// BehindHighWaterWords states a clock behind the high-water mark in
+// words, as /readyz and `idgen inspect` do: "the clock is behind the
+// high-water mark by 562ms (after a restart, or a worker ID taken over):
+// IDs wait, fail or run ahead of the clock by rollback= until
+// 2026-11-22T22:46:54.968Z".
+func BehindHighWaterWords(behind time.Duration, mark time.Time) string {
+	if behind >= time.Millisecond {
+		behind = behind.Round(time.Millisecond)
+	}
+	return fmt.Sprintf("the clock is behind the high-water mark by %v (after a restart, or a worker ID taken over): "+
+		"IDs wait, fail or run ahead of the clock by rollback= until %s", behind, mark.UTC().Format(time.RFC3339Nano))
 }
 
 // ready asks g whether it can issue: Ready when g is a Readier, else one

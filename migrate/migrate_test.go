@@ -561,6 +561,56 @@ func TestPlanNothingToConvert(t *testing.T) {
 
 // TestPlanInProgress: a plan of an interrupted migration says where it
 // stopped and prints no zero time.
+// TestInspectOtherStateDropped: Inspect reads every schema's state table
+// to refuse a table another migration changes; one dropped after Inspect
+// listed it (its schema dropped, as each corpus test's is when it ends
+// while the others run) records no migration, and Inspect goes on rather
+// than failing with "relation does not exist". The drop is held open
+// until Inspect waits on its lock, so the two meet every time.
+func TestInspectOtherStateDropped(t *testing.T) {
+	ctx := context.Background()
+	dsn := testenv.PostgresDSN(t)
+	conn, name := schema(t)
+	unreferenced(t, conn, "id bigserial PRIMARY KEY")
+	other, _ := schemaAt(t, dsn, "idgen_migrate_other")
+	exec(t, other, "CREATE TABLE idgen_migrate_state (tbl text, phase text, fks jsonb)")
+	drop, err := other.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer drop.Rollback(ctx)
+	if _, err := drop.Exec(ctx, "DROP TABLE idgen_migrate_state"); err != nil {
+		t.Fatal(err)
+	}
+	inspecting := connect(t, dsn, name)
+	done := make(chan error, 1)
+	go func() {
+		_, err := migrate.Inspect(ctx, inspecting, migrate.Options{Table: "sessions", To: "snowflake", TimeColumn: "created_at"})
+		done <- err
+	}()
+	for { // until Inspect waits on the dropped table's lock
+		var waiting bool
+		if err := conn.QueryRow(ctx, "SELECT coalesce(wait_event_type = 'Lock', false) FROM pg_stat_activity WHERE pid = $1",
+			inspecting.PgConn().PID()).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("Inspect ended (%v) before it read the other schema's state table", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if err := drop.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Inspect while another schema's state table is dropped = %v; want nil", err)
+	}
+}
+
 func TestPlanInProgress(t *testing.T) {
 	conn, _ := schema(t)
 	unreferenced(t, conn, "id bigserial PRIMARY KEY")

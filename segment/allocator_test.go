@@ -185,7 +185,9 @@ func TestRestart(t *testing.T) {
 }
 
 // The step doubles when a segment lasted under 15 min, halves when over
-// 30 min, stays in between, within [MinStep, MaxStep].
+// 30 min, stays in between, within [MinStep, MaxStep]: Leaf's rule alone
+// (the adaptive prefetcher would take the first segment, used up at once on
+// the test clock, for a burst and ask for MaxStep).
 func TestDynamicStep(t *testing.T) {
 	dsn := redisDSN(t)
 	tag := uniqueTag(t, dsn)
@@ -194,7 +196,7 @@ func TestDynamicStep(t *testing.T) {
 	var mu sync.Mutex
 	var steps []int64
 	a := dial(t, dsn, segment.Config{
-		Tag: tag, MinStep: 25, MaxStep: 400, Prefetch: 1, Clock: clk,
+		Tag: tag, MinStep: 25, MaxStep: 400, Prefetch: 1, Clock: clk, FixedPrefetch: true,
 		OnFetch: func(f segment.Fetch) {
 			mu.Lock()
 			steps = append(steps, f.Step)
