@@ -59,6 +59,11 @@ type ff1Cipher struct {
 	// XORed with that block's fixed bytes (tweak tail, padding, [i]^1):
 	// the round's AES input is q[i] XOR NUM(B).
 	q [ff1Rounds][2]uint64
+	// narrow is set when the radix is 2^k and a half is at most 64 bits
+	// (k*v <= 64: the public IDs' domains); ys is then 64 - yshift, in
+	// 0..32, and the rounds run on one word a half (encrypt64, decrypt64).
+	narrow bool
+	ys     uint
 }
 
 // newFF1 returns the FF1 cipher under key (16, 24 or 32 bytes: AES-128,
@@ -107,6 +112,9 @@ func newFF1(key, tweak []byte, radix, n int) (*ff1Cipher, error) {
 	}
 	d := 4*((c.b+3)/4) + 4
 	c.yshift = 8 * (16 - d)
+	if c.k != 0 && c.k*c.v <= 64 { // b <= 8 bytes, so d <= 12 and yshift >= 32
+		c.narrow, c.ys = true, 64-c.yshift
+	}
 	block, err := aes.NewCipher(key)
 	if err != nil {
 		return nil, fmt.Errorf("public: FF1 key of %d bytes: %w", len(key), err)
@@ -156,6 +164,10 @@ func (c *ff1Cipher) encrypt(buf *[16]byte, hi, lo uint64) (uint64, uint64, error
 		return 0, 0, errFF1Domain
 	}
 	a0, a1, b0, b1 := c.split(hi, lo)
+	if c.narrow {
+		a1, b1 = c.encrypt64(buf, a1, b1)
+		return c.join(0, a1, 0, b1)
+	}
 	for i := range ff1Rounds {
 		y0, y1 := c.prf(buf, i, b0, b1)
 		mask, mod := c.modulus(i)
@@ -184,6 +196,10 @@ func (c *ff1Cipher) decrypt(buf *[16]byte, hi, lo uint64) (uint64, uint64, error
 		return 0, 0, errFF1Domain
 	}
 	a0, a1, b0, b1 := c.split(hi, lo)
+	if c.narrow {
+		a1, b1 = c.decrypt64(buf, a1, b1)
+		return c.join(0, a1, 0, b1)
+	}
 	for i := ff1Rounds - 1; i >= 0; i-- {
 		y0, y1 := c.prf(buf, i, a0, a1)
 		mask, mod := c.modulus(i)
@@ -203,6 +219,43 @@ func (c *ff1Cipher) decrypt(buf *[16]byte, hi, lo uint64) (uint64, uint64, error
 		a0, a1, b0, b1 = c0, c1, a0, a1
 	}
 	return c.join(a0, a1, b0, b1)
+}
+
+// encrypt64 runs encrypt's ten rounds on the halves A and B of a narrow
+// cipher, each one word (its high word zero), and returns them. Each round
+// is one AES block and a few word operations: y = NUM(S) (steps 6.i-iv) is
+// the AES block of the precomputed state q[i] with NUM(B) in its low word,
+// shifted right by yshift (32 to 64 bits), of which the masks keep at most
+// 64 bits: (R0<<s | R1>>(64-s)) mod 2^64 with s = 64-yshift, R1's part 0
+// when s is 0.
+func (c *ff1Cipher) encrypt64(buf *[16]byte, a, b uint64) (uint64, uint64) {
+	m, next := c.maskU[1], c.maskV[1] // m = u in even rounds, v in odd ones
+	s := c.ys & 63
+	for i := range ff1Rounds {
+		binary.BigEndian.PutUint64(buf[:8], c.q[i][0])
+		binary.BigEndian.PutUint64(buf[8:], c.q[i][1]^b)
+		c.block.Encrypt(buf[:], buf[:])
+		y := binary.BigEndian.Uint64(buf[:8])<<s | binary.BigEndian.Uint64(buf[8:])>>(63-s)>>1
+		a, b = b, (a+y)&m
+		m, next = next, m
+	}
+	return a, b
+}
+
+// decrypt64 runs decrypt's ten rounds on the halves of a narrow cipher:
+// encrypt64 backwards, y of NUM(A) subtracted from B.
+func (c *ff1Cipher) decrypt64(buf *[16]byte, a, b uint64) (uint64, uint64) {
+	m, next := c.maskV[1], c.maskU[1] // round 9 is odd
+	s := c.ys & 63
+	for i := ff1Rounds - 1; i >= 0; i-- {
+		binary.BigEndian.PutUint64(buf[:8], c.q[i][0])
+		binary.BigEndian.PutUint64(buf[8:], c.q[i][1]^a)
+		c.block.Encrypt(buf[:], buf[:])
+		y := binary.BigEndian.Uint64(buf[:8])<<s | binary.BigEndian.Uint64(buf[8:])>>(63-s)>>1
+		a, b = (b-y)&m, a
+		m, next = next, m
+	}
+	return a, b
 }
 
 // modulus returns radix^m of round i (step 6.v: m = u in even rounds, v in
