@@ -297,6 +297,9 @@ func (c *codec) appendPublic(dst []byte, inner idgen.ID) ([]byte, error) {
 	if err != nil {
 		return dst, err
 	}
+	if c.enc.crockford {
+		return c.appendCrockford(dst, hi, lo), nil
+	}
 	var raw [17]byte
 	raw[0] = c.issuer
 	if c.inner.Size == 8 {
@@ -306,6 +309,40 @@ func (c *codec) appendPublic(dst []byte, inner idgen.ID) ([]byte, error) {
 		binary.BigEndian.PutUint64(raw[9:17], lo)
 	}
 	return c.AppendText(dst, raw[:1+c.inner.Size]), nil
+}
+
+// appendCrockford appends the crockford (or crockford-check) text of the
+// public ID whose encrypted bits are hi<<64|lo under the issuing key to
+// dst, which has room for it: what AppendText writes, straight from the
+// words. The key ID, then 13 digits of 5 bits for a 64-bit ID (the first
+// one 4 bits) or 26 for a 128-bit one (the first one 3 bits).
+func (c *codec) appendCrockford(dst []byte, hi, lo uint64) []byte {
+	start := len(dst)
+	dst = append(dst, CrockfordAlphabet[c.issuer&31])
+	if c.inner.Size == 8 {
+		dst = appendCrockford64(dst, lo, 13)
+	} else { // 2 + 12 + 12 digits: 8 bits, then 60 and 60
+		dst = appendCrockford64(dst, hi>>56, 2)
+		dst = appendCrockford64(dst, (hi<<4|lo>>60)&(1<<60-1), 12)
+		dst = appendCrockford64(dst, lo&(1<<60-1), 12)
+	}
+	if c.enc.check {
+		dst = append(dst, CrockfordCheckSymbols[checkValue(dst[start:])])
+	}
+	return dst
+}
+
+// appendCrockford64 appends the low 5*n bits of v (n <= 13) as n Crockford
+// digits, the most significant first.
+func appendCrockford64(dst []byte, v uint64, n int) []byte {
+	start := len(dst)
+	dst = append(dst, "0000000000000"[:n]...)
+	out := dst[start:]
+	for i := len(out) - 1; i >= 0; i-- {
+		out[i] = CrockfordAlphabet[v&31]
+		v >>= 5
+	}
+	return dst
 }
 
 // A Generator issues public IDs: the IDs of an inner generator, encrypted.

@@ -416,3 +416,38 @@ func newSnowflake(b *testing.B) *snowflake.Generator {
 	}
 	return g
 }
+
+// TestPublicAppendNextEveryEncoding checks that AppendNext writes the text
+// Next's ID.String() gives, in every encoding, over 64- and 128-bit inner
+// IDs, with issuing key IDs 0 and Z (the first and last digit): AppendNext
+// writes crockford and crockford-check straight from the cipher's words.
+func TestPublicAppendNextEveryEncoding(t *testing.T) {
+	for _, e := range public.Encodings {
+		for _, inner := range []*idgen.Scheme{idgen.Int64Scheme, uuid128} {
+			if e.Fits(inner.Size) != nil {
+				continue
+			}
+			for _, kid := range []string{"0", "Z"} {
+				cfg := public.Config{Keys: keys(t, kid+":"+hexKey0), Encoding: e}
+				g, err := public.New(&counter{s: inner}, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				twin, err := public.New(&counter{s: inner}, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				buf := []byte("kept")
+				for range 200 {
+					id, err := g.Next(context.Background())
+					if err != nil {
+						t.Fatal(err)
+					}
+					if buf, err = twin.AppendNext(context.Background(), buf[:4]); err != nil || string(buf) != "kept"+id.String() {
+						t.Fatalf("%s, %d-bit, key %s: AppendNext = %q, %v; want %q", e.Name, 8*inner.Size, kid, buf, err, "kept"+id.String())
+					}
+				}
+			}
+		}
+	}
+}
