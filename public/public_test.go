@@ -429,14 +429,14 @@ func TestPublicAppendNextEveryEncoding(t *testing.T) {
 			}
 			for _, kid := range []string{"0", "Z"} {
 				cfg := public.Config{Keys: keys(t, kid+":"+hexKey0), Encoding: e}
-				g, err := public.New(&counter{s: inner}, cfg)
-				if err != nil {
-					t.Fatal(err)
+				var gens [2]*public.Generator // the same IDs: one for Next, one for AppendNext
+				for i := range gens {
+					var err error
+					if gens[i], err = public.New(&counter{s: inner}, cfg); err != nil {
+						t.Fatal(err)
+					}
 				}
-				twin, err := public.New(&counter{s: inner}, cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
+				g, twin := gens[0], gens[1]
 				buf := []byte("kept")
 				for range 200 {
 					id, err := g.Next(context.Background())
