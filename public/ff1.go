@@ -64,6 +64,14 @@ type ff1Cipher struct {
 	// 0..32, and the rounds run on one word a half (encrypt64, decrypt64).
 	narrow bool
 	ys     uint
+	// aesni is set when a narrow cipher's rounds run in AES-NI assembly
+	// (hasAESNI), all ten in one call: rk holds the AES round keys, nr
+	// their number of rounds, qk the rounds' states q as blocks, XORed
+	// with round key 0.
+	aesni bool
+	nr    int
+	rk    [15][16]byte
+	qk    [ff1Rounds][16]byte
 }
 
 // newFF1 returns the FF1 cipher under key (16, 24 or 32 bytes: AES-128,
@@ -145,6 +153,15 @@ func newFF1(key, tweak []byte, radix, n int) (*ff1Cipher, error) {
 		ihi, ilo := shl128(0, uint64(i), 8*c.b)
 		c.q[i] = [2]uint64{s0 ^ ihi, s1 ^ ilo}
 	}
+	if c.narrow && hasAESNI {
+		c.aesni = true
+		c.rk, c.nr = aesKeySchedule(key)
+		for i, q := range c.q {
+			binary.BigEndian.PutUint64(c.qk[i][:8], q[0])
+			binary.BigEndian.PutUint64(c.qk[i][8:], q[1])
+			xor16(&c.qk[i], c.rk[0][:])
+		}
+	}
 	return c, nil
 }
 
@@ -164,6 +181,10 @@ func (c *ff1Cipher) encrypt(buf *[16]byte, hi, lo uint64) (uint64, uint64, error
 		return 0, 0, errFF1Domain
 	}
 	a0, a1, b0, b1 := c.split(hi, lo)
+	if c.aesni {
+		a1, b1 = ff1Encrypt64AESNI(&c.rk, c.nr, &c.qk, a1, b1, c.maskU[1], c.maskV[1], c.ys)
+		return c.join(0, a1, 0, b1)
+	}
 	if c.narrow {
 		a1, b1 = c.encrypt64(buf, a1, b1)
 		return c.join(0, a1, 0, b1)
@@ -196,6 +217,10 @@ func (c *ff1Cipher) decrypt(buf *[16]byte, hi, lo uint64) (uint64, uint64, error
 		return 0, 0, errFF1Domain
 	}
 	a0, a1, b0, b1 := c.split(hi, lo)
+	if c.aesni {
+		a1, b1 = ff1Decrypt64AESNI(&c.rk, c.nr, &c.qk, a1, b1, c.maskU[1], c.maskV[1], c.ys)
+		return c.join(0, a1, 0, b1)
+	}
 	if c.narrow {
 		a1, b1 = c.decrypt64(buf, a1, b1)
 		return c.join(0, a1, 0, b1)

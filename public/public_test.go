@@ -275,11 +275,17 @@ func FuzzPublicParse(f *testing.F) {
 // 64-bit Snowflake and writing its crockford text (14 chars), in one run
 // beside its references:
 //
+//   - aes-10-blocks, aesni-10-blocks: ten dependent AES-256 blocks,
+//     through crypto/aes and in one call of the AES-NI loop our FF1 runs
+//     on amd64 (see BenchmarkPublicFF1);
 //   - inner: the Snowflake alone, writing its decimal text;
 //   - capitalone: the same public ID the way idgen made it before its own
 //     FF1 (github.com/capitalone/fpe/ff1 on the hex digits, then crockford);
 //   - ff1-append: Generator.AppendNext into a reused buffer, the
-//     allocation-free path;
+//     allocation-free path. It also reports x-capitalone, capitalone's
+//     ns/op over its own (how many times faster), and x-floor, its ns/op
+//     over the floor's: aesni-10-blocks (aes-10-blocks without AES-NI)
+//     plus inner, all of this run;
 //   - ff1-next: Generator.Next, then ID.AppendText;
 //   - ff1-parse: reading the text back and decrypting it (Parse, Inner);
 //   - capitalone-128, ff1-append-128: the same over a 128-bit inner ID.
@@ -296,6 +302,20 @@ func BenchmarkPublic(b *testing.B) {
 		b.Fatal(err)
 	}
 	cfg := public.Config{Keys: keys(b, hexKey0)}
+	var aes10, inner, capitalone float64 // ns/op of this run
+	nsOp := func(b *testing.B, to *float64) {
+		if b.N > 0 {
+			*to = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+		}
+	}
+	b.Run("aes-10-blocks", func(b *testing.B) {
+		benchAES10(b, key)
+		nsOp(b, &aes10)
+	})
+	b.Run("aesni-10-blocks", func(b *testing.B) {
+		benchAESNI10(b, key)
+		nsOp(b, &aes10)
+	})
 	b.Run("inner", func(b *testing.B) {
 		g := newSnowflake(b)
 		var buf []byte
@@ -304,6 +324,7 @@ func BenchmarkPublic(b *testing.B) {
 			id, _ := g.Next(ctx)
 			buf, _ = id.AppendText(buf[:0])
 		}
+		nsOp(b, &inner)
 	})
 	b.Run("capitalone", func(b *testing.B) {
 		g := newSnowflake(b)
@@ -314,6 +335,7 @@ func BenchmarkPublic(b *testing.B) {
 			v, _ := id.Uint64()
 			buf = capitalonePublic(b, lib, buf[:0], binary.BigEndian.AppendUint64(nil, v))
 		}
+		nsOp(b, &capitalone)
 	})
 	b.Run("ff1-append", func(b *testing.B) {
 		g := newPublic(b, newSnowflake(b), cfg)
@@ -321,6 +343,11 @@ func BenchmarkPublic(b *testing.B) {
 		defer reportCPU(b)()
 		for b.Loop() {
 			buf, _ = g.AppendNext(ctx, buf[:0])
+		}
+		var ours float64
+		if nsOp(b, &ours); ours > 0 {
+			b.ReportMetric(capitalone/ours, "x-capitalone")
+			b.ReportMetric(ours/(aes10+inner), "x-floor")
 		}
 	})
 	b.Run("ff1-next", func(b *testing.B) {
