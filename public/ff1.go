@@ -67,11 +67,14 @@ type ff1Cipher struct {
 	// aesni is set when a narrow cipher's rounds run in AES-NI assembly
 	// (hasAESNI), all ten in one call: rk holds the AES round keys, nr
 	// their number of rounds, qk the rounds' states q as blocks, XORed
-	// with round key 0.
+	// with round key 0. shuf holds two PSHUFB masks: xshuf puts a half (a
+	// little-endian word) in a block's last 8 bytes, big-endian; yshuf
+	// takes y mod 2^64 (R >> yshift) from an AES output block R.
 	aesni bool
 	nr    int
 	rk    [15][16]byte
 	qk    [ff1Rounds][16]byte
+	shuf  [2][16]byte
 }
 
 // newFF1 returns the FF1 cipher under key (16, 24 or 32 bytes: AES-128,
@@ -161,6 +164,10 @@ func newFF1(key, tweak []byte, radix, n int) (*ff1Cipher, error) {
 			binary.BigEndian.PutUint64(c.qk[i][8:], q[1])
 			xor16(&c.qk[i], c.rk[0][:])
 		}
+		for j := range 8 {
+			c.shuf[0][j], c.shuf[0][8+j] = 0x80, byte(7-j)                  // zero; byte 7-j of the word
+			c.shuf[1][j], c.shuf[1][8+j] = byte(15-int(c.yshift/8)-j), 0x80 // byte 15-yshift/8-j of R; zero
+		}
 	}
 	return c, nil
 }
@@ -182,7 +189,7 @@ func (c *ff1Cipher) encrypt(buf *[16]byte, hi, lo uint64) (uint64, uint64, error
 	}
 	a0, a1, b0, b1 := c.split(hi, lo)
 	if c.aesni {
-		a1, b1 = ff1Encrypt64AESNI(&c.rk, c.nr, &c.qk, a1, b1, c.maskU[1], c.maskV[1], c.ys)
+		a1, b1 = ff1Encrypt64AESNI(&c.rk, c.nr, &c.qk, &c.shuf, a1, b1, c.maskU[1], c.maskV[1])
 		return c.join(0, a1, 0, b1)
 	}
 	if c.narrow {
@@ -218,7 +225,7 @@ func (c *ff1Cipher) decrypt(buf *[16]byte, hi, lo uint64) (uint64, uint64, error
 	}
 	a0, a1, b0, b1 := c.split(hi, lo)
 	if c.aesni {
-		a1, b1 = ff1Decrypt64AESNI(&c.rk, c.nr, &c.qk, a1, b1, c.maskU[1], c.maskV[1], c.ys)
+		a1, b1 = ff1Decrypt64AESNI(&c.rk, c.nr, &c.qk, &c.shuf, a1, b1, c.maskU[1], c.maskV[1])
 		return c.join(0, a1, 0, b1)
 	}
 	if c.narrow {

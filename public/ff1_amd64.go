@@ -9,21 +9,22 @@ import (
 )
 
 // hasAESNI reports whether the narrow FF1 rounds run in AES-NI assembly
-// (ff1_amd64.s): AES-NI and SSE4.1's PEXTRQ.
-var hasAESNI = cpu.X86.HasAES && cpu.X86.HasSSE41
+// (ff1_amd64.s).
+var hasAESNI = cpu.X86.HasAES && cpu.X86.HasSSSE3 // AES-NI, PSHUFB
 
 // ff1Encrypt64AESNI is encrypt64's ten rounds in one call: rk holds the
 // round keys (aesKeySchedule), qk the rounds' states XORed with round key
-// 0 (ff1Cipher.qk), s is 64 - yshift. It returns A and B.
+// 0 and shuf the two byte shuffles (ff1Cipher.qk, shuf). It returns A and
+// B.
 //
 //go:noescape
-func ff1Encrypt64AESNI(rk *[15][16]byte, nr int, qk *[ff1Rounds][16]byte, a, b, mu, mv uint64, s uint) (uint64, uint64)
+func ff1Encrypt64AESNI(rk *[15][16]byte, nr int, qk *[ff1Rounds][16]byte, shuf *[2][16]byte, a, b, mu, mv uint64) (uint64, uint64)
 
 // ff1Decrypt64AESNI is decrypt64's ten rounds in one call; its arguments
 // are ff1Encrypt64AESNI's.
 //
 //go:noescape
-func ff1Decrypt64AESNI(rk *[15][16]byte, nr int, qk *[ff1Rounds][16]byte, a, b, mu, mv uint64, s uint) (uint64, uint64)
+func ff1Decrypt64AESNI(rk *[15][16]byte, nr int, qk *[ff1Rounds][16]byte, shuf *[2][16]byte, a, b, mu, mv uint64) (uint64, uint64)
 
 // aesBlocksAESNI encrypts the block p n times in place with AES of nr
 // rounds under the round keys rk: for tests and the floor benchmark.

@@ -33,81 +33,92 @@ aes128:                                \
 	MOVUPS     144(BX), X1          \
 	AESENCLAST X1, X0
 
-// PRF sets R8 to y mod 2^64 of the round whose input block is (SI) XOR
-// the half in R8 as the block's last 8 bytes, big-endian: (SI) is the
-// round's precomputed state already XORed with round key 0, AX points at
-// round key 1, CX holds s = 64 - yshift (0 or 32). y = R>>yshift, and its
-// low word is R0<<s | R1>>(64-s) (SHLD), R0 and R1 the output block's
-// big-endian words.
-#define PRF                     \
-	BSWAPQ R8               \
-	MOVQ   R8, X0           \
-	PSLLDQ $8, X0           \
-	MOVUPS (SI), X1         \
-	PXOR   X1, X0           \
-	MOVQ   AX, BX           \
-	AESROUNDS               \
-	MOVQ   X0, R8           \
-	PEXTRQ $1, X0, R9       \
-	BSWAPQ R8               \
-	BSWAPQ R9               \
-	SHLQ   CX, R9, R8
+// The narrow rounds keep A, B, the masks and the shuffles in XMM
+// registers, each half as a little-endian quadword in its low lane (the
+// high lane zero), so that a round's chain from one AES block to the next
+// is PSHUFB, PADDQ (PSUBQ), PAND, PSHUFB and PXOR:
+//
+//	X2 = A, X3 = B, X4 = this round's mask, X5 the next one's,
+//	X6 = xshuf: a half to the block's last 8 bytes, big-endian,
+//	X7 = yshuf: the AES output block to y mod 2^64 (y = R >> yshift),
+//	SI = this round's state q[i] XOR round key 0, AX = round key 1,
+//	DX = nr, DI = rounds left; X0 and X1 are scratch.
 
 // FF1ARGS loads the arguments of ff1Encrypt64AESNI and ff1Decrypt64AESNI
-// but the masks: AX = round key 1, DX = nr, SI = qk, R10 = A, R11 = B,
-// CX = s, DI = 10 rounds to run.
+// but the masks.
 #define FF1ARGS                        \
-	MOVQ rk+0(FP), AX               \
-	ADDQ $16, AX                    \
-	MOVQ nr+8(FP), DX               \
-	MOVQ qk+16(FP), SI              \
-	MOVQ a+24(FP), R10              \
-	MOVQ b+32(FP), R11              \
-	MOVQ s+56(FP), CX               \
-	MOVQ $10, DI
+	MOVQ   rk+0(FP), AX             \
+	ADDQ   $16, AX                  \
+	MOVQ   nr+8(FP), DX             \
+	MOVQ   qk+16(FP), SI            \
+	MOVQ   shuf+24(FP), R8          \
+	MOVUPS (R8), X6                 \
+	MOVUPS 16(R8), X7               \
+	MOVQ   a+32(FP), R8             \
+	MOVQ   R8, X2                   \
+	MOVQ   b+40(FP), R8             \
+	MOVQ   R8, X3                   \
+	MOVQ   $10, DI
 
-// func ff1Encrypt64AESNI(rk *[15][16]byte, nr int, qk *[10][16]byte, a, b, mu, mv uint64, s uint) (uint64, uint64)
+// PRF sets X0 to y mod 2^64 (its low lane; the high lane zero) of the
+// round whose half is in register x.
+#define PRF(x)                         \
+	MOVOU  x, X0                    \
+	PSHUFB X6, X0                   \
+	MOVUPS (SI), X1                 \
+	PXOR   X1, X0                   \
+	MOVQ   AX, BX                   \
+	AESROUNDS                       \
+	PSHUFB X7, X0
+
+// SWAPMASKS swaps X4 and X5 through X1: m = u in even rounds, v in odd
+// ones.
+#define SWAPMASKS MOVOU X4, X1; MOVOU X5, X4; MOVOU X1, X5
+
+// func ff1Encrypt64AESNI(rk *[15][16]byte, nr int, qk *[10][16]byte, shuf *[2][16]byte, a, b, mu, mv uint64) (uint64, uint64)
 TEXT ·ff1Encrypt64AESNI(SB), NOSPLIT, $0-80
 	FF1ARGS
-	MOVQ mu+40(FP), R12
-	MOVQ mv+48(FP), R13
+	MOVQ mu+48(FP), R8
+	MOVQ R8, X4
+	MOVQ mv+56(FP), R8
+	MOVQ R8, X5
 
 enc:
-	MOVQ  R11, R8
-	PRF
-	ADDQ  R10, R8 // (A + y) mod 2^(k*m)
-	ANDQ  R12, R8
-	MOVQ  R11, R10
-	MOVQ  R8, R11
-	XCHGQ R12, R13 // m = u in even rounds, v in odd ones
+	PRF(X3)
+	PADDQ X2, X0 // C = (A + y) mod 2^(k*m)
+	PAND  X4, X0
+	MOVOU X3, X2 // A = B
+	MOVOU X0, X3 // B = C
+	SWAPMASKS
 	ADDQ  $16, SI
 	DECQ  DI
 	JNZ   enc
-	MOVQ  R10, ret+64(FP)
-	MOVQ  R11, ret1+72(FP)
+	MOVQ  X2, ret+64(FP)
+	MOVQ  X3, ret1+72(FP)
 	RET
 
-// func ff1Decrypt64AESNI(rk *[15][16]byte, nr int, qk *[10][16]byte, a, b, mu, mv uint64, s uint) (uint64, uint64)
+// func ff1Decrypt64AESNI(rk *[15][16]byte, nr int, qk *[10][16]byte, shuf *[2][16]byte, a, b, mu, mv uint64) (uint64, uint64)
 TEXT ·ff1Decrypt64AESNI(SB), NOSPLIT, $0-80
 	FF1ARGS
-	ADDQ $144, SI       // round 9 first
-	MOVQ mv+48(FP), R12 // round 9 is odd
-	MOVQ mu+40(FP), R13
+	ADDQ $144, SI      // round 9 first
+	MOVQ mv+56(FP), R8 // round 9 is odd
+	MOVQ R8, X4
+	MOVQ mu+48(FP), R8
+	MOVQ R8, X5
 
 dec:
-	MOVQ  R10, R8
-	PRF
-	MOVQ  R11, R9 // (B - y) mod 2^(k*m)
-	SUBQ  R8, R9
-	ANDQ  R12, R9
-	MOVQ  R10, R11
-	MOVQ  R9, R10
-	XCHGQ R12, R13
+	PRF(X2)
+	MOVOU X3, X1 // C = (B - y) mod 2^(k*m)
+	PSUBQ X0, X1
+	PAND  X4, X1
+	MOVOU X2, X3 // B = A
+	MOVOU X1, X2 // A = C
+	SWAPMASKS
 	SUBQ  $16, SI
 	DECQ  DI
 	JNZ   dec
-	MOVQ  R10, ret+64(FP)
-	MOVQ  R11, ret1+72(FP)
+	MOVQ  X2, ret+64(FP)
+	MOVQ  X3, ret1+72(FP)
 	RET
 
 // func aesBlocksAESNI(rk *[15][16]byte, nr int, n int, p *[16]byte)

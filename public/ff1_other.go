@@ -6,11 +6,11 @@ package public
 // crypto/aes.
 const hasAESNI = false
 
-func ff1Encrypt64AESNI(*[15][16]byte, int, *[ff1Rounds][16]byte, uint64, uint64, uint64, uint64, uint) (uint64, uint64) {
+func ff1Encrypt64AESNI(*[15][16]byte, int, *[ff1Rounds][16]byte, *[2][16]byte, uint64, uint64, uint64, uint64) (uint64, uint64) {
 	panic("public: no AES-NI")
 }
 
-func ff1Decrypt64AESNI(*[15][16]byte, int, *[ff1Rounds][16]byte, uint64, uint64, uint64, uint64, uint) (uint64, uint64) {
+func ff1Decrypt64AESNI(*[15][16]byte, int, *[ff1Rounds][16]byte, *[2][16]byte, uint64, uint64, uint64, uint64) (uint64, uint64) {
 	panic("public: no AES-NI")
 }
 
