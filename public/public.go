@@ -313,18 +313,24 @@ func (c *codec) appendPublic(dst []byte, inner idgen.ID) ([]byte, error) {
 
 // appendCrockford appends the crockford (or crockford-check) text of the
 // public ID whose encrypted bits are hi<<64|lo under the issuing key to
-// dst, which has room for it: what AppendText writes, straight from the
-// words. The key ID, then 13 digits of 5 bits for a 64-bit ID (the first
-// one 4 bits) or 26 for a 128-bit one (the first one 3 bits).
+// dst, which has room for it (appendPublic grows it to the text's width):
+// what AppendText writes, straight from the words. The key ID, then 13
+// digits of 5 bits for a 64-bit ID (the first one 4 bits) or 26 for a
+// 128-bit one (the first one 3 bits).
 func (c *codec) appendCrockford(dst []byte, hi, lo uint64) []byte {
 	start := len(dst)
-	dst = append(dst, CrockfordAlphabet[c.issuer&31])
 	if c.inner.Size == 8 {
-		dst = appendCrockford64(dst, lo, 13)
+		out := (*[14]byte)(dst[start : start+14])
+		out[0] = CrockfordAlphabet[c.issuer&31]
+		putCrockford(out[1:], lo)
+		dst = dst[:start+14]
 	} else { // 2 + 12 + 12 digits: 8 bits, then 60 and 60
-		dst = appendCrockford64(dst, hi>>56, 2)
-		dst = appendCrockford64(dst, (hi<<4|lo>>60)&(1<<60-1), 12)
-		dst = appendCrockford64(dst, lo&(1<<60-1), 12)
+		out := (*[27]byte)(dst[start : start+27])
+		out[0] = CrockfordAlphabet[c.issuer&31]
+		putCrockford(out[1:3], hi>>56)
+		putCrockford(out[3:15], (hi<<4|lo>>60)&(1<<60-1))
+		putCrockford(out[15:], lo&(1<<60-1))
+		dst = dst[:start+27]
 	}
 	if c.enc.check {
 		dst = append(dst, CrockfordCheckSymbols[checkValue(dst[start:])])
@@ -332,17 +338,13 @@ func (c *codec) appendCrockford(dst []byte, hi, lo uint64) []byte {
 	return dst
 }
 
-// appendCrockford64 appends the low 5*n bits of v (n <= 13) as n Crockford
-// digits, the most significant first.
-func appendCrockford64(dst []byte, v uint64, n int) []byte {
-	start := len(dst)
-	dst = append(dst, "0000000000000"[:n]...)
-	out := dst[start:]
+// putCrockford writes the low 5*len(out) bits of v (len(out) <= 13) to
+// out as Crockford digits, the most significant first.
+func putCrockford(out []byte, v uint64) {
 	for i := len(out) - 1; i >= 0; i-- {
 		out[i] = CrockfordAlphabet[v&31]
 		v >>= 5
 	}
-	return dst
 }
 
 // A Generator issues public IDs: the IDs of an inner generator, encrypted.
