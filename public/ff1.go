@@ -42,8 +42,13 @@ var errFF1Domain = errors.New("public: FF1 input outside its domain")
 // number i and NUM(B) in b <= 9 bytes) is one block, and d <= 16, so S is
 // R itself.
 //
+// The narrow domains (radix 2^k, halves of at most 64 bits) run their
+// rounds on one word a half: in AES-NI assembly, all ten in one call, on
+// amd64 (ff1_amd64.s), in Go through crypto/aes elsewhere.
+//
 // An ff1Cipher is read-only once built and safe for concurrent use; the
-// AES block passes through a 16-byte buffer each call is given.
+// AES block passes through a 16-byte buffer each call is given (the AES-NI
+// rounds keep it in registers instead).
 type ff1Cipher struct {
 	block   cipher.Block
 	n, u, v uint   // digits: n = u + v, u = floor(n/2)
