@@ -147,21 +147,39 @@ func Probe(addr string, c *tls.Config, timeout time.Duration) error {
 	return Explain(err, c)
 }
 
-// Explain adds to err, when it is a TLS alert from the server ("remote
-// error: tls: ..."), what the client's configuration c tells of the cause:
-// no client certificate, an expired one, or one the server does not
-// trust. Other errors, or a nil c, are returned as they are.
+// Explain adds to err, an error of a first connection made with c, what
+// c tells of the cause when the failure may be the server refusing this
+// client: an expired client certificate (always said: it is known here);
+// else, after a TLS alert from the server ("remote error: tls: ...") or a
+// connection the server closed (reset, EOF: a server that closes at once
+// after its alert races it), no client certificate, or one the server
+// does not trust. The server's alert is terse (a server on TLS 1.2 says
+// "bad certificate" for every refusal) and may not even arrive. Other
+// errors, or a nil c, are returned as they are. Stores call it on their
+// first connection only, not on later outages.
 func Explain(err error, c *tls.Config) error {
-	if err == nil || c == nil || !strings.Contains(err.Error(), "remote error: tls:") {
+	if err == nil || c == nil {
 		return err
 	}
-	// The server's alert is terse (a server on TLS 1.2 says "bad
-	// certificate" for every refusal): say what this side knows.
+	if len(c.Certificates) > 0 {
+		if leaf := c.Certificates[0].Leaf; leaf != nil {
+			if now := time.Now(); now.After(leaf.NotAfter) {
+				return fmt.Errorf("%w (the client certificate expired at %s)", err, leaf.NotAfter.UTC().Format(time.RFC3339))
+			} else if now.Before(leaf.NotBefore) {
+				return fmt.Errorf("%w (the client certificate is valid from %s only)", err, leaf.NotBefore.UTC().Format(time.RFC3339))
+			}
+		}
+	}
+	msg := err.Error()
+	closed := false
+	for _, s := range []string{"remote error: tls:", "connection reset by peer", "broken pipe", "EOF", "bad connection", "invalid connection"} {
+		closed = closed || strings.Contains(msg, s)
+	}
+	if !closed {
+		return err
+	}
 	if len(c.Certificates) == 0 {
-		return fmt.Errorf("%w (the server wants a client certificate: tls_cert, tls_key)", err)
+		return fmt.Errorf("%w (the server may want a client certificate: tls_cert, tls_key)", err)
 	}
-	if leaf := c.Certificates[0].Leaf; leaf != nil && time.Now().After(leaf.NotAfter) {
-		return fmt.Errorf("%w (the client certificate expired at %s)", err, leaf.NotAfter.UTC().Format(time.RFC3339))
-	}
-	return fmt.Errorf("%w (the server refused the client certificate: is it signed by a CA the server trusts?)", err)
+	return fmt.Errorf("%w (did the server refuse the client certificate? is it signed by a CA the server trusts?)", err)
 }
