@@ -225,7 +225,7 @@ func (b *etcdBackend) markKey(id int64) string {
 	return b.prefix + "highwater/" + strconv.FormatInt(id, 10)
 }
 
-func (b *etcdBackend) acquire(ctx context.Context, preferred int64, clk idgen.Clock) (id, gen int64, hw time.Time, err error) {
+func (b *etcdBackend) acquire(ctx context.Context, w want, clk idgen.Clock) (id, gen int64, hw time.Time, err error) {
 	resp, err := b.c.Get(ctx, b.prefix+"workers/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
 	if err != nil {
 		return 0, 0, hw, b.unreachable(err)
@@ -254,7 +254,7 @@ func (b *etcdBackend) acquire(ctx context.Context, preferred int64, clk idgen.Cl
 			free = append(free, i)
 		}
 	}
-	candidates := acquireOrder(free, stored, preferred, clk.Now())
+	candidates := acquireOrder(free, stored, w, clk.Now())
 	if len(candidates) == 0 {
 		return 0, 0, hw, b.full()
 	}

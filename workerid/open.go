@@ -19,10 +19,10 @@ const DefaultLeaseWorkers = 1024
 
 // Doc describes the worker source URLs Open takes, for key docs and flags.
 const Doc = "worker ID source: static:N, env (IDGEN_WORKER_ID), ordinal[:offset] (hostname name-N), " +
-	"postgres://...[?namespace=&table=&ttl=&workers=&state_file=], etcd://[user@]host:port[,host:port][/namespace][?ttl=&workers=&state_file=&password_file=&tls_ca=&tls_cert=&tls_key=], " +
-	"mysql://user@host:3306/db[?namespace=&table=&ttl=&workers=&state_file=], " +
-	"redis://host:6379/db[?namespace=&ttl=&workers=&state_file=], " +
-	"zk://[user@]host:port[,host:port][/path][?node=&namespace=&ttl=&workers=&state_file=&password_file=], ip[:bits] (low bits of a private IPv4), " +
+	"postgres://...[?namespace=&table=&ttl=&workers=&worker_id=&state_file=], etcd://[user@]host:port[,host:port][/namespace][?ttl=&workers=&worker_id=&state_file=&password_file=&tls_ca=&tls_cert=&tls_key=], " +
+	"mysql://user@host:3306/db[?namespace=&table=&ttl=&workers=&worker_id=&state_file=], " +
+	"redis://host:6379/db[?namespace=&ttl=&workers=&worker_id=&state_file=], " +
+	"zk://[user@]host:port[,host:port][/path][?node=&namespace=&ttl=&workers=&worker_id=&state_file=&password_file=], ip[:bits] (low bits of a private IPv4), " +
 	"hostname-hash?accept_collisions=true"
 
 // Open opens the worker ID source a URL names, for a worker space of
@@ -54,6 +54,9 @@ const Doc = "worker ID source: static:N, env (IDGEN_WORKER_ID), ordinal[:offset]
 //	                               field's) of the first private IPv4
 //	hostname-hash?accept_collisions=true
 //	                               a hash of the hostname, with a Warning
+//
+// Every lease URL also takes worker_id=N: take worker ID N or fail with
+// ErrWorkerIDHeld while a live lease holds it (LeaseConfig.Pin).
 //
 // A lease is acquired before it returns. Errors: a malformed URL wraps
 // ErrConfig; a worker ID outside the space, idgen.ErrOutOfRange; a hostname
@@ -272,7 +275,7 @@ func hostList(rest string) (hosts string, q url.Values, err error) {
 	return hosts, q, err
 }
 
-// leaseKeys moves namespace, ttl, workers and state_file from q into cfg.
+// leaseKeys moves namespace, ttl, workers, worker_id and state_file from q into cfg.
 // A lease space holds min(the layout's space, DefaultLeaseWorkers) IDs
 // unless workers says otherwise.
 func leaseKeys(q url.Values, cfg *LeaseConfig) error {
@@ -297,7 +300,14 @@ func leaseKeys(q url.Values, cfg *LeaseConfig) error {
 		cfg.TTL = d
 	}
 	cfg.StateFile = q.Get("state_file")
-	for _, k := range []string{"namespace", "ttl", "state_file"} {
+	if v := q.Get("worker_id"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 || n >= cfg.Workers {
+			return fmt.Errorf("worker_id %q: want an integer in [0, %d]", v, cfg.Workers-1)
+		}
+		cfg.Pin = &n
+	}
+	for _, k := range []string{"namespace", "ttl", "state_file", "worker_id"} {
 		q.Del(k)
 	}
 	return nil

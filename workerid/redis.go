@@ -132,7 +132,7 @@ func parseMark(v any) (time.Time, bool) {
 	return time.Unix(0, n), true
 }
 
-func (b *redisBackend) acquire(ctx context.Context, preferred int64, clk idgen.Clock) (id, gen int64, hw time.Time, err error) {
+func (b *redisBackend) acquire(ctx context.Context, w want, clk idgen.Clock) (id, gen int64, hw time.Time, err error) {
 	var free []int64
 	marks := map[int64]time.Time{}
 	const batch = 1024
@@ -159,7 +159,7 @@ func (b *redisBackend) acquire(ctx context.Context, preferred int64, clk idgen.C
 			}
 		}
 	}
-	candidates := acquireOrder(free, marks, preferred, clk.Now())
+	candidates := acquireOrder(free, marks, w, clk.Now())
 	if len(candidates) > 0 {
 		gen, err = b.c.Incr(ctx, b.prefix+"generation").Result()
 		if err != nil {

@@ -296,7 +296,7 @@ func (b *zkBackend) putForever(id int64) error {
 	return err
 }
 
-func (b *zkBackend) acquire(ctx context.Context, preferred int64, clk idgen.Clock) (id, gen int64, hw time.Time, err error) {
+func (b *zkBackend) acquire(ctx context.Context, w want, clk idgen.Clock) (id, gen int64, hw time.Time, err error) {
 	err = b.do(ctx, func() error {
 		if err := b.dropOrphans(); err != nil {
 			return err
@@ -310,8 +310,8 @@ func (b *zkBackend) acquire(ctx context.Context, preferred int64, clk idgen.Cloc
 		} else if !errors.Is(err, zk.ErrNoNode) {
 			return err
 		}
-		if preferred < 0 && last != nil {
-			preferred = last.WorkerID
+		if w.id < 0 && !w.only && last != nil {
+			w.id = last.WorkerID
 		}
 		held, _, err := b.c.Children(b.root + "/workers")
 		if err != nil {
@@ -347,7 +347,7 @@ func (b *zkBackend) acquire(ctx context.Context, preferred int64, clk idgen.Cloc
 				free = append(free, i)
 			}
 		}
-		for _, cand := range acquireOrder(free, marks, preferred, clk.Now()) {
+		for _, cand := range acquireOrder(free, marks, w, clk.Now()) {
 			_, err := b.c.Create(b.workerPath(cand), []byte(b.owner), zk.FlagEphemeral, b.acl)
 			if errors.Is(err, zk.ErrNodeExists) {
 				continue
