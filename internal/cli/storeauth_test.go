@@ -94,6 +94,8 @@ func TestWorkerSourceEtcdSecure(t *testing.T) {
 		{"certificate alone (no such user)", genWorker(src("", "secure", with("password_file", ""))), 1, "permission denied"},
 		{"a namespace outside the role", genWorker(src("idgen-worker@", "other", good())), 1, "permission denied"},
 		{"plaintext", genWorker(src("idgen-worker@", "secure", url.Values{"password_file": {pw}})), 1, "etcd"},
+		{"tls=true: the system's roots", genWorker(src("idgen-worker@", "secure", with("tls_ca", "", "tls_cert", "", "tls_key", "", "tls", "true"))), 1, "certificate signed by unknown authority"},
+		{"tls=yes", genWorker(src("idgen-worker@", "secure", with("tls", "yes"))), 2, `tls "yes": want tls=true`},
 		{"CA file missing", genWorker(src("idgen-worker@", "secure", with("tls_ca", "/nonexistent/ca.pem"))), 2, "tls_ca: open /nonexistent/ca.pem"},
 		{"CA file not PEM", genWorker(src("idgen-worker@", "secure", with("tls_ca", pw))), 2, "no PEM certificate"},
 		{"certificate without key", genWorker(src("idgen-worker@", "secure", with("tls_key", ""))), 2, "tls_cert and tls_key go together"},
