@@ -130,6 +130,13 @@ func TestStoreRedisTLS(t *testing.T) {
 	if code != 0 || strings.Join(strings.Fields(out), " ") != "1 2 3" {
 		t.Fatalf("gen -s segment over rediss://: exit %d, %q, %s; want 1 2 3", code, out, errs)
 	}
+	if _, errs, code := run("ticket", "init", "--dsn", good, "--name", "tls"); code != 0 {
+		t.Fatalf("ticket init over rediss://: exit %d, %s", code, errs)
+	}
+	out, errs, code = run("gen", "-s", "ticket?dsn="+url.QueryEscape(good)+"&name=tls", "-n", "2")
+	if code != 0 || len(strings.Fields(out)) != 2 {
+		t.Fatalf("gen -s ticket over rediss://: exit %d, %q, %s", code, out, errs)
+	}
 	cases := bothPaths([]refusal{
 		{"no client certificate", []string{mk("rediss", "idgen-app@", "tls_cert", "", "tls_key", "")}, 1, "the server may want a client certificate"},
 		{"server of a wrong CA", []string{mk("rediss", "idgen-app@", "tls_ca", cs.WrongCA.CertFile)}, 1, "certificate signed by unknown authority"},
