@@ -96,8 +96,8 @@ func TestWorkerSourceEtcdSecure(t *testing.T) {
 		{"plaintext", genWorker(src("idgen-worker@", "secure", url.Values{"password_file": {pw}})), 1, "etcd"},
 		{"tls=true: the system's roots", genWorker(src("idgen-worker@", "secure", with("tls_ca", "", "tls_cert", "", "tls_key", "", "tls", "true"))), 1, "certificate signed by unknown authority"},
 		{"tls=yes", genWorker(src("idgen-worker@", "secure", with("tls", "yes"))), 2, `tls "yes": want tls=true`},
-		{"CA file missing", genWorker(src("idgen-worker@", "secure", with("tls_ca", "/nonexistent/ca.pem"))), 2, "tls_ca: open /nonexistent/ca.pem"},
-		{"CA file not PEM", genWorker(src("idgen-worker@", "secure", with("tls_ca", pw))), 2, "no PEM certificate"},
+		{"CA file missing", genWorker(src("idgen-worker@", "secure", with("tls_ca", "/nonexistent/ca.pem"))), 2, "tls_ca: tls: unusable certificate files: open /nonexistent/ca.pem"},
+		{"CA file not PEM", genWorker(src("idgen-worker@", "secure", with("tls_ca", pw))), 2, "holds no PEM certificate"},
 		{"certificate without key", genWorker(src("idgen-worker@", "secure", with("tls_key", ""))), 2, "tls_cert and tls_key go together"},
 		{"user without password", genWorker(src("idgen-worker@", "secure", with("password_file", ""))), 2, `user "idgen-worker" needs a password`},
 		{"password file missing", genWorker(src("idgen-worker@", "secure", with("password_file", "/nonexistent/pw"))), 2, "password_file: open /nonexistent/pw"},
@@ -146,7 +146,7 @@ func TestStoreRedisTLS(t *testing.T) {
 		{"default user (off)", []string{mk("rediss", "", "password_file", "")}, 1, "NOAUTH"},
 		{"plaintext to the TLS port", []string{mk("redis", "idgen-app@", "tls_ca", "", "tls_cert", "", "tls_key", "")}, 1, r.Addr},
 		{"tls_ca without rediss://", []string{mk("redis", "idgen-app@")}, 2, "need rediss://"},
-		{"CA file missing", []string{mk("rediss", "idgen-app@", "tls_ca", "/nonexistent/ca.pem")}, 2, "tls_ca: open /nonexistent/ca.pem"},
+		{"CA file missing", []string{mk("rediss", "idgen-app@", "tls_ca", "/nonexistent/ca.pem")}, 2, "tls_ca: tls: unusable certificate files: open /nonexistent/ca.pem"},
 		{"certificate without key", []string{mk("rediss", "idgen-app@", "tls_key", "")}, 2, "tls_cert and tls_key go together"},
 		{"password in URL and file", []string{mk("rediss", "idgen-app:"+r.Password+"@")}, 2, "give one"},
 	})
@@ -318,7 +318,7 @@ func TestStoreMariaDBTLS(t *testing.T) {
 		{"wrong password in the URL", []string{dsn("idgen:not-it@", "password_file", "")}, 1, "Access denied for user 'idgen'"},
 		{"plaintext", []string{dsn("idgen@", "tls_ca", "", "tls_cert", "", "tls_key", "")}, 1, "Access denied for user 'idgen'"},
 		{"tls= beside tls_ca", []string{dsn("idgen@", "tls", "true")}, 2, "tls= and tls_ca/tls_cert/tls_server_name both set TLS"},
-		{"CA file missing", []string{dsn("idgen@", "tls_ca", "/nonexistent/ca.pem")}, 2, "tls_ca: open /nonexistent/ca.pem"},
+		{"CA file missing", []string{dsn("idgen@", "tls_ca", "/nonexistent/ca.pem")}, 2, "tls_ca: tls: unusable certificate files: open /nonexistent/ca.pem"},
 		{"password in URL and file", []string{dsn("idgen:s3cret-my@")}, 2, "give one"},
 	}), "s3cret-my", "not-it")
 }

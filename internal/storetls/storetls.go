@@ -18,7 +18,6 @@ package storetls
 import (
 	"bufio"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -27,6 +26,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/idgenkit/idgen/internal/tlsfiles"
 )
 
 // Keys are the query keys Take removes.
@@ -65,27 +66,17 @@ func Take(q url.Values) (Options, error) {
 func (o Options) TLS() bool { return o.CA != "" || o.Cert != "" || o.ServerName != "" }
 
 // Config loads the files into a TLS client configuration (TLS 1.2 at
-// least). A file that cannot be read, a CA file with no PEM certificate,
-// or a certificate that does not match its key is an error naming the
-// key and the file.
+// least), with tlsfiles.Client (serve's client side too). A file that
+// cannot be read, a CA file with no PEM certificate, or a certificate that
+// does not match its key is an error naming the keys and the file.
 func (o Options) Config() (*tls.Config, error) {
-	c := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: o.ServerName}
-	if o.CA != "" {
-		pem, err := os.ReadFile(o.CA)
-		if err != nil {
-			return nil, fmt.Errorf("tls_ca: %w", err)
+	c, err := tlsfiles.Client{CAFile: o.CA, CertFile: o.Cert, KeyFile: o.Key, ServerName: o.ServerName}.Config(nil)
+	if err != nil {
+		key := "tls_cert, tls_key"
+		if o.CA != "" && strings.Contains(err.Error(), o.CA) {
+			key = "tls_ca"
 		}
-		c.RootCAs = x509.NewCertPool()
-		if !c.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("tls_ca %s: no PEM certificate in the file", o.CA)
-		}
-	}
-	if o.Cert != "" {
-		pair, err := tls.LoadX509KeyPair(o.Cert, o.Key)
-		if err != nil {
-			return nil, fmt.Errorf("tls_cert %s, tls_key %s: %w", o.Cert, o.Key, err)
-		}
-		c.Certificates = []tls.Certificate{pair}
+		return nil, fmt.Errorf("%s: %w", key, err)
 	}
 	return c, nil
 }

@@ -56,9 +56,9 @@ func TestConfigAndPassword(t *testing.T) {
 		o    storetls.Options
 		want string
 	}{
-		{storetls.Options{CA: "/nonexistent/ca"}, "tls_ca: open /nonexistent/ca"},
-		{storetls.Options{CA: notPEM}, "no PEM certificate in the file"},
-		{storetls.Options{Cert: cs.Client.CertFile, Key: cs.Server.KeyFile}, "private key does not match public key"},
+		{storetls.Options{CA: "/nonexistent/ca"}, "tls_ca: tls: unusable certificate files: open /nonexistent/ca"},
+		{storetls.Options{CA: notPEM}, "tls_ca: tls: unusable certificate files: CA file "},
+		{storetls.Options{Cert: cs.Client.CertFile, Key: cs.Server.KeyFile}, "tls_cert, tls_key: tls: unusable certificate files: certificate "},
 	} {
 		if _, err := tt.o.Config(); err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "s3cret") {
 			t.Errorf("Config(%+v) = %v; want %q, no content", tt.o, err, tt.want)
