@@ -218,7 +218,7 @@ func TestServeProcess(t *testing.T) {
 	// was. The request holds about 0.2 MB; the margin is the GC's: garbage
 	// may reach twice the live heap, and the 4 MB minimum goal, before a
 	// cycle. Building the answer whole took 502 MB (httpapi's
-	// TestStreamMillion).
+	// TestStreamLarge, then on a million IDs).
 	base := heapAlloc(t, addr)
 	peak := base
 	sampled := make(chan struct{})
