@@ -170,7 +170,7 @@ func (h *Handler) serveIDs(w http.ResponseWriter, r *http.Request, st *reqState,
 		// A streamed answer commits to 200 after its first chunk: a
 		// generator that can tell says now whether the whole count can be
 		// had, so that a request it cannot serve draws nothing.
-		if a, ok := g.gen.(availability); ok {
+		if a, ok := as[availability](g.gen); ok {
 			if err := a.Available(int64(q.count)); err != nil {
 				h.issueError(w, st, g, err)
 				return
@@ -306,7 +306,7 @@ func (is *issuer) stream() {
 // its error answered as a GET's would be; any other generator is taken to
 // be able to.
 func (h *Handler) headIDs(ctx context.Context, w http.ResponseWriter, st *reqState, g *genRoute, q query) {
-	if r, ok := g.gen.(Readier); ok {
+	if r, ok := as[Readier](g.gen); ok {
 		if err := r.Ready(ctx); err != nil {
 			h.issueError(w, st, g, err)
 			return
@@ -425,8 +425,8 @@ func (h *Handler) appendClocks(b []byte) []byte {
 	n := 0
 	for _, name := range h.names {
 		g := h.gens[name].gen
-		dr, isDrift := g.(ClockDriftReporter)
-		ar, isAhead := g.(ClockAheadReporter)
+		dr, isDrift := as[ClockDriftReporter](g)
+		ar, isAhead := as[ClockAheadReporter](g)
 		if !isDrift && !isAhead {
 			continue
 		}
@@ -450,7 +450,8 @@ func (h *Handler) appendClocks(b []byte) []byte {
 			b = strconv.AppendFloat(b, ar.ClockAhead().Seconds(), 'g', -1, 64)
 		}
 		if words := behindWords(g); words != "" {
-			behind, _ := g.(HighWaterReporter).BehindHighWater()
+			hr, _ := as[HighWaterReporter](g)
+			behind, _ := hr.BehindHighWater()
 			b = append(b, `,"behind_high_water_seconds":`...)
 			b = strconv.AppendFloat(b, behind.Seconds(), 'g', -1, 64)
 			b = append(b, `,"high_water":`...)
@@ -468,7 +469,7 @@ func (h *Handler) appendClocks(b []byte) []byte {
 // at start or at a new lease identity, by how much and until when; else
 // it returns "".
 func behindWords(g idgen.Generator) string {
-	hr, ok := g.(HighWaterReporter)
+	hr, ok := as[HighWaterReporter](g)
 	if !ok {
 		return ""
 	}
@@ -495,7 +496,7 @@ func BehindHighWaterWords(behind time.Duration, mark time.Time) string {
 // ready asks g whether it can issue: Ready when g is a Readier, else one
 // call to Next whose ID is dropped (a gap, never a duplicate).
 func ready(ctx context.Context, g idgen.Generator) error {
-	if r, ok := g.(Readier); ok {
+	if r, ok := as[Readier](g); ok {
 		return r.Ready(ctx)
 	}
 	_, err := g.Next(ctx)

@@ -213,32 +213,32 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	for _, name := range m.h.names {
 		g := m.h.gens[name]
 		counter(m.issuedDesc, g.issued.Load(), name)
-		if rc, ok := g.gen.(RollbackCounter); ok {
+		if rc, ok := as[RollbackCounter](g.gen); ok {
 			counter(m.rbFailDesc, rc.ClockRollbackFailures(), name)
 			counter(m.rbWaitDesc, rc.ClockRollbackWaits(), name)
 		} else {
 			counter(m.rbFailDesc, g.rollbackFailures.Load(), name)
 		}
-		if sc, ok := g.gen.(SequenceWaitCounter); ok {
+		if sc, ok := as[SequenceWaitCounter](g.gen); ok {
 			counter(m.seqWaitDesc, sc.SequenceWaits(), name)
 		}
-		if s, ok := g.gen.(segmentStats); ok {
+		if s, ok := as[segmentStats](g.gen); ok {
 			st := s.Stats()
 			gauge(m.remainingDesc, float64(max(0, st.Remaining)), name)
 			counter(m.segWaitDesc, uint64(st.Waits), name)
 			counter(m.segFetchErrDesc, uint64(st.FetchErrors), name)
 		}
-		if hr, ok := g.gen.(HighWaterReporter); ok {
+		if hr, ok := as[HighWaterReporter](g.gen); ok {
 			behind, _ := hr.BehindHighWater()
 			gauge(m.behindDesc, behind.Seconds(), name)
 		}
-		if mr, ok := g.gen.(MaxAheadReporter); ok {
+		if mr, ok := as[MaxAheadReporter](g.gen); ok {
 			gauge(m.maxAheadDesc, mr.MaxAhead().Seconds(), name)
 		}
-		if le, ok := g.gen.(LayoutEnder); ok {
+		if le, ok := as[LayoutEnder](g.gen); ok {
 			gauge(m.endDesc, float64(le.LayoutEnd().Unix()), name)
 		}
-		if lr, ok := g.gen.(LeaseReporter); ok {
+		if lr, ok := as[LeaseReporter](g.gen); ok {
 			if st, ok := lr.LeaseStatus(); ok {
 				held := 0.0
 				if st.Held {
@@ -249,18 +249,18 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 				gauge(m.leaseLostAfterDesc, st.LostAfter.Seconds(), name)
 			}
 		}
-		if tr, ok := g.gen.(TicketServersReporter); ok {
+		if tr, ok := as[TicketServersReporter](g.gen); ok {
 			down, total := tr.ServersDown()
 			gauge(m.ticketServersDesc, float64(total), name)
 			gauge(m.ticketDownDesc, float64(down), name)
 		}
-		if ar, ok := g.gen.(ClockAheadReporter); ok {
+		if ar, ok := as[ClockAheadReporter](g.gen); ok {
 			ch <- prometheus.MustNewConstMetric(m.aheadDesc, prometheus.GaugeValue, ar.ClockAhead().Seconds(), name)
 		}
-		if dr, ok := g.gen.(ClockDriftReporter); ok {
+		if dr, ok := as[ClockDriftReporter](g.gen); ok {
 			ch <- prometheus.MustNewConstMetric(m.driftDesc, prometheus.GaugeValue, dr.ClockDrift().Seconds(), name)
 		}
-		if sc, ok := g.gen.(ClockStallCounter); ok {
+		if sc, ok := as[ClockStallCounter](g.gen); ok {
 			counter(m.stallsDesc, sc.ClockStalls(), name)
 		}
 		for k := range numErrKinds {
@@ -269,6 +269,24 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	counter(m.panicsDesc, m.panics.Load())
 	counter(m.cutDesc, m.cut.Load())
+}
+
+// as finds T in g or in a generator g wraps (an Unwrap() idgen.Generator
+// method, such as the encoding= wrapper of package strategies), so that a
+// wrapped generator keeps its metrics and readiness.
+func as[T any](g idgen.Generator) (T, bool) {
+	for g != nil {
+		if t, ok := g.(T); ok {
+			return t, true
+		}
+		u, ok := g.(interface{ Unwrap() idgen.Generator })
+		if !ok {
+			break
+		}
+		g = u.Unwrap()
+	}
+	var zero T
+	return zero, false
 }
 
 // A segmentStats is a generator that reports segment.Stats: a

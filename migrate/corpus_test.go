@@ -368,7 +368,7 @@ func TestCorpus(t *testing.T) {
 //     view returns the rows it returned before (keys through the mapping),
 //     index names are kept, the old sequence is gone, and a new row without
 //     a key gets a key of the new scheme;
-//   - after run, revert and finish: pg_dump --schema-only is as before;
+//   - after run, revert and discard: pg_dump --schema-only is as before;
 //   - a run killed with SIGKILL in each phase, then Abort: pg_dump
 //     --schema-only is as before.
 func runCorpus(t *testing.T, dsn, bin string) {
@@ -557,15 +557,15 @@ func corpusRevert(t *testing.T, dsn, bin string, ct corpusTable) {
 	if _, err := migrate.Revert(ctx, conn, ct.table); err != nil {
 		t.Fatalf("Revert(%s) = %v", ct.table, err)
 	}
-	if _, err := migrate.Finish(ctx, conn, ct.table, false); err != nil {
-		t.Fatalf("Finish(%s) after Revert = %v", ct.table, err)
+	if err := migrate.Discard(ctx, conn, ct.table); err != nil {
+		t.Fatalf("Discard(%s) after Revert = %v", ct.table, err)
 	}
-	sameDump(t, "after run, revert and finish", schemaDump(t, pgDump, dsn, schema), before)
+	sameDump(t, "after run, revert and discard", schemaDump(t, pgDump, dsn, schema), before)
 	orphans(t, conn, "after revert")
 	after := viewRows(t, conn)
 	for v, rows := range views {
 		if !slices.Equal(after[v], rows) {
-			t.Errorf("view %s after revert and finish: %d rows, differing from the %d before", v, len(after[v]), len(rows))
+			t.Errorf("view %s after revert and discard: %d rows, differing from the %d before", v, len(after[v]), len(rows))
 		}
 	}
 }

@@ -137,7 +137,7 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 		return err
 	}
 
-	gens, def, err := loadGenerators(ctx, f, cfg, opts)
+	gens, def, err := loadGenerators(ctx, f, cfg, opts, log)
 	if err != nil {
 		return err
 	}
@@ -398,15 +398,18 @@ func serveGRPC(f serveFlags, gens map[string]idgen.Generator, def string, log *s
 }
 
 // loadGenerators builds the generators of --config or -s, and names the
-// default one, with opts (Notify set).
-func loadGenerators(ctx context.Context, f serveFlags, cfg *config.Config, opts strategies.Options) (map[string]idgen.Generator, string, error) {
+// default one, with opts (Notify set). A worker source's warning (a
+// hostname hash that can collide) is logged at WARN with the generator's
+// name, as gen prints it.
+func loadGenerators(ctx context.Context, f serveFlags, cfg *config.Config, opts strategies.Options, log *slog.Logger) (map[string]idgen.Generator, string, error) {
 	if cfg != nil {
-		return loadConfig(ctx, cfg)
+		return loadConfig(ctx, cfg, log)
 	}
 	spec, origin, err := withWorkerSource(f.spec, f.workerSource)
 	if err != nil {
 		return nil, "", badInput(fmt.Errorf("serve: %w", err))
 	}
+	opts.Warn = warnLog(log, httpapi.DefaultName)
 	g, err := opts.New(ctx, spec)
 	if err != nil {
 		err, _ = sourceConflict(err, origin)
@@ -429,10 +432,20 @@ func closeGenerators(log *slog.Logger, gens map[string]idgen.Generator) {
 	}
 }
 
-// loadConfig builds every generator of a config file.
-func loadConfig(ctx context.Context, c *config.Config) (map[string]idgen.Generator, string, error) {
+// warnLog returns a strategies.Options.Warn that logs a worker source's
+// warning for generator name.
+func warnLog(log *slog.Logger, name string) func(string) {
+	return func(msg string) { log.Warn(msg, "generator", name) }
+}
+
+// loadConfig builds every generator of a config file (loaded by
+// config.Load with Warn unset, so each warning is logged once, here).
+func loadConfig(ctx context.Context, c *config.Config, log *slog.Logger) (map[string]idgen.Generator, string, error) {
 	gens := make(map[string]idgen.Generator, len(c.Generators))
 	for _, gs := range c.Generators {
+		// Load checked each spec with Warn unset: each warning is logged
+		// once, when the generator that serves is built.
+		c.Options.Warn = warnLog(log, gs.Name)
 		g, err := c.New(ctx, gs.Name)
 		if err != nil {
 			closeGenerators(slog.New(slog.DiscardHandler), gens)

@@ -160,45 +160,12 @@ func TestServeProcess(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("default: orders\ngenerators:\n  orders: snowflake?preset=twitter&worker=7\n  sessions: uuidv7\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "serve", "--config", cfg, "--addr", "127.0.0.1:0", "--max-count", "1000000",
+	p := startServe(t, bin, "--config", cfg, "--addr", "127.0.0.1:0", "--max-count", "1000000",
 		"--timeout", "1m") // the million IDs may take more than the default 1 s on a busy machine
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-
-	logs := make(chan map[string]any, 16)
-	go func() {
-		defer close(logs)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			var rec map[string]any
-			if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-				rec = map[string]any{"msg": "NOT JSON: " + sc.Text()}
-			}
-			logs <- rec
-		}
-	}()
-	next := func() map[string]any {
-		t.Helper()
-		select {
-		case rec, ok := <-logs:
-			if !ok {
-				t.Fatal("idgen serve closed stderr")
-			}
-			return rec
-		case <-time.After(30 * time.Second):
-			t.Fatal("no log record from idgen serve within 30 s")
-		}
-		return nil
-	}
-	rec := next()
+	cmd, logs, rec := p.cmd, p.logs, p.rec
+	next := func() map[string]any { return p.next(t) }
 	addr, _ := rec["addr"].(string)
-	if rec["msg"] != "serving" || addr == "" || rec["default"] != "orders" {
+	if addr == "" || rec["default"] != "orders" {
 		t.Fatalf("first log record = %v; want msg serving with addr and default orders", rec)
 	}
 

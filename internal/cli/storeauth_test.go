@@ -1,16 +1,24 @@
 package cli_test
 
 import (
+	"context"
+	"fmt"
 	"net/url"
 	"os"
+	osuser "os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/idgenkit/idgen/internal/testenv"
 	"github.com/idgenkit/idgen/internal/testenv/certs"
 	"github.com/idgenkit/idgen/internal/testenv/etcdtest"
 	"github.com/idgenkit/idgen/internal/testenv/redistest"
 	"github.com/idgenkit/idgen/internal/testenv/zktest"
+	"github.com/idgenkit/idgen/internal/throwaway"
 )
 
 // A refusal is a worker source (or spec) that must fail: the exit code
@@ -189,4 +197,122 @@ func TestWorkerSourceZKDigest(t *testing.T) {
 		{"password_file without user", genWorker(src("", "password_file="+pw)), 2, "needs both user@ and password_file=PATH"},
 		{"tls key", genWorker(src("idgen@", "password_file="+pw+"&tls_ca="+pw)), 2, "zk:// takes no tls_ keys"},
 	}, "s3cret-zk", "not-it")
+}
+
+// serverFiles copies the CA and the server's certificate and key to a new
+// directory that user (the account a throwaway server runs as) owns, the
+// key mode 0600 (PostgreSQL refuses a key others can read), and returns
+// the copies' paths. Running as another user (not root), the copies stay
+// this process's.
+func serverFiles(t *testing.T, cs *certs.Set, user string) (ca, cert, key string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "idgen-server-certs-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	uid, gid := -1, -1
+	if u, err := osuser.Lookup(user); err == nil && os.Geteuid() == 0 {
+		uid, _ = strconv.Atoi(u.Uid)
+		gid, _ = strconv.Atoi(u.Gid)
+	}
+	var out [3]string
+	for i, src := range []string{cs.CA.CertFile, cs.Server.CertFile, cs.Server.KeyFile} {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = filepath.Join(dir, filepath.Base(src))
+		if err := os.WriteFile(out[i], b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if uid >= 0 {
+			if err := os.Chown(out[i], uid, gid); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return out[0], out[1], out[2]
+}
+
+// TestStorePostgresTLS leases a worker ID and initialises a segment on a
+// throwaway PostgreSQL with ssl=on that admits user idgen over TCP only
+// with TLS, a client certificate of the CA (clientcert=verify-full: its
+// common name must be the user) and a SCRAM password; the client verifies
+// the server (sslmode=verify-full, sslrootcert) and reads its password
+// from a passfile. Then each refusal.
+func TestStorePostgresTLS(t *testing.T) {
+	bin := testenv.PostgresBin(t)
+	testenv.OwnTempDir(t)
+	cs := certs.New(t)
+	ca, cert, key := serverFiles(t, cs, "postgres")
+	port := etcdtest.FreePort(t)
+	pg, err := throwaway.StartPostgres(context.Background(), throwaway.PostgresConfig{BinDir: bin, SharedBuffers: "16MB",
+		Settings: []string{"listen_addresses = '127.0.0.1'", fmt.Sprintf("port = %d", port), "ssl = on",
+			"ssl_ca_file = '" + ca + "'", "ssl_cert_file = '" + cert + "'", "ssl_key_file = '" + key + "'"},
+		HBA: []string{"hostssl all idgen 127.0.0.1/32 scram-sha-256 clientcert=verify-full", "host all all 127.0.0.1/32 reject"}})
+	if err != nil {
+		t.Fatalf("throwaway PostgreSQL with ssl=on: %v", err)
+	}
+	t.Cleanup(func() { pg.Stop() })
+	admin, err := pgx.Connect(context.Background(), fmt.Sprintf("host=%s port=%d user=postgres dbname=postgres sslmode=disable", pg.Dir(), port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"CREATE ROLE idgen LOGIN PASSWORD 's3cret-pg'", "CREATE DATABASE idgen OWNER idgen"} {
+		if _, err := admin.Exec(context.Background(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	admin.Close(context.Background())
+	passfile := writeSecret(t, "pgpass", fmt.Sprintf("127.0.0.1:%d:idgen:idgen:s3cret-pg", port))
+	wrongPass := writeSecret(t, "pgpass-wrong", fmt.Sprintf("127.0.0.1:%d:idgen:idgen:not-it", port))
+	dsn := func(user string, kv ...string) string {
+		q := url.Values{"sslmode": {"verify-full"}, "sslrootcert": {cs.CA.CertFile}, "sslcert": {cs.Client.CertFile},
+			"sslkey": {cs.Client.KeyFile}, "passfile": {passfile}}
+		for i := 0; i < len(kv); i += 2 {
+			if kv[i+1] == "" {
+				q.Del(kv[i])
+			} else {
+				q.Set(kv[i], kv[i+1])
+			}
+		}
+		return fmt.Sprintf("postgres://%s127.0.0.1:%d/idgen?%s", user, port, q.Encode())
+	}
+	good := dsn("idgen@")
+	if out, errs, code := run(genWorker(good + "&ttl=5s")...); code != 0 || strings.TrimSpace(out) == "" {
+		t.Fatalf("worker source on PostgreSQL over verify-full TLS: exit %d, %q, %s", code, out, errs)
+	}
+	if _, errs, code := run("segment", "init", "--dsn", good, "--tag", "tls"); code != 0 {
+		t.Fatalf("segment init on PostgreSQL over verify-full TLS: exit %d, %s", code, errs)
+	}
+	var cases []refusal
+	for _, src := range []struct {
+		what string
+		args func(string) []string
+	}{
+		{"worker source", func(u string) []string { return genWorker(u) }},
+		{"segment", func(u string) []string { return []string{"segment", "init", "--dsn", u, "--tag", "tls2"} }},
+	} {
+		for _, c := range []refusal{
+			{"no client certificate", []string{dsn("idgen@", "sslcert", "", "sslkey", "")}, 1, "connection requires a valid client certificate"},
+			{"server of a wrong CA", []string{dsn("idgen@", "sslrootcert", cs.WrongCA.CertFile)}, 1, "certificate signed by unknown authority"},
+			// The server names its CA in the handshake: Go's client sends no
+			// certificate of another CA, and the server finds none.
+			{"client of a wrong CA", []string{dsn("idgen@", "sslcert", cs.WrongClient.CertFile, "sslkey", cs.WrongClient.KeyFile)}, 1, "connection requires a valid client certificate"},
+			{"expired client certificate", []string{dsn("idgen@", "sslcert", cs.Expired.CertFile, "sslkey", cs.Expired.KeyFile)}, 1, "expired certificate"},
+			{"wrong password", []string{dsn("idgen@", "passfile", wrongPass)}, 1, `password authentication failed for user "idgen"`},
+			{"wrong password in the URL", []string{dsn("idgen:not-it@", "passfile", "")}, 1, `password authentication failed for user "idgen"`},
+			{"plaintext", []string{dsn("idgen@", "sslmode", "disable")}, 1, "rejects connection"},
+			{"CA file missing", []string{dsn("idgen@", "sslrootcert", "/nonexistent/ca.pem")}, 2, "/nonexistent/ca.pem"},
+		} {
+			c.name = src.what + ": " + c.name
+			c.args = src.args(c.args[0])
+			cases = append(cases, c)
+		}
+	}
+	checkRefusals(t, cases, "s3cret-pg", "not-it")
 }
