@@ -2,30 +2,43 @@ package client_test
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/client"
 	"github.com/idgenkit/idgen/grpcapi"
+	"github.com/idgenkit/idgen/httpapi"
 	"github.com/idgenkit/idgen/snowflake"
 )
 
-// server is one in-process idgen gRPC server of a Snowflake generator.
+// server is one in-process idgen server of a Snowflake generator, gRPC
+// (package grpcapi) or HTTP (package httpapi).
 type server struct {
 	t        testing.TB
 	worker   int64
-	maxCount int // grpcapi.Options.MaxCount; 0: its default
+	http     bool
+	maxCount int         // grpcapi.Options.MaxCount or httpapi's; 0: its default
+	tls      *tls.Config // serve TLS with it; nil: plaintext
 	addr     string
-	gs       *grpc.Server
+	stop     func()
 }
+
+// transports are the two a server and the client speak.
+var transports = []struct {
+	name string
+	http bool
+}{{"grpc", false}, {"http", true}}
 
 // start serves on s.addr (a new loopback port the first time).
 func (s *server) start() {
@@ -34,10 +47,7 @@ func (s *server) start() {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	api, err := grpcapi.New(map[string]idgen.Generator{"default": g}, grpcapi.Options{MaxCount: s.maxCount, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		s.t.Fatal(err)
-	}
+	gens, log := map[string]idgen.Generator{"default": g}, slog.New(slog.DiscardHandler)
 	addr := s.addr
 	if addr == "" {
 		addr = "127.0.0.1:0"
@@ -46,28 +56,67 @@ func (s *server) start() {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	s.addr, s.gs = ln.Addr().String(), api.NewGRPCServer()
-	go s.gs.Serve(ln)
+	s.addr = ln.Addr().String()
+	if s.http {
+		h, err := httpapi.New(gens, httpapi.Options{MaxCount: s.maxCount, Logger: log})
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		hs := &http.Server{Handler: h}
+		if s.tls != nil {
+			ln = tls.NewListener(ln, s.tls)
+		}
+		go hs.Serve(ln)
+		s.stop = func() { hs.Close() }
+		return
+	}
+	api, err := grpcapi.New(gens, grpcapi.Options{MaxCount: s.maxCount, Logger: log})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	var opts []grpc.ServerOption
+	if s.tls != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(s.tls)))
+	}
+	gs := api.NewGRPCServer(opts...)
+	go gs.Serve(ln)
+	s.stop = gs.Stop
 }
 
-func (s *server) stop() { s.gs.Stop() }
+// target is the server as Config.Targets names it.
+func (s *server) target() string {
+	switch {
+	case !s.http:
+		return s.addr
+	case s.tls != nil:
+		return "https://" + s.addr
+	}
+	return "http://" + s.addr
+}
 
-func startServer(t testing.TB, worker int64) *server {
-	s := &server{t: t, worker: worker}
+func startServer(t testing.TB, worker int64, http bool) *server {
+	s := &server{t: t, worker: worker, http: http}
 	s.start()
 	t.Cleanup(func() { s.stop() })
 	return s
 }
 
 // TestFailover issues IDs from two servers while the first is stopped and
-// restarted: every ID is unique, no call fails, and the client fails over.
+// restarted: every ID is unique, no call fails, and the client fails over;
+// over gRPC and over HTTP.
 // The stop and restart follow the issue, not the clock: the first server
 // stops once 1000 IDs are out, restarts once the client has failed over,
 // and the workers stop 1000 IDs after that, however fast the machine.
 func TestFailover(t *testing.T) {
-	a, b := startServer(t, 1), startServer(t, 2)
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) { testFailover(t, tr.http) })
+	}
+}
+
+func testFailover(t *testing.T, http bool) {
+	a, b := startServer(t, 1, http), startServer(t, 2, http)
 	ctx := context.Background()
-	g, err := client.New(ctx, client.Config{Targets: []string{a.addr, b.addr}, MinBatch: 100, MaxBatch: 500})
+	g, err := client.New(ctx, client.Config{Targets: []string{a.target(), b.target()}, MinBatch: 100, MaxBatch: 500})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,9 +191,15 @@ func TestFailover(t *testing.T) {
 }
 
 func TestUnavailable(t *testing.T) {
-	a := startServer(t, 3)
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) { testUnavailable(t, tr.http) })
+	}
+}
+
+func testUnavailable(t *testing.T, http bool) {
+	a := startServer(t, 3, http)
 	ctx := context.Background()
-	g, err := client.New(ctx, client.Config{Targets: []string{a.addr}, MinBatch: 10, MaxBatch: 10, RetryMin: time.Hour})
+	g, err := client.New(ctx, client.Config{Targets: []string{a.target()}, MinBatch: 10, MaxBatch: 10, RetryMin: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,9 +215,15 @@ func TestUnavailable(t *testing.T) {
 // After Close, Next and NextN fail with ErrClosed at once, as a segment
 // allocator's do, though IDs were left in the buffer.
 func TestClosed(t *testing.T) {
-	a := startServer(t, 5)
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) { testClosed(t, tr.http) })
+	}
+}
+
+func testClosed(t *testing.T, http bool) {
+	a := startServer(t, 5, http)
 	ctx := context.Background()
-	g, err := client.New(ctx, client.Config{Targets: []string{a.addr}, MinBatch: 1000, MaxBatch: 1000})
+	g, err := client.New(ctx, client.Config{Targets: []string{a.target()}, MinBatch: 1000, MaxBatch: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +290,7 @@ func TestNewBadConfig(t *testing.T) {
 // stops while the buffer refills, so that the figure is the buffer's cost,
 // not the server's rate.
 func BenchmarkNext(b *testing.B) {
-	a := startServer(b, 4)
+	a := startServer(b, 4, false)
 	const block = 1 << 20
 	g, err := client.New(context.Background(), client.Config{Targets: []string{a.addr}, MinBatch: block, MaxBatch: block})
 	if err != nil {

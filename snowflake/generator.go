@@ -108,6 +108,7 @@ type Generator struct {
 	hwMu       sync.Mutex
 	adopted    atomic.Pointer[adoptedMark] // the last lease mark that moved the state
 	markTick   atomic.Int64                // ticks >= markTick need a new mark first
+	loadedMark atomic.Int64                // unix ns of the mark read at start or at a new identity; 0: none
 	aheadTicks int64
 }
 
@@ -305,6 +306,9 @@ func (g *Generator) adoptMark(ctx context.Context, ident *idgen.Identity) error 
 		// at any tick.
 		for old := g.state.Load(); g.csOf(old) < cs && !g.state.CompareAndSwap(old, cs<<g.csShift); old = g.state.Load() {
 		}
+	}
+	if !mark.IsZero() {
+		g.loadedMark.Store(mark.UnixNano())
 	}
 	m := int64(0)
 	if d := mark.UnixNano() - g.p.epochNs; !mark.IsZero() && d > 0 {
@@ -859,6 +863,44 @@ func (g *Generator) ClockDrift() time.Duration {
 func (g *Generator) ClockAhead() time.Duration {
 	last := g.tickOf(g.state.Load())
 	return time.Duration(max(0, last*g.p.tickNs-g.elapsed()))
+}
+
+// BehindHighWater returns how far the clock is behind the high-water mark
+// read at start (Config.HighWater) or at the lease's latest identity (the
+// previous holder's mark), and that mark: after a restart with the clock
+// behind the mark, no ID is issued before it under the policies that wait
+// or fail, and IDs run ahead of the clock under Hold. behind is 0 once the
+// clock has passed the mark, or with no mark read (mark is then zero).
+func (g *Generator) BehindHighWater() (behind time.Duration, mark time.Time) {
+	ns := g.loadedMark.Load()
+	if ns == 0 {
+		return 0, time.Time{}
+	}
+	return time.Duration(max(0, ns-g.p.epochNs-g.elapsed())), time.Unix(0, ns).UTC()
+}
+
+// MaxAhead returns how far ahead of the clock the policy may issue:
+// Config.MaxAhead (or its default) under Hold and Bump, 0 under the
+// policies that never issue ahead (Fail, Wait, WaitThenFail).
+func (g *Generator) MaxAhead() time.Duration {
+	if g.policy != Hold && g.policy != Bump {
+		return 0
+	}
+	return time.Duration(g.maxAhead)
+}
+
+// LayoutEnd returns the end of the layout's lifetime (Layout.End): from
+// then on Next fails with idgen.ErrLayoutExhausted.
+func (g *Generator) LayoutEnd() time.Time { return g.p.layout.End() }
+
+// LeaseStatus returns the status of the lease behind the worker ID, and
+// true, when Config.Lease is renewed against a store (an
+// idgen.LeaseStatusReporter); else false.
+func (g *Generator) LeaseStatus() (idgen.LeaseStatus, bool) {
+	if r, ok := g.lease.(idgen.LeaseStatusReporter); ok {
+		return r.LeaseStatus(), true
+	}
+	return idgen.LeaseStatus{}, false
 }
 
 // beforeEpoch is the error of a clock reading ns before the epoch.

@@ -92,6 +92,9 @@ func buildSegment(ctx context.Context, p *Params) (idgen.Generator, error) {
 	if cfg.AutoCreate, err = p.Bool("auto_create", false); err != nil {
 		return nil, err
 	}
+	if notify := p.opts.Notify; notify != nil {
+		cfg.OnLimit = func(l segment.Limit) { notify(l.String()) }
+	}
 	return segment.Dial(ctx, dsn, cfg)
 }
 

@@ -2,6 +2,7 @@ package etcdtest
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/idgenkit/idgen/internal/testenv"
+	"github.com/idgenkit/idgen/internal/testenv/certs"
 )
 
 // A Process is an etcd server run as a child process (Debian's etcd-server
@@ -32,32 +34,85 @@ type Process struct {
 // stopped).
 func StartProcess(t testing.TB) *Process {
 	t.Helper()
-	bin, err := exec.LookPath("etcd")
+	return start(t, "http", nil, clientv3.Config{})
+}
+
+// Secure describes the etcd of StartSecure: TLS with client certificates
+// required (--client-cert-auth, --trusted-ca-file) and RBAC enabled.
+type Secure struct {
+	// Certs holds the CA (--trusted-ca-file), the server's certificate,
+	// and the client certificates.
+	Certs *certs.Set
+	// User and Password have the role Role: read and write on
+	// /idgen/<Namespace>/ only.
+	User, Password, Role, Namespace string
+	// RootPassword is the root user's.
+	RootPassword string
+}
+
+// StartSecure starts the etcd binary as StartProcess does, serving TLS
+// with s.Certs.Server, requiring client certificates signed by s.Certs.CA,
+// and with authentication enabled: a root user, and s.User with the least
+// role idgen needs (s.Role: readwrite on the prefix /idgen/<s.Namespace>/).
+func StartSecure(t testing.TB, s Secure) *Process {
+	t.Helper()
+	tc := &tls.Config{RootCAs: s.Certs.Pool(), Certificates: []tls.Certificate{s.Certs.Client.TLS()}}
+	p := start(t, "https", []string{"--client-cert-auth", "--trusted-ca-file", s.Certs.CA.CertFile,
+		"--cert-file", s.Certs.Server.CertFile, "--key-file", s.Certs.Server.KeyFile}, clientv3.Config{TLS: tc})
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{p.Addr}, DialTimeout: 5 * time.Second, Logger: zap.NewNop(), TLS: tc})
 	if err != nil {
-		if testenv.CI() {
-			t.Fatalf("etcd binary missing under CI=true (apt-get install etcd-server): %v", err)
-		}
-		t.Skipf("etcd binary missing (apt-get install etcd-server): %v", err)
+		t.Fatalf("etcd client of %s: %v", p.Addr, err)
 	}
-	cu := fmt.Sprintf("http://127.0.0.1:%d", FreePort(t))
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	prefix := "/idgen/" + s.Namespace + "/"
+	steps := []func() error{
+		func() error { _, err := c.UserAdd(ctx, "root", s.RootPassword); return err },
+		func() error { _, err := c.UserGrantRole(ctx, "root", "root"); return err },
+		func() error { _, err := c.RoleAdd(ctx, s.Role); return err },
+		func() error {
+			_, err := c.RoleGrantPermission(ctx, s.Role, prefix, clientv3.GetPrefixRangeEnd(prefix), clientv3.PermissionType(clientv3.PermReadWrite))
+			return err
+		},
+		func() error { _, err := c.UserAdd(ctx, s.User, s.Password); return err },
+		func() error { _, err := c.UserGrantRole(ctx, s.User, s.Role); return err },
+		func() error { _, err := c.AuthEnable(ctx); return err },
+	}
+	for i, step := range steps {
+		if err := step(); err != nil {
+			t.Fatalf("etcd auth setup step %d: %v", i, err)
+		}
+	}
+	return p
+}
+
+// start runs etcd with the client URL's scheme and extra flags, and waits
+// for a client of cfg (its endpoints and timeouts set here) to read.
+func start(t testing.TB, scheme string, extra []string, cfg clientv3.Config) *Process {
+	t.Helper()
+	bin := testenv.Binary(t, "etcd", "etcd-server")
+	cu := fmt.Sprintf("%s://127.0.0.1:%d", scheme, FreePort(t))
 	pu := fmt.Sprintf("http://127.0.0.1:%d", FreePort(t))
 	dir := t.TempDir()
-	p := &Process{Addr: cu[len("http://"):], log: filepath.Join(dir, "etcd.log")}
+	p := &Process{Addr: cu[len(scheme+"://"):], log: filepath.Join(dir, "etcd.log")}
 	out, err := os.Create(p.log)
 	if err != nil {
 		t.Fatalf("etcd log: %v", err)
 	}
 	defer out.Close()
-	p.cmd = exec.Command(bin, "--name", "idgen-test", "--data-dir", filepath.Join(dir, "data"),
+	args := append([]string{"--name", "idgen-test", "--data-dir", filepath.Join(dir, "data"),
 		"--listen-client-urls", cu, "--advertise-client-urls", cu,
 		"--listen-peer-urls", pu, "--initial-advertise-peer-urls", pu,
-		"--initial-cluster", "idgen-test="+pu, "--logger", "zap", "--log-level", "error")
+		"--initial-cluster", "idgen-test=" + pu, "--logger", "zap", "--log-level", "error"}, extra...)
+	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = out, out
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", bin, err)
 	}
 	t.Cleanup(p.kill)
-	c, err := clientv3.New(clientv3.Config{Endpoints: []string{p.Addr}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	cfg.Endpoints, cfg.DialTimeout, cfg.Logger = []string{p.Addr}, 5*time.Second, zap.NewNop()
+	c, err := clientv3.New(cfg)
 	if err != nil {
 		t.Fatalf("etcd client of %s: %v", p.Addr, err)
 	}
