@@ -101,3 +101,23 @@ func TestExplainWarnings(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainJS53 checks that explain states the js53 preset's limits:
+// its lifetime, workers and rate, and that its IDs never pass 2^53-1.
+func TestExplainJS53(t *testing.T) {
+	out, errs, code := run("explain", "snowflake?preset=js53")
+	if code != 0 {
+		t.Fatalf("explain js53 exit %d: %s", code, errs)
+	}
+	for _, want := range []string{
+		"layout  time:41,worker:5,sequence:7;tick=1ms;epoch=2026-01-01T00:00:00Z\n",
+		"\nlifetime ends  2095-09-07T15:47:35.552Z  (69.7 years after the epoch; ",
+		"\nper node       128,000 IDs/s             (128 per 1ms tick)\n",
+		"\nnodes          32                        (worker 5 bits)\n",
+		"\npasses 2^53-1  never                     (a 53-bit layout)\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("explain js53 lacks %q:\n%s", want, out)
+		}
+	}
+}
