@@ -39,6 +39,10 @@ func TestServeBadInput(t *testing.T) {
 	if err := os.WriteFile(twice, []byte("{\"generators\": {\n  \"orders\": \"snowflake?worker=1\",\n  \"orders\": \"snowflake?worker=2\"}}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	tlsCfg := filepath.Join(t.TempDir(), "tls.yaml")
+	if err := os.WriteFile(tlsCfg, []byte("generators:\n  a: uuidv7\ntls:\n  cert: none.pem\n  key: none-key.pem\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	busy := busyAddr(t)
 	tests := []struct {
 		name     string
@@ -79,6 +83,9 @@ func TestServeBadInput(t *testing.T) {
 		{"client CA without TLS", []string{"serve", "-s", "snowflake", "--client-ca", "ca.pem"}, 2, "--client-ca needs --tls-cert and --tls-key"},
 		{"insecure beside TLS", []string{"serve", "-s", "snowflake", "--tls-cert", "s.pem", "--tls-key", "k.pem", "--insecure"}, 2, "--insecure serves plaintext"},
 		{"certificate missing", []string{"serve", "-s", "snowflake", "--tls-cert", "none.pem", "--tls-key", "k.pem"}, 2, "unusable certificate files: stat none.pem: no such file"},
+		{"config's certificate missing", []string{"serve", "--config", tlsCfg}, 2,
+			"unusable certificate files: stat " + filepath.Join(filepath.Dir(tlsCfg), "none.pem") + ": no such file"},
+		{"config's TLS beside --insecure", []string{"serve", "--config", tlsCfg, "--insecure"}, 2, "--insecure serves plaintext"},
 		{"metrics address", []string{"serve", "-s", "snowflake", "--metrics-addr", "9100"}, 2, `--metrics-addr "9100": want host:port`},
 		// --insecure passes the check: the port in use is what fails.
 		{"insecure on purpose", []string{"serve", "-s", "snowflake", "--addr", "0.0.0.0:" + busy[strings.LastIndex(busy, ":")+1:], "--insecure"}, 1, "address already in use"},
