@@ -10,22 +10,40 @@ import (
 // made only when the generator first asks for Done or Err: the paths that
 // never wait (a Snowflake sequence number, a segment ID from memory) cost
 // no timer, no channel and no cancel propagation. Once made, it behaves as
-// context.WithDeadline(parent, deadline).
+// context.WithDeadline(parent, deadline). A request's is part of its
+// pooled reqState, so that it costs no allocation either: reset readies
+// it for the next use once release has ended the last.
 type deadlineCtx struct {
 	context.Context // the parent: Value, and Deadline when it is earlier
 	deadline        time.Time
 
-	once   sync.Once
-	timed  context.Context
-	cancel context.CancelFunc
+	mu       sync.Mutex
+	released bool
+	timed    context.Context
+	cancel   context.CancelFunc
 }
 
 func withLazyDeadline(parent context.Context, d time.Time) *deadlineCtx {
-	return &deadlineCtx{Context: parent, deadline: d}
+	c := new(deadlineCtx)
+	c.reset(parent, d)
+	return c
 }
 
-func (c *deadlineCtx) start() {
-	c.timed, c.cancel = context.WithDeadline(c.Context, c.deadline)
+// reset makes c a fresh lazy context of parent until d; c must be released
+// (or new).
+func (c *deadlineCtx) reset(parent context.Context, d time.Time) {
+	c.Context, c.deadline, c.released, c.timed, c.cancel = parent, d, false, nil, nil
+}
+
+// timedCtx returns the context with the timer, making it on the first
+// call; nil once released before any call.
+func (c *deadlineCtx) timedCtx() context.Context {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.timed == nil && !c.released {
+		c.timed, c.cancel = context.WithDeadline(c.Context, c.deadline)
+	}
+	return c.timed
 }
 
 func (c *deadlineCtx) Deadline() (time.Time, bool) {
@@ -36,19 +54,17 @@ func (c *deadlineCtx) Deadline() (time.Time, bool) {
 }
 
 func (c *deadlineCtx) Done() <-chan struct{} {
-	c.once.Do(c.start)
-	if c.timed == nil {
-		return closed // released before anyone asked
+	if t := c.timedCtx(); t != nil {
+		return t.Done()
 	}
-	return c.timed.Done()
+	return closed // released before anyone asked
 }
 
 func (c *deadlineCtx) Err() error {
-	c.once.Do(c.start)
-	if c.timed == nil {
-		return context.Canceled
+	if t := c.timedCtx(); t != nil {
+		return t.Err()
 	}
-	return c.timed.Err()
+	return context.Canceled
 }
 
 var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
@@ -56,8 +72,10 @@ var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c
 // release stops the timer, if one was made; a context released before its
 // first Done or Err is canceled from then on.
 func (c *deadlineCtx) release() {
-	c.once.Do(func() {}) // no timer from here on
+	c.mu.Lock()
+	c.released = true
 	if c.cancel != nil {
 		c.cancel()
 	}
+	c.mu.Unlock()
 }
