@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"strconv"
 	"strings"
 	"testing"
@@ -85,29 +84,4 @@ func TestEncoderFieldText(t *testing.T) {
 	if !strings.HasSuffix(b, `"datacenter_id":31,"worker_id":17,"sequence_number":4095}}`) {
 		t.Errorf("appendObject = %s; want datacenter 31, worker 17, sequence 4095", b)
 	}
-}
-
-// A released deadlineCtx reset for the next request (it lives in the
-// pooled reqState) is lazy and open again, with the new deadline.
-func TestDeadlineCtxReset(t *testing.T) {
-	c := withLazyDeadline(context.Background(), time.Now().Add(-time.Second))
-	<-c.Done() // past: the timer fires at once
-	c.release()
-	d := time.Now().Add(time.Hour)
-	c.reset(context.Background(), d)
-	if c.timed != nil || c.released {
-		t.Fatal("reset kept the last use's timer or release")
-	}
-	if got, _ := c.Deadline(); !got.Equal(d) {
-		t.Errorf("Deadline() after reset = %v; want %v", got, d)
-	}
-	select {
-	case <-c.Done():
-		t.Fatal("Done() after reset is closed")
-	default:
-	}
-	if err := c.Err(); err != nil {
-		t.Errorf("Err() after reset = %v; want nil", err)
-	}
-	c.release()
 }

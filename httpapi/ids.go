@@ -153,8 +153,8 @@ func (h *Handler) serveIDs(w http.ResponseWriter, r *http.Request, st *reqState,
 		ctx := r.Context()
 		if h.timeout > 0 {
 			dc := &st.dl
-			dc.reset(ctx, st.start.Add(h.timeout))
-			defer dc.release()
+			dc.Reset(ctx, st.start.Add(h.timeout))
+			defer dc.Release()
 			ctx = dc
 		}
 		h.headIDs(ctx, w, st, g, q)
@@ -284,10 +284,10 @@ type issuer struct {
 	h         *Handler
 	ctx       context.Context
 	g         *genRoute
-	start     time.Time     // the request's arrival
-	dl        *deadlineCtx  // the request's, reset for each chunk
-	streaming bool          // past the first chunk
-	spent     time.Duration // of Options.Timeout, once streaming
+	start     time.Time         // the request's arrival
+	dl        *serving.Deadline // the request's, reset for each chunk
+	streaming bool              // past the first chunk
+	spent     time.Duration     // of Options.Timeout, once streaming
 }
 
 func (is *issuer) issue(ids []idgen.ID) error {
@@ -300,8 +300,8 @@ func (is *issuer) issue(ids []idgen.ID) error {
 			deadline = t0.Add(is.h.timeout - is.spent)
 		}
 		dc := is.dl
-		dc.reset(ctx, deadline)
-		defer dc.release()
+		dc.Reset(ctx, deadline)
+		defer dc.Release()
 		ctx = dc
 	}
 	_, err := idgen.NextN(ctx, is.g.gen, ids)
