@@ -112,7 +112,9 @@ func TestSystemdUnit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"\nRestart=on-failure\n", "\nStateDirectory=idgen\n", "\nKillSignal=SIGTERM\n", "/var/lib/idgen/high-water"} {
+	for _, want := range []string{"\nRestart=on-failure\n", "\nStateDirectory=idgen\n", "\nKillSignal=SIGTERM\n", "/var/lib/idgen/high-water",
+		"--tls-cert %d/tls.crt --tls-key %d/tls.key", // serve refuses :8443 without TLS
+	} {
 		if !strings.Contains(string(unit), want) {
 			t.Errorf("idgen.service lacks %q", strings.TrimSpace(want))
 		}
