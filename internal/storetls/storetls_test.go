@@ -102,4 +102,9 @@ func TestExplain(t *testing.T) {
 			t.Errorf("%s: Explain = %q; want %q, wrapping the error", tt.name, got, tt.want)
 		}
 	}
+	// A caller with options of its own names them.
+	got := storetls.ExplainFor(alert, &tls.Config{}, "--tls-cert, --tls-key")
+	if want := "remote error: tls: bad certificate (the server may want a client certificate: --tls-cert, --tls-key)"; got.Error() != want || !errors.Is(got, alert) {
+		t.Errorf("ExplainFor(--tls-cert, --tls-key) = %q; want %q, wrapping the error", got, want)
+	}
 }
