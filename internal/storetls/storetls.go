@@ -70,13 +70,14 @@ func (o Options) TLS() bool { return o.CA != "" || o.Cert != "" || o.ServerName 
 // cannot be read, a CA file with no PEM certificate, or a certificate that
 // does not match its key is an error naming the keys and the file.
 func (o Options) Config() (*tls.Config, error) {
-	c, err := tlsfiles.Client{CAFile: o.CA, CertFile: o.Cert, KeyFile: o.Key, ServerName: o.ServerName}.Config(nil)
+	// The CA and the pair are loaded apart so that each error names its
+	// own keys (a certificate path may contain the CA's).
+	c, err := tlsfiles.Client{CAFile: o.CA, ServerName: o.ServerName}.Config(nil)
 	if err != nil {
-		key := "tls_cert, tls_key"
-		if o.CA != "" && strings.Contains(err.Error(), o.CA) {
-			key = "tls_ca"
-		}
-		return nil, fmt.Errorf("%s: %w", key, err)
+		return nil, fmt.Errorf("tls_ca: %w", err)
+	}
+	if c, err = (tlsfiles.Client{CertFile: o.Cert, KeyFile: o.Key}).Config(c); err != nil {
+		return nil, fmt.Errorf("tls_cert, tls_key: %w", err)
 	}
 	return c, nil
 }

@@ -59,6 +59,8 @@ func TestConfigAndPassword(t *testing.T) {
 		{storetls.Options{CA: "/nonexistent/ca"}, "tls_ca: tls: unusable certificate files: open /nonexistent/ca"},
 		{storetls.Options{CA: notPEM}, "tls_ca: tls: unusable certificate files: CA file "},
 		{storetls.Options{Cert: cs.Client.CertFile, Key: cs.Server.KeyFile}, "tls_cert, tls_key: tls: unusable certificate files: certificate "},
+		// a certificate path that starts with the CA's is still the certificate's fault
+		{storetls.Options{CA: cs.CA.CertFile, Cert: cs.CA.CertFile + ".client", Key: cs.Client.KeyFile}, "tls_cert, tls_key: tls: unusable certificate files: certificate " + cs.CA.CertFile + ".client"},
 	} {
 		if _, err := tt.o.Config(); err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "s3cret") {
 			t.Errorf("Config(%+v) = %v; want %q, no content", tt.o, err, tt.want)
