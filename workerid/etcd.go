@@ -26,9 +26,13 @@ import (
 // EtcdConfig configures an etcd lease.
 type EtcdConfig struct {
 	LeaseConfig
-	// Endpoints are the etcd client URLs or host:port pairs. Required.
+	// Endpoints are the etcd client URLs or host:port pairs, one per
+	// member. Required. The lease talks to one member at a time, in this
+	// order, and moves to the next after a request fails (a member that
+	// does not answer within an attempt, has no leader, or refuses).
 	Endpoints []string
-	// DialTimeout bounds the first contact at startup. Zero means 5 s.
+	// DialTimeout bounds the first contact at startup, per member: the
+	// first that answers is used. Zero means 5 s.
 	DialTimeout time.Duration
 	// TLS, when not nil, dials the endpoints over TLS with it: its
 	// RootCAs verify the servers, its Certificates authenticate this
