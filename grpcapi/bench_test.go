@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/grpcapi"
@@ -117,5 +118,24 @@ func BenchmarkNextStream(b *testing.B) {
 			}
 			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "ids/s")
 		})
+	}
+}
+
+// BenchmarkNextServer is the Server's Next in process, count=1, without
+// grpc-go around it: the allocations and time the answer itself costs,
+// with Options.Timeout as idgen serve sets it (1 s).
+func BenchmarkNextServer(b *testing.B) {
+	s, err := grpcapi.New(map[string]idgen.Generator{"default": newSnowflake(b, 1, snowflake.Config{})},
+		grpcapi.Options{Timeout: time.Second, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	req := &idgenv1.NextRequest{Count: 1}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Next(ctx, req); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
