@@ -12,13 +12,15 @@ import (
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/idgenkit/idgen"
@@ -340,9 +342,23 @@ func (s *Server) issueError(g *generator, err error) error {
 	s.log.Error("grpcapi: issuing IDs failed", "generator", g.name, "code", code.String(), "err", err)
 	st := status.New(code, msg)
 	if code == codes.Unavailable {
-		if d, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(retry)}); err == nil {
-			st = d
-		}
+		p := st.Proto()
+		p.Details = append(p.Details, retryInfo(retry))
+		st = status.FromProto(p)
 	}
 	return st.Err()
+}
+
+// retryInfoURL is the type URL of google.rpc.RetryInfo, the detail an
+// Unavailable status carries.
+const retryInfoURL = "type.googleapis.com/google.rpc.RetryInfo"
+
+// retryInfo returns google.rpc.RetryInfo{retry_delay: d} as an Any, its
+// one field (1, a google.protobuf.Duration) encoded by hand, as the
+// genproto errdetails package would encode it, so that the module does not
+// require genproto for one message.
+func retryInfo(d time.Duration) *anypb.Any {
+	dur, _ := proto.Marshal(durationpb.New(d))
+	b := protowire.AppendTag(nil, 1, protowire.BytesType)
+	return &anypb.Any{TypeUrl: retryInfoURL, Value: protowire.AppendBytes(b, dur)}
 }

@@ -11,9 +11,9 @@ import (
 	"sync"
 	"time"
 
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc/codes"
 
 	"github.com/idgenkit/idgen"
 )
@@ -275,7 +275,7 @@ func (b *etcdBackend) lease() clientv3.LeaseID {
 func (b *etcdBackend) renew(ctx context.Context, id, gen int64) error {
 	lid := b.lease()
 	resp, err := b.c.KeepAliveOnce(ctx, lid)
-	if errors.Is(err, rpctypes.ErrLeaseNotFound) || (err == nil && resp.TTL <= 0) {
+	if leaseNotFound(err) || (err == nil && resp.TTL <= 0) {
 		return errGone
 	}
 	if err != nil {
@@ -301,7 +301,7 @@ func (b *etcdBackend) release(ctx context.Context, id, gen int64) error {
 		return nil
 	}
 	_, err := b.c.Revoke(ctx, lid)
-	if errors.Is(err, rpctypes.ErrLeaseNotFound) {
+	if leaseNotFound(err) {
 		err = nil
 	}
 	if err == nil {
@@ -335,3 +335,14 @@ func (b *etcdBackend) setMark(ctx context.Context, id, gen int64, mark time.Time
 }
 
 func (b *etcdBackend) close() { b.c.Close() }
+
+// leaseNotFound reports etcd's "requested lease not found"
+// (rpctypes.ErrLeaseNotFound, which the client returns as an EtcdError),
+// matched by its gRPC code and text, as the client builds it.
+func leaseNotFound(err error) bool {
+	var e interface {
+		Code() codes.Code
+		error
+	}
+	return errors.As(err, &e) && e.Code() == codes.NotFound && e.Error() == "etcdserver: requested lease not found"
+}

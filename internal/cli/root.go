@@ -163,7 +163,7 @@ scheme costs a PostgreSQL B-tree index.
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return badInput(flagError(err)) })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return badInput(flagError(c, err)) })
 	for _, f := range commands {
 		root.AddCommand(f())
 	}

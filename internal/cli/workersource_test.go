@@ -216,7 +216,7 @@ func TestGenRestartInsideHighWaterWindow(t *testing.T) {
 		{"etcd", func(t *testing.T) func(string, string) string {
 			e, host, err := etcdtest.Start(t, t.TempDir())
 			if err != nil {
-				t.Fatalf("embedded etcd: %v", err)
+				t.Fatalf("etcd process: %v", err)
 			}
 			t.Cleanup(e.Close)
 			return func(ns, keys string) string { return "etcd://" + host + "/" + ns + "?ttl=30s" + keys }
