@@ -41,6 +41,12 @@ var (
 	// hand out and its store cannot be reached.
 	ErrUnavailable = errors.New("idgen: ID store unavailable")
 
+	// ErrInvalid reports input the caller must change before trying again:
+	// a spec, configuration value, key, DSN or argument outside what is
+	// allowed. The error wrapping it names the input (cut to about 64
+	// characters) and what is allowed.
+	ErrInvalid = errors.New("idgen: invalid input")
+
 	// ErrClosed reports a call on a closed generator.
 	ErrClosed = errors.New("idgen: generator closed")
 )

@@ -31,12 +31,9 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/idgenkit/idgen"
-	"github.com/idgenkit/idgen/grpcapi"
 	"github.com/idgenkit/idgen/grpcapi/idgenv1"
 	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/prefetch"
-	"github.com/idgenkit/idgen/snowflake"
-	"github.com/idgenkit/idgen/strategies"
 )
 
 // Defaults of Config's zero values.
@@ -61,8 +58,9 @@ type Config struct {
 	// server's default.
 	Generator string
 	// Scheme is the IDs' scheme. Nil means the one the first server lists
-	// for Generator (a Snowflake layout, or any scheme of package
-	// strategies by name).
+	// for Generator, found by idgen.FindScheme among the packages the
+	// program links: a Snowflake layout (package snowflake), or a scheme of
+	// package strategies (or of a store package such as segment) by name.
 	Scheme *idgen.Scheme
 	// MinBatch and MaxBatch bound a fetch, in IDs. Zero means 1000 and
 	// 1,000,000.
@@ -75,7 +73,7 @@ type Config struct {
 	// doubling from RetryMin. Zero means 10 ms and 1 s.
 	RetryMin, RetryMax time.Duration
 	// DialOptions are passed to grpc.NewClient. Nil means plaintext
-	// (insecure credentials) with grpcapi.StreamWindow flow-control
+	// (insecure credentials) with idgenv1.StreamWindow flow-control
 	// windows.
 	DialOptions []grpc.DialOption
 }
@@ -168,7 +166,7 @@ func New(ctx context.Context, cfg Config) (*Generator, error) {
 	}
 	if cfg.DialOptions == nil {
 		cfg.DialOptions = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
-			grpc.WithInitialWindowSize(grpcapi.StreamWindow), grpc.WithInitialConnWindowSize(grpcapi.StreamWindow)}
+			grpc.WithInitialWindowSize(idgenv1.StreamWindow), grpc.WithInitialConnWindowSize(idgenv1.StreamWindow)}
 	}
 	g := &Generator{cfg: cfg, scheme: cfg.Scheme, planner: pl, attempt: make(chan struct{}),
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
@@ -224,16 +222,9 @@ func (g *Generator) learnScheme(ctx context.Context) (*idgen.Scheme, error) {
 			if gen.Name != name {
 				continue
 			}
-			if gen.Layout != "" {
-				l, err := snowflake.ParseLayout(gen.Layout)
-				if err != nil {
-					return nil, fmt.Errorf("client: generator %q: layout %q: %w", name, echo.Cut(gen.Layout), err)
-				}
-				return snowflake.SchemeOf(l)
-			}
-			s, err := strategies.SchemeOf(gen.Scheme)
+			s, err := idgen.FindScheme(gen.Scheme, gen.Layout)
 			if err != nil {
-				return nil, fmt.Errorf("client: generator %q: scheme %q unknown here; set Config.Scheme: %w", name, echo.Cut(gen.Scheme), err)
+				return nil, fmt.Errorf("client: generator %q: %w; set Config.Scheme", name, err)
 			}
 			return s, nil
 		}
@@ -456,12 +447,12 @@ func (g *Generator) fetchAny(ctx context.Context, n int64) ([]idgen.ID, error) {
 }
 
 // fetch streams n IDs from server i, in batches that fit in grpc-go's
-// default 4 MiB message (grpcapi.MaxBatch): a server whose max count is
+// default 4 MiB message (idgenv1.MaxBatch): a server whose max count is
 // larger would otherwise send batches the connection refuses.
 func (g *Generator) fetch(ctx context.Context, i int, n int64) ([]idgen.ID, error) {
 	ctx, cancel := context.WithTimeout(ctx, g.cfg.FetchTimeout)
 	defer cancel()
-	batch := uint32(min(n, int64(grpcapi.MaxBatch(g.scheme.Size))))
+	batch := uint32(min(n, int64(idgenv1.MaxBatch(g.scheme.Size))))
 	st, err := g.clients[i].NextStream(ctx, &idgenv1.NextStreamRequest{Generator: g.cfg.Generator, Count: uint64(n), BatchSize: batch})
 	if err != nil {
 		return nil, err

@@ -137,7 +137,8 @@ func New(gens map[string]idgen.Generator, opts Options) (*Server, error) {
 // StreamWindow is the HTTP/2 flow-control window, in bytes, of the
 // servers NewGRPCServer builds and of package client's connections: a
 // NextStream batch of 10,000 64-bit IDs is 80 KB, past the 64 KiB default.
-const StreamWindow = 1 << 20
+// It is idgenv1.StreamWindow.
+const StreamWindow = idgenv1.StreamWindow
 
 // NewGRPCServer returns a grpc.Server, built with StreamWindow, opts and
 // the metric interceptors, that serves s, the health service (SERVING) and

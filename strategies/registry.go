@@ -242,3 +242,16 @@ func (p *Params) Choice(key, def string, choices ...string) (string, error) {
 	}
 	return v, nil
 }
+
+// findScheme is package strategies' idgen.SchemeFinder: the scheme of the
+// registered strategy a name (a bare spec) names. Layouts are package
+// snowflake's.
+func findScheme(name, layout string) (*idgen.Scheme, bool, error) {
+	if layout != "" {
+		return nil, false, nil
+	}
+	s, err := SchemeOf(name)
+	return s, err == nil, nil
+}
+
+func init() { idgen.RegisterSchemeFinder(findScheme) }
