@@ -25,7 +25,6 @@ import (
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/grpcapi/idgenv1"
-	"github.com/idgenkit/idgen/httpapi"
 	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/internal/serving"
 	"github.com/idgenkit/idgen/snowflake"
@@ -35,10 +34,10 @@ import (
 // and Timeout mean what they mean in httpapi.Options.
 type Options struct {
 	// Default names the generator used when a request names none. Empty
-	// means the only generator when there is one, else httpapi.DefaultName.
+	// means the only generator when there is one, else serving.DefaultName.
 	Default string
 	// MaxCount is the largest count of a Next call and the largest batch
-	// of NextStream. Zero means httpapi.DefaultMaxCount (10,000).
+	// of NextStream. Zero means serving.DefaultMaxCount (10,000).
 	MaxCount int
 	// Timeout bounds how long a call may wait for one batch of IDs; past
 	// it the call ends Unavailable. Zero means no bound but the call's own
@@ -88,7 +87,7 @@ func New(gens map[string]idgen.Generator, opts Options) (*Server, error) {
 	}
 	s := &Server{gens: make(map[string]*generator, len(gens)), maxCount: opts.MaxCount, timeout: opts.Timeout, log: opts.Logger}
 	if s.maxCount == 0 {
-		s.maxCount = httpapi.DefaultMaxCount
+		s.maxCount = serving.DefaultMaxCount
 	}
 	if s.maxCount < 1 || s.timeout < 0 {
 		return nil, fmt.Errorf("%w: MaxCount %d must be at least 1 and Timeout %v not negative", ErrConfig, opts.MaxCount, opts.Timeout)
@@ -114,7 +113,7 @@ func New(gens map[string]idgen.Generator, opts Options) (*Server, error) {
 	slices.Sort(s.names)
 	def := opts.Default
 	if def == "" {
-		def = httpapi.DefaultName
+		def = serving.DefaultName
 		if len(gens) == 1 {
 			def = s.names[0]
 		}

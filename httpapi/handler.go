@@ -20,15 +20,16 @@ import (
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/internal/echo"
+	"github.com/idgenkit/idgen/internal/serving"
 )
 
 // DefaultMaxCount is the largest count a request may ask for when
 // Options.MaxCount is zero.
-const DefaultMaxCount = 10_000
+const DefaultMaxCount = serving.DefaultMaxCount
 
 // DefaultName is the name of the default generator when Options.Default is
 // empty and there is more than one generator.
-const DefaultName = "default"
+const DefaultName = serving.DefaultName
 
 // DefaultReadyTimeout bounds a readiness check when Options.ReadyTimeout is zero.
 const DefaultReadyTimeout = time.Second

@@ -9,13 +9,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/idgenkit/idgen"
-	"github.com/idgenkit/idgen/segment"
 )
 
 // Counters a Generator may expose for /metrics, detected with a type
 // assertion at each scrape. They are plain methods, so that a library
 // implements them without importing httpapi. A segment generator's IDs in
-// memory are read from its Stats() segment.Stats.
+// memory are read from its Remaining method (segment.Allocator's).
 type (
 	// A RollbackCounter counts the clock rollbacks a generator met: those
 	// it waited out (policies wait and wait-then-fail) and those it failed
@@ -190,16 +189,16 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	counter(m.cutDesc, m.cut.Load())
 }
 
-// A segmentStats is a generator that reports segment.Stats: a
-// *segment.Allocator, or a wrapper of one that passes its Stats on.
-type segmentStats interface{ Stats() segment.Stats }
+// A remainer is a generator that holds IDs in memory and says how many:
+// a *segment.Allocator (its Stats().Remaining: the current segment plus
+// the prefetched one).
+type remainer interface{ Remaining() int64 }
 
-// remaining returns the IDs a segment generator holds in memory (its
-// Stats().Remaining: the current segment plus the prefetched one), and
+// remaining returns the IDs a segment generator holds in memory, and
 // whether g is one.
 func remaining(g idgen.Generator) (uint64, bool) {
-	if s, ok := g.(segmentStats); ok {
-		return uint64(max(0, s.Stats().Remaining)), true
+	if s, ok := g.(remainer); ok {
+		return uint64(max(0, s.Remaining())), true
 	}
 	return 0, false
 }

@@ -41,9 +41,19 @@ var (
 
 	// ErrExhausted reports a biz tag whose max_id has reached 2^63-1, or a
 	// ticket server whose counter can go no higher: every ID was handed
-	// out, and waiting does not mend it.
-	ErrExhausted = errors.New("segment: biz tag exhausted")
+	// out, and waiting does not mend it. It has a Permanent method that
+	// returns true, by which the servers (httpapi, grpcapi) tell it from
+	// an outage without linking this package.
+	ErrExhausted error = permanentError("segment: biz tag exhausted")
 )
+
+// A permanentError is an error that waiting does not mend.
+type permanentError string
+
+func (e permanentError) Error() string { return string(e) }
+
+// Permanent reports true: waiting does not mend the error.
+func (permanentError) Permanent() bool { return true }
 
 // int64Codec is decimal text limited to the bigint range [0, 2^63-1]: a
 // store never hands out more.
