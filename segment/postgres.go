@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	storedsn "github.com/idgenkit/idgen/internal/dsn"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -43,7 +44,7 @@ func openPool(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 		if nerr := noDatabase(dsn, err); nerr != nil {
 			return nil, nerr
 		}
-		return nil, unreachable(Redact(dsn), err)
+		return nil, storedsn.Connect(dsn, ErrUnreachable, err)
 	}
 	return pool, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	storedsn "github.com/idgenkit/idgen/internal/dsn"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -40,7 +41,7 @@ func openRedis(ctx context.Context, dsn string) (*redis.Client, error) {
 	c := redis.NewClient(opt)
 	if err := c.Ping(ctx).Err(); err != nil {
 		c.Close()
-		return nil, unreachable(Redact(dsn), err)
+		return nil, storedsn.Connect(dsn, ErrUnreachable, err)
 	}
 	return c, nil
 }

@@ -46,6 +46,22 @@ var registry = map[string]*Strategy{}
 
 func register(s *Strategy) { registry[s.Name] = withEncoding(s) }
 
+// Register adds s to the registry, as database/sql's drivers register: a
+// package whose strategies need a store registers them from its init
+// (package segment: segment, ticket and instagram), so that a program
+// links a store's driver only when it imports that package; idgen's CLI
+// imports them all for this side effect. It panics when s has no name or
+// Build, or its name is taken.
+func Register(s *Strategy) {
+	if s.Name == "" || s.Build == nil {
+		panic("strategies: Register of a strategy without a name or Build")
+	}
+	if _, dup := registry[s.Name]; dup {
+		panic("strategies: Register called twice for " + s.Name)
+	}
+	register(s)
+}
+
 // List returns the registered strategies, sorted by name.
 func List() []*Strategy {
 	out := make([]*Strategy, 0, len(registry))
@@ -187,6 +203,21 @@ func (p *Params) String(key, def string) string {
 	}
 	return def
 }
+
+// Required returns key's value, trimmed, or an error wrapping ErrSpec
+// that says the key is required and what it takes (want).
+func (p *Params) Required(key, want string) (string, error) {
+	v := strings.TrimSpace(p.String(key, ""))
+	if v == "" {
+		return "", fmt.Errorf("%w: %s: %s is required (%s)", ErrSpec, p.strategy, key, want)
+	}
+	return v, nil
+}
+
+// Invalid returns the error for key's value v, which is not what the key
+// takes (want): a *SpecError wrapping ErrSpec, v quoted and cut to about
+// 64 bytes.
+func (p *Params) Invalid(key, v, want string) error { return p.bad(key, v, want) }
 
 func (p *Params) bad(key, v, want string) error {
 	return specError(p.spec, key, v, fmt.Errorf("%w: %s: %s=%s: want %s", ErrSpec, p.strategy, key, quote(v), want))

@@ -11,8 +11,8 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/idgenkit/idgen"
+	storedsn "github.com/idgenkit/idgen/internal/dsn"
 	"github.com/idgenkit/idgen/internal/redact"
-	"github.com/idgenkit/idgen/segment"
 )
 
 // MySQLConfig configures a MariaDB/MySQL lease.
@@ -68,7 +68,7 @@ func OpenMySQL(ctx context.Context, dsn string, cfg MySQLConfig) (*MySQL, error)
 	if len(lc.Namespace) > 190 {
 		return nil, fmt.Errorf("%w: namespace %q: want at most 190 bytes", ErrConfig, lc.Namespace[:64]+"…")
 	}
-	mc, err := segment.MySQLConfig(dsn)
+	mc, err := storedsn.MySQL(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("%w: MySQL DSN: %v", ErrConfig, err)
 	}
@@ -107,6 +107,9 @@ type myBackend struct {
 }
 
 func (b *myBackend) unreachable(err error) error {
+	if !storedsn.Answered(err) {
+		return storedsn.Connect(b.dsn, nil, err)
+	}
 	return fmt.Errorf("%w: workerid: MySQL %s: %v", idgen.ErrUnavailable, b.dsn, err)
 }
 

@@ -2,6 +2,7 @@ package workerid
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -9,19 +10,35 @@ import (
 	"time"
 
 	"github.com/idgenkit/idgen/internal/redact"
+	"github.com/idgenkit/idgen/strategies"
 )
 
 // DefaultLeaseWorkers bounds the worker IDs a lease hands out when the URL
 // has no workers key: the space's size or 1024, whichever is smaller.
 const DefaultLeaseWorkers = 1024
 
-// Doc describes the worker source URLs Open takes, for key docs and flags.
-const Doc = "worker ID source: static:N, env (IDGEN_WORKER_ID), ordinal[:offset] (hostname name-N), " +
-	"postgres://...[?namespace=&table=&ttl=&workers=&state_file=], etcd://host:port[,host:port][/namespace][?ttl=&workers=&state_file=], " +
-	"mysql://user@host:3306/db[?namespace=&table=&ttl=&workers=&state_file=], " +
-	"redis://host:6379/db[?namespace=&ttl=&workers=&state_file=], " +
-	"zk://host:port[,host:port][/path][?node=&namespace=&ttl=&workers=&state_file=], ip[:bits] (low bits of a private IPv4), " +
-	"hostname-hash?accept_collisions=true"
+// Doc describes the worker source URLs Open takes, for key docs and flags;
+// it is strategies.WorkerSourceDoc.
+const Doc = strategies.WorkerSourceDoc
+
+// The worker sources register with package strategies, as database/sql's
+// drivers do: a spec's worker_source opens with Open once this package is
+// linked.
+func init() { strategies.RegisterWorkerSources(openForSpec) }
+
+// openForSpec is OpenWith as a strategies.WorkerSourceOpener: a malformed
+// URL or a hostname without an ordinal is bad spec input, and wraps
+// strategies.ErrSpec too.
+func openForSpec(ctx context.Context, rawURL string, space strategies.WorkerSpace, getenv func(string) string) (strategies.WorkerSource, error) {
+	src, err := OpenWith(ctx, rawURL, Space{Workers: space.Workers, DatacenterID: space.DatacenterID}, getenv)
+	if errors.Is(err, ErrNoOrdinal) || errors.Is(err, ErrConfig) {
+		return nil, fmt.Errorf("%w: %w", strategies.ErrSpec, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return src, nil
+}
 
 // Open opens the worker ID source a URL names, for a worker space of
 // space.Workers IDs:

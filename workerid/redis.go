@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idgenkit/idgen"
+	storedsn "github.com/idgenkit/idgen/internal/dsn"
 	"github.com/idgenkit/idgen/internal/redact"
 )
 
@@ -106,6 +107,9 @@ return 1`)
 )
 
 func (b *redisBackend) unreachable(err error) error {
+	if !storedsn.Answered(err) {
+		return storedsn.Connect(b.url, nil, err)
+	}
 	return fmt.Errorf("%w: workerid: Redis %s: %v", idgen.ErrUnavailable, b.url, err)
 }
 

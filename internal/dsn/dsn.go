@@ -1,0 +1,228 @@
+// Package dsn reads the store URLs (DSNs) of the packages that reach a
+// database (segment, workerid, compare, migrate) and says, in one line,
+// why a store cannot be reached:
+//
+//	cannot connect to PostgreSQL at 127.0.0.1:5432 (user app, database ids): connection refused
+//
+// Its errors carry no sentinel of their own: the calling package wraps
+// its own (segment.ErrDSN, compare.ErrBadInput, ...), or names it as a
+// ConnectError's Class.
+package dsn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/redact"
+)
+
+// Schemes lists the URL schemes of the stores: PostgreSQL, MySQL/MariaDB
+// and Redis.
+func Schemes() []string { return []string{"postgres", "postgresql", "mysql", "redis", "rediss"} }
+
+// Parse parses dsn as a URL of one of Schemes with a host. Errors name the
+// DSN, its password masked.
+func Parse(dsn string) (*url.URL, error) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("%q: %v", redact.Spec(dsn), err)
+	}
+	switch u.Scheme {
+	case "postgres", "postgresql", "mysql", "redis", "rediss":
+	default:
+		return nil, fmt.Errorf("%q: scheme %q is not one of %s", u.Redacted(), u.Scheme, strings.Join(Schemes(), ", "))
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("%q: no host (want %s://user@host:port/...)", u.Redacted(), u.Scheme)
+	}
+	return u, nil
+}
+
+// MySQL converts a URL, mysql://user:pass@host:port/db?param=value, to
+// the driver's Config (user:pass@tcp(host:port)/db?param=value). Port 3306
+// is the default; query parameters are the driver's (timeout, tls, ...). A
+// dial timeout of 5 s applies unless the URL sets timeout.
+func MySQL(dsn string) (*mysql.Config, error) {
+	u, err := Parse(dsn)
+	if err != nil {
+		return nil, err
+	}
+	if u.Scheme != "mysql" {
+		return nil, fmt.Errorf("%q: want a mysql:// URL", u.Redacted())
+	}
+	host := u.Host
+	if u.Port() == "" {
+		host += ":3306"
+	}
+	var cred string
+	if u.User != nil {
+		cred = u.User.Username()
+		if p, ok := u.User.Password(); ok {
+			cred += ":" + p
+		}
+		cred += "@"
+	}
+	db, _ := url.PathUnescape(u.EscapedPath())
+	if len(db) > 0 && db[0] == '/' {
+		db = db[1:]
+	}
+	text := cred + "tcp(" + host + ")/" + db
+	if u.RawQuery != "" {
+		text += "?" + u.RawQuery
+	}
+	cfg, err := mysql.ParseDSN(text)
+	if err != nil {
+		return nil, fmt.Errorf("%q: %v", u.Redacted(), err)
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	return cfg, nil
+}
+
+// A Target is where a DSN points, for messages.
+type Target struct {
+	Engine   string // PostgreSQL, MySQL, Redis
+	Addr     string // host:port, or a PostgreSQL Unix socket
+	User     string // empty when the DSN names none (Redis)
+	Database string
+}
+
+// TargetOf returns where dsn points; the zero Target's fields when it
+// cannot tell (the DSN does not parse).
+func TargetOf(dsn string) Target {
+	scheme, _, _ := strings.Cut(dsn, "://")
+	switch scheme {
+	case "mysql":
+		if c, err := MySQL(dsn); err == nil {
+			return MySQLTarget(c)
+		}
+		return Target{Engine: "MySQL"}
+	case "redis", "rediss":
+		t := Target{Engine: "Redis", Database: "0"}
+		if u, err := url.Parse(dsn); err == nil {
+			t.Addr = u.Host
+			if u.Port() == "" {
+				t.Addr = net.JoinHostPort(u.Hostname(), "6379")
+			}
+			t.User = u.User.Username()
+			if db := strings.Trim(u.Path, "/"); db != "" {
+				t.Database = db
+			}
+		}
+		return t
+	}
+	if c, err := pgx.ParseConfig(dsn); err == nil {
+		return PostgresTarget(&c.Config)
+	}
+	return Target{Engine: "PostgreSQL"}
+}
+
+// PostgresTarget returns where a parsed PostgreSQL DSN points.
+func PostgresTarget(c *pgconn.Config) Target {
+	return Target{Engine: "PostgreSQL", Addr: PostgresAddr(c.Host, c.Port), User: c.User, Database: c.Database}
+}
+
+// MySQLTarget returns where a parsed MySQL DSN points.
+func MySQLTarget(c *mysql.Config) Target {
+	return Target{Engine: "MySQL", Addr: c.Addr, User: c.User, Database: c.DBName}
+}
+
+// PostgresAddr names a PostgreSQL server: host:port, or its Unix socket.
+func PostgresAddr(host string, port uint16) string {
+	if strings.HasPrefix(host, "/") {
+		return fmt.Sprintf("%s/.s.PGSQL.%d", host, port)
+	}
+	return net.JoinHostPort(host, strconv.Itoa(int(port)))
+}
+
+// A ConnectError reports a store that cannot be reached, in one line:
+//
+//	cannot connect to PostgreSQL at HOST:PORT (user U, database D): connection refused
+//
+// It matches Class (the reporting package's sentinel, such as
+// segment.ErrUnreachable) and idgen.ErrUnavailable with errors.Is, and
+// the driver's error with errors.As.
+type ConnectError struct {
+	Target
+	Class error // the package's sentinel; nil: none
+	Err   error // the driver's error
+}
+
+// Connect returns the ConnectError of err, the driver's error on
+// connecting to dsn, which matches class too.
+func Connect(dsn string, class, err error) *ConnectError {
+	return &ConnectError{Target: TargetOf(dsn), Class: class, Err: err}
+}
+
+func (e *ConnectError) Error() string {
+	who := "database " + e.Database
+	if e.User != "" {
+		who = "user " + e.User + ", " + who
+	}
+	return fmt.Sprintf("cannot connect to %s at %s (%s): %s", e.Engine, e.Addr, who, Cause(e.Err))
+}
+
+func (e *ConnectError) Unwrap() []error {
+	if e.Class == nil {
+		return []error{idgen.ErrUnavailable, e.Err}
+	}
+	return []error{e.Class, idgen.ErrUnavailable, e.Err}
+}
+
+// Cause says why talking to a store failed: the server's message, or the
+// network's, without the driver's wrapping ("connection refused", "host
+// "db" not found", "timed out").
+func Cause(err error) string {
+	var pe *pgconn.PgError
+	var me *mysql.MySQLError
+	var errno syscall.Errno
+	var dns *net.DNSError
+	var ne net.Error
+	switch {
+	case errors.As(err, &pe):
+		return fmt.Sprintf("%s (SQLSTATE %s)", pe.Message, pe.Code)
+	case errors.As(err, &me):
+		return fmt.Sprintf("%s (error %d)", me.Message, me.Number)
+	case errors.As(err, &dns):
+		return fmt.Sprintf("host %q not found", dns.Name)
+	case errors.As(err, &errno):
+		return errno.Error()
+	case errors.As(err, &ne) && ne.Timeout(), errors.Is(err, context.DeadlineExceeded):
+		return "timed out"
+	case errors.Is(err, context.Canceled):
+		return "interrupted"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "the server closed the connection"
+	}
+	for errors.Unwrap(err) != nil {
+		err = errors.Unwrap(err)
+	}
+	return err.Error()
+}
+
+// Answered reports whether err is an answer from the server (a PostgreSQL,
+// MySQL or Redis error reply) rather than a failure to reach it.
+func Answered(err error) bool {
+	var pe *pgconn.PgError
+	var me *mysql.MySQLError
+	var re interface{ RedisError() }
+	return errors.As(err, &pe) || errors.As(err, &me) || errors.As(err, &re)
+}
