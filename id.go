@@ -28,6 +28,21 @@ import (
 // hi, lo, tail. IDs are comparable with ==: equal when scheme and bytes are.
 // The zero ID has no scheme. Issuing, copying and comparing IDs never
 // allocates.
+//
+// An ID is for code that handles IDs of any scheme. Decoding needs the
+// scheme, so an ID decodes (UnmarshalText, UnmarshalJSON, Scan, Set) only
+// in the scheme it already has: start from Scheme.Zero(), or declare the
+// field, slice or map as a TypedID, whose type carries the scheme. The zero
+// ID refuses to decode, with ErrNoScheme naming both, rather than guess a
+// scheme and give back an ID != to the one encoded.
+//
+// JSON: an ID encodes as a JSON string of its canonical text, so that
+// 64-bit values survive JavaScript, whose numbers hold integers exactly up
+// to 2^53 only. Decoding accepts a JSON number for an 8-byte scheme up to
+// 2^53 (9007199254740992); a larger bare number, such as
+// 9007199254740993, is refused with an error wrapping ErrOutOfRange: a
+// JavaScript client can only have sent it after rounding it from another
+// ID. The string "9007199254740993" decodes.
 type ID struct {
 	scheme *Scheme
 	hi, lo uint64
@@ -68,8 +83,9 @@ func (id ID) text(dst []byte) []byte {
 	return id.scheme.Codec.AppendText(dst, b[:id.scheme.Size])
 }
 
-// Int64Scheme is the plain 64-bit integer, the scheme that Scan and
-// UnmarshalText give an ID without a scheme when the input is an integer.
+// Int64Scheme is the plain 64-bit integer (Kind Int64): decimal text,
+// bigint column. Decode plain integers into Int64Scheme.Zero() or a
+// TypedID[Int64].
 var Int64Scheme = &Scheme{Name: "int64", Size: 8, Column: ColumnBigint, Codec: Uint64Codec{}}
 
 // Uint64Codec is the Codec of a plain 64-bit integer in decimal text. Schemes
@@ -201,15 +217,13 @@ func (id ID) AppendText(dst []byte) ([]byte, error) {
 func (id ID) MarshalText() ([]byte, error) { return id.AppendText(nil) }
 
 // UnmarshalText parses the scheme's canonical text into id, keeping id's
-// scheme (see Scheme.Zero). An ID without a scheme accepts a decimal integer
-// and becomes an Int64Scheme ID; other text gives ErrNoScheme.
+// scheme (see Scheme.Zero). An ID without a scheme gives ErrNoScheme,
+// naming the TypedID and Scheme.Zero() forms that decode; id is then
+// unchanged.
 func (id *ID) UnmarshalText(text []byte) error {
 	s := id.scheme
 	if s == nil {
-		if _, err := ParseUint64(text); err != nil {
-			return fmt.Errorf("%w: cannot tell the scheme of %q", ErrNoScheme, text)
-		}
-		s = Int64Scheme
+		return noScheme("decode " + quoteInput(text))
 	}
 	n, err := s.Parse(string(text))
 	if err != nil {
@@ -219,14 +233,19 @@ func (id *ID) UnmarshalText(text []byte) error {
 	return nil
 }
 
+// noScheme is the error of decoding into an ID without a scheme: what was
+// refused, and the two forms that decode.
+func noScheme(what string) error {
+	return fmt.Errorf("%w: cannot %s into an idgen.ID without one; decode into an idgen.TypedID of its scheme (such as idgen.TypedID[strategies.UUIDv7]) or into Scheme.Zero()", ErrNoScheme, what)
+}
+
 // Set parses text as UnmarshalText does, keeping id's scheme, so that *ID
 // is a flag.Value whose scheme is fixed up front by the value the flag
 // starts from: Scheme.Zero() for a flag without a default (shown as the
 // scheme's all-zero text, 0 for 64-bit schemes), or a default ID of the
-// scheme. An ID without a scheme takes a decimal integer and becomes an
-// Int64Scheme ID. Errors are Scheme.Parse's (wrapping ErrSyntax or
-// ErrOutOfRange, quoting the text), or ErrNoScheme; on error id is
-// unchanged.
+// scheme (a *TypedID is a flag.Value whose zero value is ready). Errors are
+// Scheme.Parse's (wrapping ErrSyntax or ErrOutOfRange, quoting the text),
+// or ErrNoScheme for an ID without a scheme; on error id is unchanged.
 func (id *ID) Set(text string) error { return id.UnmarshalText([]byte(text)) }
 
 // MarshalJSON encodes the ID as a JSON string of its canonical text, so that
@@ -241,9 +260,11 @@ func (id ID) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON accepts a JSON string of the canonical text or, for 8-byte
-// schemes, a JSON number. A string's escapes (\u0039, \/) are decoded
-// before the text is read. null leaves id unchanged. Errors are
-// UnmarshalText's, or wrap ErrSyntax for a string that is not valid JSON.
+// schemes, a JSON number up to 2^53 (MaxJSONNumber). A string's escapes
+// (\u0039, \/) are decoded before the text is read. null leaves id
+// unchanged. Errors are UnmarshalText's; ErrOutOfRange for a bare number
+// above 2^53, which JavaScript cannot hold exactly (send it as a string);
+// ErrSyntax for a string that is not valid JSON.
 func (id *ID) UnmarshalJSON(data []byte) error {
 	switch {
 	case string(data) == "null":
@@ -259,11 +280,20 @@ func (id *ID) UnmarshalJSON(data []byte) error {
 		}
 		return id.UnmarshalText([]byte(s))
 	case id.scheme != nil && id.scheme.Size != 8:
-		return fmt.Errorf("%w: %s ID must be a JSON string, got %s", ErrSyntax, id.scheme.Name, data)
-	default:
-		return id.UnmarshalText(data)
+		return fmt.Errorf("%w: %s ID must be a JSON string, got %s", ErrSyntax, id.scheme.Name, quoteInput(data))
+	case id.scheme == nil:
+		return noScheme("decode " + quoteInput(data))
 	}
+	if v, err := ParseUint64(data); err == nil && v > MaxJSONNumber { // digits only: safe to echo
+		return fmt.Errorf("%w: JSON number %s is above 2^53 (%d), the largest integer a JavaScript number holds exactly: it may have been rounded from another ID; send 64-bit IDs as JSON strings (\"%s\")", ErrOutOfRange, data, uint64(MaxJSONNumber), data)
+	}
+	return id.UnmarshalText(data)
 }
+
+// MaxJSONNumber is 2^53, the largest bare JSON number UnmarshalJSON takes
+// as a 64-bit ID: every integer up to it is exact in a JavaScript number
+// (an IEEE 754 double), so a number above it may have been rounded.
+const MaxJSONNumber = 1 << 53
 
 // Value implements driver.Valuer for the scheme's PostgreSQL column: NULL
 // for the zero ID (see NullID), int64 for bigint, the 36-char hex text for
@@ -295,10 +325,11 @@ func (id ID) Value() (driver.Value, error) {
 }
 
 // Scan implements sql.Scanner. It keeps id's scheme (see Scheme.Zero) and
-// accepts what drivers return for the scheme's column: int64, raw bytes,
-// UUID text or the canonical text. An ID without a scheme accepts an int64
-// and becomes an Int64Scheme ID. NULL is no ID: it gives ErrNull and leaves
-// id unchanged; scan a nullable column into a NullID.
+// accepts what drivers return for the scheme's column: int64, raw bytes
+// (for a UUID scheme the 16 bytes MySQL's BINARY(16) holds), UUID text or
+// the canonical text. An ID without a scheme gives ErrNoScheme, naming the
+// TypedID and Scheme.Zero() forms that scan. NULL is no ID: it gives
+// ErrNull and leaves id unchanged; scan a nullable column into a NullID.
 func (id *ID) Scan(src any) error {
 	s := id.scheme
 	if src == nil {
@@ -309,10 +340,7 @@ func (id *ID) Scan(src any) error {
 		return fmt.Errorf("%w: scan a nullable column into a NullID, not %s ID", ErrNull, name)
 	}
 	if s == nil {
-		if _, ok := src.(int64); !ok {
-			return fmt.Errorf("%w: scan %T into an ID without a scheme; start from Scheme.Zero()", ErrNoScheme, src)
-		}
-		s = Int64Scheme
+		return noScheme(fmt.Sprintf("scan %T", src))
 	}
 	n := ID{scheme: s}
 	var err error

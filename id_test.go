@@ -80,19 +80,25 @@ func TestJSON(t *testing.T) {
 	}
 	tests := []struct {
 		name, in string
+		zero     idgen.ID // the ID decoded into: its scheme, or none
 		want     idgen.ID
 		err      error
 	}{
-		{"string", `{"id":"1152921504606846976"}`, id, nil},
-		{"number", `{"id":1152921504606846976}`, id, nil},
-		{"null", `{"id":null}`, idgen.ID{}, nil},
-		{"negative", `{"id":-5}`, idgen.ID{}, idgen.ErrNoScheme},
-		{"float", `{"id":1.5}`, idgen.ID{}, idgen.ErrNoScheme},
-		{"not a number", `{"id":"abc"}`, idgen.ID{}, idgen.ErrNoScheme},
+		{"string", `{"id":"1152921504606846976"}`, idgen.Int64Scheme.Zero(), id, nil},
+		{"number", `{"id":123456789}`, idgen.Int64Scheme.Zero(), idgen.Int64Scheme.FromUint64(123456789), nil},
+		{"number 2^53", `{"id":9007199254740992}`, idgen.Int64Scheme.Zero(), idgen.Int64Scheme.FromUint64(1 << 53), nil},
+		{"number above 2^53", `{"id":9007199254740993}`, idgen.Int64Scheme.Zero(), idgen.Int64Scheme.Zero(), idgen.ErrOutOfRange},
+		{"string above 2^53", `{"id":"9007199254740993"}`, idgen.Int64Scheme.Zero(), idgen.Int64Scheme.FromUint64(1<<53 + 1), nil},
+		{"null", `{"id":null}`, idgen.ID{}, idgen.ID{}, nil},
+		{"negative", `{"id":-5}`, idgen.Int64Scheme.Zero(), idgen.Int64Scheme.Zero(), idgen.ErrSyntax},
+		{"float", `{"id":1.5}`, idgen.Int64Scheme.Zero(), idgen.Int64Scheme.Zero(), idgen.ErrSyntax},
+		{"not a number", `{"id":"abc"}`, idgen.Int64Scheme.Zero(), idgen.Int64Scheme.Zero(), idgen.ErrSyntax},
+		{"no scheme: string", `{"id":"1152921504606846976"}`, idgen.ID{}, idgen.ID{}, idgen.ErrNoScheme},
+		{"no scheme: number", `{"id":5}`, idgen.ID{}, idgen.ID{}, idgen.ErrNoScheme},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var r row
+			r := row{tt.zero}
 			err := json.Unmarshal([]byte(tt.in), &r)
 			if !errors.Is(err, tt.err) || r.ID != tt.want {
 				t.Fatalf("Unmarshal(%s) = %v, %v; want %v, %v", tt.in, r.ID, err, tt.want, tt.err)
@@ -123,8 +129,8 @@ func TestJSONEscapes(t *testing.T) {
 		err      error
 		errText  string // in the error, when err is set
 	}{
-		{name: `"\u0039\u0030" is "90"`, in: `"\u0039\u0030"`, want: idgen.Int64Scheme.FromUint64(90)},
-		{name: "one escaped digit", in: `"115292150460684697\u0036"`, want: idgen.Int64Scheme.FromUint64(1 << 60)},
+		{name: `"\u0039\u0030" is "90"`, in: `"\u0039\u0030"`, zero: idgen.Int64Scheme.Zero(), want: idgen.Int64Scheme.FromUint64(90)},
+		{name: "one escaped digit", in: `"115292150460684697\u0036"`, zero: idgen.Int64Scheme.Zero(), want: idgen.Int64Scheme.FromUint64(1 << 60)},
 		{name: "escaped dashes in a UUID", in: `"0190f1d2\u002d7a3b\u002D7c4d-8e5f-6a7b8c9d0e1f"`, zero: uuidScheme.Zero(), want: u},
 		{name: "escaped solidus refused as text", in: `"12\/3"`, err: idgen.ErrNoScheme, errText: `"12/3"`},
 		{name: "decoded text in the error", in: `"\u0039x"`, err: idgen.ErrNoScheme, errText: `"9x"`},
@@ -140,8 +146,8 @@ func TestJSONEscapes(t *testing.T) {
 			if tt.err != nil {
 				return
 			}
-			var n idgen.NullID
-			if err := json.Unmarshal([]byte(tt.in), &n); tt.zero == (idgen.ID{}) && (err != nil || !n.Valid || n.ID != tt.want) {
+			n := idgen.NullID{ID: tt.zero}
+			if err := json.Unmarshal([]byte(tt.in), &n); err != nil || !n.Valid || n.ID != tt.want {
 				t.Fatalf("NullID Unmarshal(%s) = %v, %v; want %v", tt.in, n, err, tt.want)
 			}
 		})
@@ -170,14 +176,17 @@ func TestSQLValueScan(t *testing.T) {
 	if err := got.Scan(k); err != nil || got != kid {
 		t.Fatalf("bytea Scan = %v, %v; want %v", got, err, kid)
 	}
-	var plain idgen.ID
+	var none idgen.ID
+	if err := none.Scan(int64(42)); !errors.Is(err, idgen.ErrNoScheme) || !strings.Contains(err.Error(), "idgen.TypedID") || !strings.Contains(err.Error(), "Scheme.Zero()") || none != (idgen.ID{}) {
+		t.Fatalf("Scan(int64) into a zero ID = %v, %v; want ErrNoScheme naming TypedID and Scheme.Zero(), the ID unchanged", none, err)
+	}
+	plain := idgen.Int64Scheme.Zero()
 	if err := plain.Scan(int64(42)); err != nil || plain.Scheme() != idgen.Int64Scheme || plain.String() != "42" {
-		t.Fatalf("Scan(int64) into a zero ID = %v (%v), %v; want 42 of int64", plain, plain.Scheme(), err)
+		t.Fatalf("Scan(int64) into Int64Scheme.Zero() = %v (%v), %v; want 42 of int64", plain, plain.Scheme(), err)
 	}
 	if err := plain.Scan(nil); !errors.Is(err, idgen.ErrNull) || plain.Scheme() != idgen.Int64Scheme || plain.String() != "42" {
 		t.Fatalf("Scan(nil) = %v, %v; want 42 unchanged and ErrNull", plain, err)
 	}
-	var none idgen.ID
 	if err := none.Scan("abc"); !errors.Is(err, idgen.ErrNoScheme) {
 		t.Fatalf("Scan(string) into a zero ID error = %v; want ErrNoScheme", err)
 	}

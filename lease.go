@@ -1,5 +1,7 @@
 package idgen
 
+import "time"
+
 // An Identity is what a node holds while its lease is good: the worker ID
 // and, where the layout has one, the datacenter ID. Identities are
 // immutable; a lease that changes hands or IDs returns a new *Identity.
@@ -21,4 +23,22 @@ type Lease interface {
 	// lost or not yet acquired. It must be cheap (an atomic load): it is
 	// called on every ID.
 	Identity() *Identity
+}
+
+// A LeaseStatus is a snapshot of a renewed lease, for metrics and alerts:
+// whether it holds an identity, how long ago its last successful renewal
+// (or the acquire) started, and LostAfter, the age at which the holder
+// stops trusting it. A holder whose SinceRenewal nears LostAfter is about
+// to stop issuing (idgen.ErrLeaseLost).
+type LeaseStatus struct {
+	Held         bool
+	SinceRenewal time.Duration
+	LostAfter    time.Duration
+}
+
+// A LeaseStatusReporter is a Lease that is renewed against a store
+// (package workerid's PostgreSQL, MySQL, etcd, Redis and ZooKeeper leases)
+// and can tell its LeaseStatus. Static sources are not.
+type LeaseStatusReporter interface {
+	LeaseStatus() LeaseStatus
 }

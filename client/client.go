@@ -1,7 +1,13 @@
-// Package client is a Go client of the idgen gRPC service (package
-// grpcapi) that never waits on the network in the common case: a Generator
-// keeps a local buffer of IDs, fetched in blocks with NextStream and
-// refilled in the background, and fails over between servers.
+// Package client is a Go client of the idgen service, over gRPC (package
+// grpcapi) or HTTP (package httpapi), that never waits on the network in
+// the common case: a Generator keeps a local buffer of IDs, fetched in
+// blocks (gRPC NextStream, or GET /api/v1/ids?format=text) and refilled in
+// the background, and fails over between servers.
+//
+// Security: TLS applies to gRPC targets and https:// targets alike, from
+// Config.TLS or the files named by CAFile, CertFile, KeyFile and
+// ServerName (mutual TLS with a client certificate). A server run with
+// --client-ca refuses a client without one at the handshake.
 //
 // When to refill and how much to fetch is decided by package prefetch
 // from the measured consumption rate and the recent p99 fetch latency: a
@@ -18,20 +24,19 @@
 package client
 
 import (
+	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
-	"slices"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/idgenkit/idgen"
-	"github.com/idgenkit/idgen/grpcapi/idgenv1"
 	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/prefetch"
 )
@@ -50,8 +55,9 @@ var ErrConfig = errors.New("client: invalid configuration")
 
 // Config configures a Generator. Targets is required.
 type Config struct {
-	// Targets are the servers' gRPC addresses (host:port, or any grpc-go
-	// target). The first that answers is used until it fails; then the
+	// Targets are the servers: gRPC addresses (host:port, or any grpc-go
+	// target), or HTTP base URLs (http://host:port, https://host:port), in
+	// any mix. The first that answers is used until it fails; then the
 	// next, in order, round the list.
 	Targets []string
 	// Generator is the generator's name on the servers; empty means each
@@ -72,10 +78,26 @@ type Config struct {
 	// RetryMin and RetryMax bound the backoff after every server failed,
 	// doubling from RetryMin. Zero means 10 ms and 1 s.
 	RetryMin, RetryMax time.Duration
-	// DialOptions are passed to grpc.NewClient. Nil means plaintext
-	// (insecure credentials) with idgenv1.StreamWindow flow-control
-	// windows.
+	// TLS secures the connections: gRPC targets are dialled with
+	// credentials.NewTLS(TLS), https:// targets use it. Nil means
+	// plaintext gRPC and, for https:// targets, Go's defaults (the system's
+	// roots), unless a file option below is set.
+	TLS *tls.Config
+	// CAFile (PEM CA certificates to trust instead of the system's),
+	// CertFile and KeyFile (a PEM client certificate and its key, for
+	// mutual TLS) and ServerName (the name to verify the servers'
+	// certificates against instead of the host dialled) are loaded into a
+	// clone of TLS, or a new configuration, at New; setting any turns TLS
+	// on. Errors loading them wrap ErrConfig and name the file. TLS 1.2 is
+	// the least accepted.
+	CAFile, CertFile, KeyFile, ServerName string
+	// DialOptions are passed to grpc.NewClient after the client's own:
+	// transport credentials (TLS, or plaintext when TLS is off) and
+	// idgenv1.StreamWindow flow-control windows. A later option wins.
 	DialOptions []grpc.DialOption
+	// HTTPClient fetches from http:// and https:// targets. Nil means a
+	// client of its own with the TLS configuration above.
+	HTTPClient *http.Client
 }
 
 // Stats are a Generator's counters.
@@ -94,8 +116,7 @@ type Generator struct {
 	cfg     Config
 	scheme  *idgen.Scheme
 	planner *prefetch.Planner
-	conns   []*grpc.ClientConn
-	clients []idgenv1.IDServiceClient
+	targets []transport // one a Config.Targets entry
 
 	cur atomic.Pointer[block] // the block being handed out
 
@@ -147,7 +168,10 @@ var (
 // New connects to cfg.Targets, learns the scheme when cfg.Scheme is nil,
 // fills the buffer once (so that an unreachable set of servers fails here)
 // and starts the background refill. Errors wrap ErrConfig or
-// idgen.ErrUnavailable.
+// idgen.ErrUnavailable; with TLS on, the latter says why each server's
+// handshake fails, when it does (a client certificate refused: none,
+// expired, of a CA the server does not trust; a server name or CA that
+// does not match).
 func New(ctx context.Context, cfg Config) (*Generator, error) {
 	if len(cfg.Targets) == 0 {
 		return nil, fmt.Errorf("%w: no Targets", ErrConfig)
@@ -164,31 +188,22 @@ func New(ctx context.Context, cfg Config) (*Generator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: MinBatch, MaxBatch, Safety: %w", ErrConfig, err)
 	}
-	if cfg.DialOptions == nil {
-		cfg.DialOptions = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
-			grpc.WithInitialWindowSize(idgenv1.StreamWindow), grpc.WithInitialConnWindowSize(idgenv1.StreamWindow)}
-	}
 	g := &Generator{cfg: cfg, scheme: cfg.Scheme, planner: pl, attempt: make(chan struct{}),
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-	for _, t := range cfg.Targets {
-		cc, err := grpc.NewClient(t, cfg.DialOptions...)
-		if err != nil {
-			g.closeConns()
-			return nil, fmt.Errorf("%w: target %q: %w", ErrConfig, echo.Cut(t), err)
-		}
-		g.conns = append(g.conns, cc)
-		g.clients = append(g.clients, idgenv1.NewIDServiceClient(cc))
+	var tc *tls.Config
+	if g.targets, tc, err = dialAll(cfg); err != nil {
+		return nil, err
 	}
 	if g.scheme == nil {
 		if g.scheme, err = g.learnScheme(ctx); err != nil {
 			g.closeConns()
-			return nil, err
+			return nil, explainTLS(err, cfg.Targets, tc, min(cfg.FetchTimeout, 2*time.Second))
 		}
 	}
 	ids, err := g.fetchAny(ctx, cfg.MinBatch)
 	if err != nil {
 		g.closeConns()
-		return nil, err
+		return nil, explainTLS(err, cfg.Targets, tc, min(cfg.FetchTimeout, 2*time.Second))
 	}
 	g.cur.Store(newBlock(ids))
 	g.fetched, g.usedAt = int64(len(ids)), time.Now()
@@ -209,20 +224,20 @@ func cmpOr[T int64 | time.Duration](v, def T) T {
 // learnScheme asks the servers, in order, for the generator's scheme.
 func (g *Generator) learnScheme(ctx context.Context) (*idgen.Scheme, error) {
 	var errs []error
-	for i, c := range g.clients {
+	for i, c := range g.targets {
 		cctx, cancel := context.WithTimeout(ctx, g.cfg.FetchTimeout)
-		resp, err := c.ListGenerators(cctx, &idgenv1.ListGeneratorsRequest{})
+		def, gens, err := c.generators(cctx)
 		cancel()
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", g.cfg.Targets[i], err))
 			continue
 		}
-		name := cmpString(g.cfg.Generator, resp.Default)
-		for _, gen := range resp.Generators {
-			if gen.Name != name {
+		name := cmp.Or(g.cfg.Generator, def)
+		for _, gen := range gens {
+			if gen.name != name {
 				continue
 			}
-			s, err := idgen.FindScheme(gen.Scheme, gen.Layout)
+			s, err := idgen.FindScheme(gen.scheme, gen.layout)
 			if err != nil {
 				return nil, fmt.Errorf("client: generator %q: %w; set Config.Scheme", name, err)
 			}
@@ -231,13 +246,6 @@ func (g *Generator) learnScheme(ctx context.Context) (*idgen.Scheme, error) {
 		return nil, fmt.Errorf("%w: generator %q is not served by %s", ErrConfig, echo.Cut(name), g.cfg.Targets[i])
 	}
 	return nil, fmt.Errorf("%w: no server answered: %w", idgen.ErrUnavailable, errors.Join(errs...))
-}
-
-func cmpString(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
 }
 
 // Scheme returns the IDs' scheme.
@@ -424,10 +432,12 @@ func (g *Generator) run() {
 func (g *Generator) fetchAny(ctx context.Context, n int64) ([]idgen.ID, error) {
 	start := int(g.active.Load())
 	var errs []error
-	for k := range g.clients {
-		i := (start + k) % len(g.clients)
+	for k := range g.targets {
+		i := (start + k) % len(g.targets)
 		t0 := time.Now()
-		ids, err := g.fetch(ctx, i, n)
+		fctx, cancel := context.WithTimeout(ctx, g.cfg.FetchTimeout)
+		ids, err := g.targets[i].fetch(fctx, g.cfg.Generator, g.scheme, n)
+		cancel()
 		if len(ids) > 0 { // a stream cut short still gave valid IDs
 			g.planner.ObserveFetch(time.Since(t0))
 			g.fetches.Add(1)
@@ -444,41 +454,6 @@ func (g *Generator) fetchAny(ctx context.Context, n int64) ([]idgen.ID, error) {
 		}
 	}
 	return nil, fmt.Errorf("%w: %w", idgen.ErrUnavailable, errors.Join(errs...))
-}
-
-// fetch streams n IDs from server i, in batches that fit in grpc-go's
-// default 4 MiB message (idgenv1.MaxBatch): a server whose max count is
-// larger would otherwise send batches the connection refuses.
-func (g *Generator) fetch(ctx context.Context, i int, n int64) ([]idgen.ID, error) {
-	ctx, cancel := context.WithTimeout(ctx, g.cfg.FetchTimeout)
-	defer cancel()
-	batch := uint32(min(n, int64(idgenv1.MaxBatch(g.scheme.Size))))
-	st, err := g.clients[i].NextStream(ctx, &idgenv1.NextStreamRequest{Generator: g.cfg.Generator, Count: uint64(n), BatchSize: batch})
-	if err != nil {
-		return nil, err
-	}
-	ids := make([]idgen.ID, 0, n)
-	size := g.scheme.Size
-	for {
-		b, err := st.Recv()
-		if errors.Is(err, io.EOF) {
-			return ids, nil
-		}
-		if err != nil {
-			return ids, err
-		}
-		if int(b.IdSize) != size || len(b.Packed)%size != 0 {
-			return ids, fmt.Errorf("client: server sent %d-byte IDs in %d bytes; the scheme %s has %d", b.IdSize, len(b.Packed), g.scheme.Name, size)
-		}
-		ids = slices.Grow(ids, len(b.Packed)/size)
-		for p := b.Packed; len(p) > 0; p = p[size:] {
-			id, err := g.scheme.FromBytes(p[:size])
-			if err != nil {
-				return ids, err
-			}
-			ids = append(ids, id)
-		}
-	}
 }
 
 // Stats returns the Generator's counters.
@@ -508,7 +483,7 @@ func (g *Generator) Close() error {
 }
 
 func (g *Generator) closeConns() {
-	for _, cc := range g.conns {
-		cc.Close()
+	for _, t := range g.targets {
+		t.close()
 	}
 }

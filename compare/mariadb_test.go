@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -74,10 +75,24 @@ func needMariaDB(t *testing.T) {
 	}
 }
 
+// throwawayDirs returns the throwaway MariaDB directories this test
+// process owns (their owner file names its PID): other processes' (another
+// package's tests, another run on the machine) come and go while the test
+// runs, and counting them failed it on a busy machine.
 func throwawayDirs(t *testing.T) []string {
 	t.Helper()
 	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "idgen-compare-mariadb-*"))
-	return dirs
+	var mine []string
+	for _, d := range dirs {
+		var pid int
+		if b, err := os.ReadFile(filepath.Join(d, "owner")); err == nil {
+			fmt.Sscan(string(b), &pid)
+		}
+		if pid == os.Getpid() {
+			mine = append(mine, d)
+		}
+	}
+	return mine
 }
 
 // TestMariaDBPhysics runs InnoDB on a throwaway server: keys in order

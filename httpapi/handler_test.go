@@ -26,6 +26,7 @@ import (
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/httpapi"
 	"github.com/idgenkit/idgen/idgentest"
+	"github.com/idgenkit/idgen/segment"
 	"github.com/idgenkit/idgen/snowflake"
 )
 
@@ -662,7 +663,7 @@ func (g *statGen) ClockRollbackFailures() uint64 {
 	return 2
 }
 func (g *statGen) SequenceWaits() uint64 { return 11 }
-func (g *statGen) Remaining() int64      { return 4242 }
+func (g *statGen) Stats() segment.Stats  { return segment.Stats{Remaining: 4242} }
 func (g *statGen) ClockAhead() time.Duration {
 	return 1500 * time.Millisecond
 }

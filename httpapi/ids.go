@@ -170,7 +170,7 @@ func (h *Handler) serveIDs(w http.ResponseWriter, r *http.Request, st *reqState,
 		// A streamed answer commits to 200 after its first chunk: a
 		// generator that can tell says now whether the whole count can be
 		// had, so that a request it cannot serve draws nothing.
-		if a, ok := g.gen.(availability); ok {
+		if a, ok := as[availability](g.gen); ok {
 			if err := a.Available(int64(q.count)); err != nil {
 				h.issueError(w, st, g, err)
 				return
@@ -306,7 +306,7 @@ func (is *issuer) stream() {
 // its error answered as a GET's would be; any other generator is taken to
 // be able to.
 func (h *Handler) headIDs(ctx context.Context, w http.ResponseWriter, st *reqState, g *genRoute, q query) {
-	if r, ok := g.gen.(Readier); ok {
+	if r, ok := as[Readier](g.gen); ok {
 		if err := r.Ready(ctx); err != nil {
 			h.issueError(w, st, g, err)
 			return
@@ -406,8 +406,12 @@ func (h *Handler) serveReady(w http.ResponseWriter, r *http.Request, st *reqStat
 		err := ready(ctx, g.gen)
 		cancel()
 		if err != nil {
+			msg := fmt.Sprintf("generator %q not ready: %v", name, err)
+			if words := behindWords(g.gen); words != "" {
+				msg += "; " + words
+			}
 			h.log.Warn("httpapi: generator not ready", "generator", name, "err", err)
-			h.writeError(w, st, http.StatusServiceUnavailable, fmt.Sprintf("generator %q not ready: %v", name, err))
+			h.writeError(w, st, http.StatusServiceUnavailable, msg)
 			return
 		}
 	}
@@ -421,8 +425,8 @@ func (h *Handler) appendClocks(b []byte) []byte {
 	n := 0
 	for _, name := range h.names {
 		g := h.gens[name].gen
-		dr, isDrift := g.(ClockDriftReporter)
-		ar, isAhead := g.(ClockAheadReporter)
+		dr, isDrift := as[ClockDriftReporter](g)
+		ar, isAhead := as[ClockAheadReporter](g)
 		if !isDrift && !isAhead {
 			continue
 		}
@@ -445,6 +449,14 @@ func (h *Handler) appendClocks(b []byte) []byte {
 			b = append(b, `"clock_ahead_seconds":`...)
 			b = strconv.AppendFloat(b, ar.ClockAhead().Seconds(), 'g', -1, 64)
 		}
+		if words := behindWords(g); words != "" {
+			hr, _ := as[HighWaterReporter](g)
+			behind, _ := hr.BehindHighWater()
+			b = append(b, `,"behind_high_water_seconds":`...)
+			b = strconv.AppendFloat(b, behind.Seconds(), 'g', -1, 64)
+			b = append(b, `,"high_water":`...)
+			b = appendJSONString(b, words)
+		}
 		b = append(b, '}')
 	}
 	if n > 0 {
@@ -453,10 +465,38 @@ func (h *Handler) appendClocks(b []byte) []byte {
 	return append(b, "}\n"...)
 }
 
+// behindWords says, when g's clock is behind the high-water mark it read
+// at start or at a new lease identity, by how much and until when; else
+// it returns "".
+func behindWords(g idgen.Generator) string {
+	hr, ok := as[HighWaterReporter](g)
+	if !ok {
+		return ""
+	}
+	behind, mark := hr.BehindHighWater()
+	if behind <= 0 {
+		return ""
+	}
+	return BehindHighWaterWords(behind, mark)
+}
+
+// BehindHighWaterWords states a clock behind the high-water mark in
+// words, as /readyz and `idgen inspect` do: "the clock is behind the
+// high-water mark by 562ms (after a restart, or a worker ID taken over):
+// IDs wait, fail or run ahead of the clock by rollback= until
+// 2026-11-22T22:46:54.968Z".
+func BehindHighWaterWords(behind time.Duration, mark time.Time) string {
+	if behind >= time.Millisecond {
+		behind = behind.Round(time.Millisecond)
+	}
+	return fmt.Sprintf("the clock is behind the high-water mark by %v (after a restart, or a worker ID taken over): "+
+		"IDs wait, fail or run ahead of the clock by rollback= until %s", behind, mark.UTC().Format(time.RFC3339Nano))
+}
+
 // ready asks g whether it can issue: Ready when g is a Readier, else one
 // call to Next whose ID is dropped (a gap, never a duplicate).
 func ready(ctx context.Context, g idgen.Generator) error {
-	if r, ok := g.(Readier); ok {
+	if r, ok := as[Readier](g); ok {
 		return r.Ready(ctx)
 	}
 	_, err := g.Next(ctx)

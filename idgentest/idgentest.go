@@ -13,11 +13,32 @@
 //		}, idgentest.Options{})
 //	}
 //
-// It checks uniqueness across 8 goroutines × 100,000 IDs, strictly
-// increasing order within each goroutine for time-ordered schemes, NextN
-// (the Batcher capability when present), the round trips Parse(String()),
-// MarshalText/UnmarshalText, JSON and FromBytes(Bytes()), Next and NextN
-// under a cancelled context, and Close when the generator is an io.Closer.
+// # The contract it checks
+//
+// Concurrency: Next and NextN are safe for concurrent use. IDs are unique
+// across 8 goroutines × 100,000 IDs (Options.Goroutines, PerGoroutine;
+// Options.Probabilistic for schemes unique only in probability), and
+// strictly increasing within each goroutine for a time-ordered scheme
+// (Options.Unordered for one only k-sorted). NextN fills dst in increasing
+// order and returns n < len(dst) only with an error.
+//
+// Round trips: Parse(String()), MarshalText/UnmarshalText, JSON and
+// FromBytes(Bytes()) give back an ID == to the one issued.
+//
+// Context: a generator that can block (a full sequence, a clock rollback
+// under a waiting policy, a store round trip) honours ctx while it does.
+// One whose Next never blocks may ignore ctx: under a cancelled ctx, Next
+// and NextN either issue as usual or fail with an error wrapping
+// context.Canceled, NextN having written fewer IDs than asked; either way
+// what was issued is whole and unique, and the generator issues again
+// under a live ctx.
+//
+// Close: a generator that holds anything (a store, a goroutine, a worker
+// ID lease) is an io.Closer, and every generator strategies.New returns is
+// one. Close returns nil; after it, Next and NextN return an error
+// wrapping idgen.ErrClosed (NextN writing nothing); a second Close returns
+// nil, or the error Options.CloseAgain names. For a generator that is not
+// an io.Closer the Close subtest is skipped, saying so.
 package idgentest
 
 import (
@@ -47,6 +68,10 @@ type Options struct {
 	// that is an io.Closer returns, matched with errors.Is. Nil means Close
 	// is idempotent: the second call returns nil too.
 	CloseAgain error
+	// NextN is how many IDs the NextN subtest takes in one call. Zero
+	// means 10,000; a generator that pays a store round trip per ID (a
+	// Flickr ticket server on MySQL: one commit each) takes fewer.
+	NextN int
 }
 
 // Run runs the suite as subtests of t. newGenerator builds a fresh
@@ -76,7 +101,11 @@ func Run(t *testing.T, newGenerator func(t *testing.T) idgen.Generator, o Option
 	})
 	t.Run("NextN", func(t *testing.T) {
 		g, ordered := build(t, newGenerator, o, true)
-		dst := make([]idgen.ID, 10_000)
+		size := o.NextN
+		if size == 0 {
+			size = 10_000
+		}
+		dst := make([]idgen.ID, size)
 		n, err := idgen.NextN(context.Background(), g, dst)
 		if err != nil || n != len(dst) {
 			t.Fatalf("NextN(%d) = %d, %v; want %d, nil", len(dst), n, err, len(dst))
@@ -110,7 +139,7 @@ func Run(t *testing.T, newGenerator func(t *testing.T) idgen.Generator, o Option
 		g, _ := build(t, newGenerator, o, false)
 		c, ok := g.(io.Closer)
 		if !ok {
-			return // nothing to close
+			t.Skipf("%T is not an io.Closer: nothing to close (every generator strategies.New returns is one)", g)
 		}
 		if _, err := g.Next(context.Background()); err != nil {
 			t.Fatalf("Next() before Close: %v", err)
@@ -125,7 +154,21 @@ func Run(t *testing.T, newGenerator func(t *testing.T) idgen.Generator, o Option
 		case o.CloseAgain != nil && !errors.Is(err, o.CloseAgain):
 			t.Fatalf("second Close() = %v; want %v", err, o.CloseAgain)
 		}
+		closed(t, g)
 	})
+}
+
+// closed checks that Next and NextN of a closed generator return
+// idgen.ErrClosed and issue nothing.
+func closed(t *testing.T, g idgen.Generator) {
+	t.Helper()
+	if id, err := g.Next(context.Background()); !errors.Is(err, idgen.ErrClosed) {
+		t.Fatalf("Next() after Close = %v, %v; want an error wrapping idgen.ErrClosed", id, err)
+	}
+	dst := make([]idgen.ID, 10)
+	if n, err := idgen.NextN(context.Background(), g, dst); n != 0 || !errors.Is(err, idgen.ErrClosed) {
+		t.Fatalf("NextN(%d) after Close = %d, %v; want 0 and an error wrapping idgen.ErrClosed", len(dst), n, err)
+	}
 }
 
 // build makes a generator, checks its Scheme and, with closeAtEnd, closes
@@ -250,8 +293,9 @@ func unique(t *testing.T, ids [][]idgen.ID) {
 }
 
 // RoundTrip checks that id survives every encoding exactly: Parse(String()),
-// MarshalText/UnmarshalText, MarshalJSON/UnmarshalJSON (a JSON string, or a
-// number for 8-byte schemes) and FromBytes(Bytes()).
+// MarshalText/UnmarshalText, MarshalJSON/UnmarshalJSON (a JSON string; for
+// 8-byte schemes a bare JSON number too, up to 2^53, and above it the
+// idgen.ErrOutOfRange refusal) and FromBytes(Bytes()).
 func RoundTrip(t testing.TB, id idgen.ID) {
 	t.Helper()
 	s := id.Scheme()
@@ -275,10 +319,16 @@ func RoundTrip(t testing.TB, id idgen.ID) {
 	if err := json.Unmarshal(js, &back); err != nil || back != id {
 		t.Fatalf("json.Unmarshal(%s) = %v, %v; want %v", js, back, err, id)
 	}
-	if s.Size == 8 {
+	if v, _ := id.Uint64(); s.Size == 8 {
+		// A bare JSON number is taken up to 2^53 only: above, a JavaScript
+		// client may have rounded it.
 		back = s.Zero()
-		if err := json.Unmarshal([]byte(text), &back); err != nil || back != id {
+		err := json.Unmarshal([]byte(text), &back)
+		switch {
+		case v <= idgen.MaxJSONNumber && (err != nil || back != id):
 			t.Fatalf("json.Unmarshal(%s) as a number = %v, %v; want %v", text, back, err, id)
+		case v > idgen.MaxJSONNumber && (!errors.Is(err, idgen.ErrOutOfRange) || back != s.Zero()):
+			t.Fatalf("json.Unmarshal(%s) as a number = %v, %v; want idgen.ErrOutOfRange (above 2^53), the ID unchanged", text, back, err)
 		}
 	}
 	if got, err := s.FromBytes(id.Bytes()); err != nil || got != id {

@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // The catalog reads of Inspect. They run in a transaction whose
@@ -428,19 +430,8 @@ func (p *Plan) inspectOthers(ctx context.Context, q pgx.Tx) error {
 		mine[c.qtable()] = true
 	}
 	for _, schema := range schemas {
-		rows, err := q.Query(ctx, "SELECT tbl, phase, fks FROM "+pgx.Identifier{schema, "idgen_migrate_state"}.Sanitize())
+		others, err := readOthers(ctx, q, schema)
 		if err != nil {
-			return err
-		}
-		var others []Plan
-		for rows.Next() {
-			o := Plan{Schema: schema}
-			if err := rows.Scan(&o.Table, &o.Phase, &o.FKs); err != nil {
-				return err
-			}
-			others = append(others, o)
-		}
-		if err := rows.Err(); err != nil {
 			return err
 		}
 		for _, o := range others {
@@ -461,6 +452,45 @@ func (p *Plan) inspectOthers(ctx context.Context, q pgx.Tx) error {
 		}
 	}
 	return nil
+}
+
+// readOthers reads the migrations recorded in schema's state table, in a
+// savepoint: a state table dropped (with its schema, or by Finish) after
+// inspectOthers listed it records no migration, and is skipped rather than
+// failing the inspection with "relation does not exist".
+func readOthers(ctx context.Context, q pgx.Tx, schema string) ([]Plan, error) {
+	sp, err := q.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer sp.Rollback(ctx)
+	// undefined_table, invalid_schema_name: dropped since listed
+	dropped := func(err error) bool {
+		var pgErr *pgconn.PgError
+		return errors.As(err, &pgErr) && (pgErr.Code == "42P01" || pgErr.Code == "3F000")
+	}
+	rows, err := sp.Query(ctx, "SELECT tbl, phase, fks FROM "+pgx.Identifier{schema, "idgen_migrate_state"}.Sanitize())
+	if dropped(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var others []Plan
+	for rows.Next() {
+		o := Plan{Schema: schema}
+		if err := rows.Scan(&o.Table, &o.Phase, &o.FKs); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		others = append(others, o)
+	}
+	if err := rows.Err(); dropped(err) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	return others, sp.Commit(ctx)
 }
 
 // varattno finds the column numbers a node tree (pg_node_tree as text)

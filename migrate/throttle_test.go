@@ -270,31 +270,45 @@ func TestSetBadInput(t *testing.T) {
 	}
 }
 
-// TestChunkTime sizes batches by time: a long --chunk-time grows them to
-// 10×Batch, a short one shrinks them towards Batch/10.
+// TestChunkTime sizes batches by time: a long --chunk-time grows them
+// towards 10×Batch, a short one shrinks them towards Batch/10.
+//
+// How far they grow depends on how fast the machine runs the batches, so
+// the long case bounds each size from below by the rates the test itself
+// sees: a batch runs between two OnBatch calls, so it took at most their
+// gap, its rate was at least its rows over the gap, and the run's sizer
+// (a moving average of the rates, times the chunk time, within Batch/10
+// and 10×Batch) sized the next batch at least as that bound says. On a
+// quiet machine the bound is 10×Batch; on a loaded one it is lower, never
+// a guess. The short case needs each batch of 200 rows or more to take
+// over 0.1 ms (a rate under 2 million rows a second) to shrink: one
+// batch is two round trips and an UPDATE, 20 times that or more.
 func TestChunkTime(t *testing.T) {
 	conn, _ := schema(t)
 	for i, tc := range []struct {
 		name      string
 		batch     int
 		chunk     time.Duration
-		lo, hi    int64 // of the batches after the first, but the last
+		hi        int64 // of the batches after the first, but the last
 		firstSize int64
 	}{
-		{"long chunk time", 100, time.Second, 1000, 1000, 100},
-		{"short chunk time", 2000, time.Millisecond, 200, 1999, 2000},
+		{"long chunk time", 100, time.Second, 1000, 100},
+		{"short chunk time", 2000, time.Millisecond, 1999, 2000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			table := fmt.Sprint("chunky", i)
 			exec(t, conn, "CREATE TABLE "+table+" (id bigserial PRIMARY KEY)", "INSERT INTO "+table+" SELECT FROM generate_series(1, 10000)")
 			var sizes []int64
+			var gaps []time.Duration
 			var last int64
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
+			prev := time.Now()
 			_, err := migrate.Run(ctx, conn, migrate.Options{Table: table, To: "snowflake", Batch: tc.batch, ChunkTime: tc.chunk,
 				OnBatch: func(done, total int64) {
 					sizes = append(sizes, done-last)
-					last = done
+					gaps = append(gaps, time.Since(prev))
+					last, prev = done, time.Now()
 					if done == total {
 						cancel() // stop before the index phase
 					}
@@ -305,9 +319,17 @@ func TestChunkTime(t *testing.T) {
 			if len(sizes) < 3 || sizes[0] != tc.firstSize {
 				t.Fatalf("batch sizes %v; want at least 3, the first %d", sizes, tc.firstSize)
 			}
-			for _, n := range sizes[1 : len(sizes)-1] {
-				if n < tc.lo || n > tc.hi {
-					t.Fatalf("batch sizes %v with --batch %d --chunk-time %v; want those after the first in [%d, %d]", sizes, tc.batch, tc.chunk, tc.lo, tc.hi)
+			var rate float64 // a lower bound of the sizer's moving average
+			for k, n := range sizes[:len(sizes)-1] {
+				if r := float64(n) / gaps[k].Seconds(); k == 0 {
+					rate = r
+				} else {
+					rate = 0.25*rate + 0.75*r
+				}
+				lo := min(max(int64(rate*tc.chunk.Seconds()), int64(tc.batch/10)), int64(tc.batch*10))
+				if next := sizes[k+1]; k+1 < len(sizes)-1 && (next < lo || next > tc.hi) {
+					t.Fatalf("batch sizes %v with --batch %d --chunk-time %v, batches %v apart; want batch %d in [%d, %d]",
+						sizes, tc.batch, tc.chunk, gaps, k+1, lo, tc.hi)
 				}
 			}
 		})

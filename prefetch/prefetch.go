@@ -11,7 +11,12 @@
 // and make the next block Size = 2 × Threshold, within [Min, Max], so
 // that the fetch it triggers begins about halfway through it. A block
 // smaller than rate × latency runs out before the next fetch returns: when
-// Max is below that, waits cannot be avoided and Need tells by how much.
+// Max is below that, waits cannot be avoided (Limited).
+//
+// Before any rate is measured, a block used up in less than MinUseSpan (a
+// burst) proves a rate of at least its size / MinUseSpan but bounds it
+// from neither side usefully; Burst reports it, so that a caller can size
+// the next block at Max at once instead of doubling towards it.
 package prefetch
 
 import (
@@ -55,11 +60,12 @@ type Config struct {
 type Planner struct {
 	cfg Config
 
-	mu   sync.Mutex
-	lat  []time.Duration // ring of recent latencies
-	pos  int
-	rate float64 // IDs/s, moving average; 0 until observed
-	p99  time.Duration
+	mu    sync.Mutex
+	lat   []time.Duration // ring of recent latencies
+	pos   int
+	rate  float64 // IDs/s, moving average; 0 until observed
+	floor float64 // IDs/s at least: the largest burst / MinUseSpan; 0 when none
+	p99   time.Duration
 }
 
 // New returns a Planner for cfg. Errors wrap ErrConfig and name the field.
@@ -97,14 +103,19 @@ func (p *Planner) ObserveFetch(latency time.Duration) {
 }
 
 // ObserveUse records that n IDs were consumed over d. Observations with
-// n <= 0 or d < MinUseSpan are ignored.
+// n <= 0 are ignored; those with d < MinUseSpan (bursts) leave the rate
+// alone and raise the floor Burst reports to n / MinUseSpan.
 func (p *Planner) ObserveUse(n int64, d time.Duration) {
-	if n <= 0 || d < MinUseSpan {
+	if n <= 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if d < MinUseSpan {
+		p.floor = max(p.floor, float64(n)/MinUseSpan.Seconds())
 		return
 	}
 	r := float64(n) / d.Seconds()
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.rate == 0 {
 		p.rate = r
 	} else {
@@ -139,7 +150,21 @@ func (p *Planner) Threshold() int64 { return min(p.Need(), p.cfg.Max) }
 // Size returns the next block's size: 2 × Need within [Min, Max].
 func (p *Planner) Size() int64 { return min(max(2*p.Need(), p.cfg.Min), p.cfg.Max) }
 
-// Limited reports whether Max is below what the figures ask for (Need):
-// then a block runs out before a fetch at p99 latency returns, and
-// consumers wait, by no fault of the timing.
-func (p *Planner) Limited() bool { return p.Need() > p.cfg.Max }
+// Burst reports whether a burst (a block used up in under MinUseSpan) is
+// all the use observed so far: no rate is measured, and floor (IDs/s) is
+// the least it can be. A block sized from the figures would then be sized
+// from nothing; Max is the only size the figures do not rule out.
+func (p *Planner) Burst() (floor float64, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.floor, p.rate == 0 && p.floor > 0
+}
+
+// Limited reports whether Max is below rate × p99 fetch latency: a block
+// of Max runs out before a fetch at p99 latency returns even when that
+// fetch starts as the block does, so consumers wait by no fault of the
+// timing. False before both figures are observed.
+func (p *Planner) Limited() bool {
+	rate, p99 := p.Figures()
+	return rate*p99.Seconds() > float64(p.cfg.Max)
+}

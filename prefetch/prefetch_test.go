@@ -71,3 +71,32 @@ func TestObserveUseShortSpan(t *testing.T) {
 		t.Errorf("rate after 1000 IDs in 10µs = %v; want 0 (ignored, under %v)", rate, prefetch.MinUseSpan)
 	}
 }
+
+// A burst sets the floor Burst reports while no rate is measured; the
+// first measured rate ends it. Limited compares rate × p99 with Max.
+func TestPlannerBurst(t *testing.T) {
+	p, _ := prefetch.New(prefetch.Config{Min: 1000, Max: 1_000_000})
+	if floor, ok := p.Burst(); ok || floor != 0 {
+		t.Errorf("Burst() before any use = %v, %t; want 0, false", floor, ok)
+	}
+	p.ObserveUse(1000, 0)                   // 1000 IDs at once: at least 1000 / 1 ms
+	p.ObserveUse(500, 100*time.Microsecond) // a smaller burst leaves the floor
+	if floor, ok := p.Burst(); !ok || floor != 1e6 {
+		t.Errorf("Burst() after 1000 IDs at once = %v, %t; want 1e6, true", floor, ok)
+	}
+	if rate, _ := p.Figures(); rate != 0 {
+		t.Errorf("rate after bursts only = %v; want 0", rate)
+	}
+	p.ObserveFetch(100 * time.Millisecond)
+	p.ObserveUse(1_000_000, 100*time.Millisecond) // 10 M IDs/s: one Max lasts exactly one fetch
+	if _, ok := p.Burst(); ok {
+		t.Error("Burst() after a measured rate = true; want false")
+	}
+	if p.Limited() {
+		t.Error("Limited() with Max lasting exactly the p99 latency = true; want false")
+	}
+	p.ObserveUse(3_000_000, 100*time.Millisecond) // 30 M IDs/s: the average goes to 20 M
+	if rate, _ := p.Figures(); rate != 20e6 || !p.Limited() {
+		t.Errorf("Figures() rate = %v, Limited() = %t; want 2e7, true (1 M IDs last 50 ms, under the 100 ms p99)", rate, p.Limited())
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/segstats"
 	"github.com/idgenkit/idgen/prefetch"
 )
 
@@ -86,14 +87,52 @@ type Config struct {
 	// instead of failing with ErrUnknownTag.
 	AutoCreate bool
 
-	// Clock is the clock of the dynamic step (how long a segment lasted).
-	// Nil means the system clock (idgen.SystemClock, time.Now). Fetch
-	// latencies are measured on the monotonic clock regardless.
+	// Clock is the clock of the dynamic step (how long a segment lasted)
+	// and of the fetch latencies. Nil means the system clock
+	// (idgen.SystemClock, time.Now, whose readings carry the monotonic
+	// clock).
 	Clock idgen.Clock
 
 	// OnFetch, when set, is called after each fetch attempt, from the
 	// goroutine that made it. It must not block.
 	OnFetch func(Fetch)
+
+	// OnLimit, when set, is called when the adaptive prefetcher finds
+	// MaxStep too small for the rate (one MaxStep of IDs lasts less than
+	// the p99 fetch latency, so callers wait at each switch whatever the
+	// timing) and again when that ends, from the fetcher's goroutine. It
+	// must not block. Limit.String is a sentence for a log. Stats reports
+	// the same condition.
+	OnLimit func(Limit)
+}
+
+// A Limit describes the "step bound too small for this rate" condition,
+// for Config.OnLimit: MaxStep IDs last MaxStep / Rate seconds, less than
+// the P99 fetch latency.
+type Limit struct {
+	Tag     string
+	Limited bool          // true when the condition begins, false when it ends
+	Rate    float64       // IDs/s, the moving average measured
+	P99     time.Duration // the p99 of the recent fetch latencies
+	MaxStep int64
+}
+
+// Lasts returns how long MaxStep IDs last at Rate; 0 when Rate is 0.
+func (l Limit) Lasts() time.Duration {
+	if l.Rate <= 0 {
+		return 0
+	}
+	return time.Duration(float64(l.MaxStep) / l.Rate * float64(time.Second))
+}
+
+// String returns a one-line account of l for a log.
+func (l Limit) String() string {
+	if !l.Limited {
+		return fmt.Sprintf("segment: biz tag %q: max step %d lasts %v at %.0f IDs/s, past the p99 fetch latency %v: switches can be waitless again",
+			l.Tag, l.MaxStep, l.Lasts().Round(time.Microsecond), l.Rate, l.P99)
+	}
+	return fmt.Sprintf("segment: biz tag %q: step bound too small for this rate: max step %d lasts %v at %.0f IDs/s, under the p99 fetch latency %v, so callers wait at each switch; a max step of at least %d (rate × p99 × 2) avoids it",
+		l.Tag, l.MaxStep, l.Lasts().Round(time.Microsecond), l.Rate, l.P99, int64(math.Ceil(l.Rate*l.P99.Seconds()*2)))
 }
 
 // A Fetch describes one reservation attempt, for Config.OnFetch.
@@ -106,24 +145,9 @@ type Fetch struct {
 }
 
 // Stats are an Allocator's counters, a plain value (see Allocator.Stats).
-type Stats struct {
-	Segments        int64         // segments fetched, the first included
-	FetchErrors     int64         // failed fetch attempts
-	FetchLatency    time.Duration // total latency of successful fetches
-	MaxFetchLatency time.Duration // the slowest successful fetch
-	Remaining       int64         // IDs left in the current and next segments
-	Step            int64         // the latest segment's step
-	Waits           int64         // calls that found both segments empty and waited for a fetch
-	Unavailable     int64         // calls that got idgen.ErrUnavailable
-}
-
-// MeanFetchLatency returns FetchLatency / Segments.
-func (s Stats) MeanFetchLatency() time.Duration {
-	if s.Segments == 0 {
-		return 0
-	}
-	return s.FetchLatency / time.Duration(s.Segments)
-}
+// The type lives in an internal package of its own so that the servers
+// (httpapi) read it without linking this package's store drivers.
+type Stats = segstats.Stats
 
 // span is one segment: the size IDs start, start+1, ..., start+size-1.
 // Positions in it are offsets from start, so that no sum nears the int64
@@ -173,6 +197,8 @@ type Allocator struct {
 	maxLat    time.Duration
 
 	kick      chan struct{} // cap 1: wake the fetcher
+	kicks     atomic.Int64  // kicks sent and not yet served: a simulation's clock waits for 0 (export_test.go)
+	limited   atomic.Bool   // the step bound is too small for the rate (Config.OnLimit)
 	switching chan struct{} // cap 1: held by the one caller that moves cur past a used-up segment
 	stop      chan struct{}
 	done      chan struct{}
@@ -453,6 +479,7 @@ func (a *Allocator) unlockSwitch() { <-a.switching }
 func (a *Allocator) prefetch() {
 	select {
 	case a.kick <- struct{}{}:
+		a.kicks.Add(1)
 		runtime.Gosched()
 	default:
 	}
@@ -541,42 +568,48 @@ func (a *Allocator) run() {
 			return
 		case <-a.kick:
 		}
-		backoff := a.cfg.RetryMin
-		for {
-			a.mu.Lock()
-			need := a.next == nil && a.exhausted == nil
-			a.mu.Unlock()
-			if !need {
-				break
-			}
-			cur := a.cur.Load()
-			if cur == closedSpan {
-				return
-			}
-			s, err := a.fetch(ctx, a.nextStep(cur), a.cfg.Clock.Now().Sub(cur.fetched))
-			a.mu.Lock()
-			a.lastErr = err
-			if err == nil {
-				a.next = s
-			}
-			if errors.Is(err, ErrExhausted) {
-				a.exhausted = err
-			}
-			close(a.attempt)
-			a.attempt = make(chan struct{})
-			a.mu.Unlock()
-			if err == nil || a.exhausted != nil {
-				break
-			}
-			t := time.NewTimer(backoff)
-			select {
-			case <-a.stop:
-				t.Stop()
-				return
-			case <-t.C:
-			}
-			backoff = min(2*backoff, a.cfg.RetryMax)
+		a.fillNext(ctx)
+		a.kicks.Add(-1)
+	}
+}
+
+// fillNext fills the next segment when it is missing, retrying with
+// backoff while the store fails, until it succeeds, the store has no ID
+// left or the Allocator closes.
+func (a *Allocator) fillNext(ctx context.Context) {
+	backoff := a.cfg.RetryMin
+	for {
+		a.mu.Lock()
+		need := a.next == nil && a.exhausted == nil
+		a.mu.Unlock()
+		cur := a.cur.Load()
+		if !need || cur == closedSpan {
+			return
 		}
+		s, err := a.fetch(ctx, a.nextStep(cur), a.cfg.Clock.Now().Sub(cur.fetched))
+		a.mu.Lock()
+		a.lastErr = err
+		if err == nil {
+			a.next = s
+		}
+		if errors.Is(err, ErrExhausted) {
+			a.exhausted = err
+		}
+		close(a.attempt)
+		a.attempt = make(chan struct{})
+		done := err == nil || a.exhausted != nil
+		a.mu.Unlock()
+		if done {
+			return
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-a.stop:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		backoff = min(2*backoff, a.cfg.RetryMax)
 	}
 }
 
@@ -584,8 +617,12 @@ func (a *Allocator) run() {
 // lasted under GrowBelow, halve when over ShrinkAbove (Leaf's rule). The
 // adaptive prefetcher raises it to twice the IDs consumed during a p99
 // fetch × Safety, but not past what lasts ShrinkAbove at the rate
-// measured, so that Leaf's rule stays the outer bound. All within
-// [MinStep, MaxStep].
+// measured, so that Leaf's rule stays the outer bound. Before any rate is
+// measured, a segment used up in a burst (under prefetch.MinUseSpan: the
+// first segment of a busy tag, whose size the tag's row fixed before any
+// figure) makes it MaxStep at once: the rate is too fast to measure, and
+// the step that doubles from there waits at each of the switches it takes
+// to catch up. All within [MinStep, MaxStep].
 func (a *Allocator) nextStep(cur *span) int64 {
 	now := a.cfg.Clock.Now()
 	lasted := now.Sub(cur.fetched)
@@ -601,20 +638,34 @@ func (a *Allocator) nextStep(cur *span) int64 {
 			a.plan.ObserveUse(min(cur.taken.Load(), cur.size), now.Sub(cur.started))
 		}
 		rate, _ := a.plan.Figures()
+		need := 2 * a.plan.Need()
+		if floor, burst := a.plan.Burst(); burst {
+			rate, need = floor, a.cfg.MaxStep
+		}
 		lasting := min(rate*a.cfg.ShrinkAbove.Seconds(), MaxStep) // what lasts ShrinkAbove; a float past int64 would not convert
-		need := min(2*a.plan.Need(), int64(lasting))
-		step = max(step, need)
+		step = max(step, min(need, int64(lasting)))
+		a.checkLimit()
 	}
 	return min(max(step, a.cfg.MinStep), a.cfg.MaxStep)
+}
+
+// checkLimit calls OnLimit when the planner's Limited changes.
+func (a *Allocator) checkLimit() {
+	l := a.plan.Limited()
+	if a.limited.Swap(l) == l || a.cfg.OnLimit == nil {
+		return
+	}
+	rate, p99 := a.plan.Figures()
+	a.cfg.OnLimit(Limit{Tag: a.cfg.Tag, Limited: l, Rate: rate, P99: p99, MaxStep: a.cfg.MaxStep})
 }
 
 // fetch reserves one segment of step IDs (0: the tag's own step).
 func (a *Allocator) fetch(ctx context.Context, step int64, lasted time.Duration) (*span, error) {
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.FetchTimeout)
 	defer cancel()
-	t0 := time.Now()
+	t0 := a.cfg.Clock.Now()
 	hi, added, err := a.cfg.Store.Reserve(ctx, a.cfg.Tag, step)
-	lat := time.Since(t0)
+	lat := a.cfg.Clock.Now().Sub(t0)
 	if err == nil && (added < 1 || hi < added) {
 		err = fmt.Errorf("segment: biz tag %q: store returned max_id %d for step %d", a.cfg.Tag, hi, added)
 	}
@@ -678,11 +729,6 @@ func (a *Allocator) Available(n int64) error {
 	return nil
 }
 
-// Remaining returns the IDs the allocator holds in memory, Stats's
-// Remaining: by it the servers' metrics (httpapi) read a segment
-// generator without linking this package.
-func (a *Allocator) Remaining() int64 { return a.Stats().Remaining }
-
 // Stats returns the allocator's counters.
 func (a *Allocator) Stats() Stats {
 	st := Stats{
@@ -694,6 +740,10 @@ func (a *Allocator) Stats() Stats {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	st.FetchLatency, st.MaxFetchLatency = a.fetchLat, a.maxLat
+	if a.plan != nil {
+		st.Rate, st.P99FetchLatency = a.plan.Figures()
+		st.StepBoundTooSmall = a.limited.Load()
+	}
 	if s := a.cur.Load(); s != nil {
 		st.Remaining = s.left()
 		st.Step = s.step

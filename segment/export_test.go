@@ -92,3 +92,8 @@ func KillTicketSessions(ctx context.Context, dsn, name string) (int, error) {
 	}
 	return 0, errors.New("unknown ticket backend")
 }
+
+// KicksPending returns how many wake-ups the fetcher has been sent and has
+// not finished serving: a simulated clock moves only when it is 0 or the
+// fetcher is inside the store.
+func KicksPending(a *Allocator) int64 { return a.kicks.Load() }

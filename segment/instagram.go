@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/snowflake"
@@ -115,10 +116,11 @@ type InstagramConfig struct {
 // one millisecond; within a millisecond they do not sort by issue order
 // once the sequence wraps, so the scheme is k-sorted, not increasing.
 type Instagram struct {
-	pool  *pgxpool.Pool
-	dsn   string
-	seq   string
-	shard int
+	closed atomic.Bool
+	pool   *pgxpool.Pool
+	dsn    string
+	seq    string
+	shard  int
 }
 
 var (
@@ -164,8 +166,12 @@ func DialInstagram(ctx context.Context, dsn string, cfg InstagramConfig) (*Insta
 // Scheme returns InstagramScheme.
 func (g *Instagram) Scheme() *idgen.Scheme { return InstagramScheme }
 
-// Next returns one ID, one round trip.
+// Next returns one ID, one round trip. After Close it returns
+// idgen.ErrClosed.
 func (g *Instagram) Next(ctx context.Context) (idgen.ID, error) {
+	if g.closed.Load() {
+		return idgen.ID{}, idgen.ErrClosed
+	}
 	var v int64
 	if err := g.pool.QueryRow(ctx, `SELECT `+InstagramFunc+`($1::regclass, $2)`, g.seq, g.shard).Scan(&v); err != nil {
 		return idgen.ID{}, g.err(err)
@@ -174,8 +180,11 @@ func (g *Instagram) Next(ctx context.Context) (idgen.ID, error) {
 }
 
 // NextN fills dst, up to 256 IDs per round trip, in the order the function
-// issued them.
+// issued them. After Close it returns idgen.ErrClosed.
 func (g *Instagram) NextN(ctx context.Context, dst []idgen.ID) (int, error) {
+	if g.closed.Load() {
+		return 0, idgen.ErrClosed
+	}
 	n := 0
 	for n < len(dst) {
 		k := min(len(dst)-n, maxInstagramBatch)
@@ -214,5 +223,11 @@ func (g *Instagram) err(err error) error {
 	return err
 }
 
-// Close closes the pool.
-func (g *Instagram) Close() error { g.pool.Close(); return nil }
+// Close closes the pool; Next and NextN then return idgen.ErrClosed. A
+// second Close returns nil.
+func (g *Instagram) Close() error {
+	if !g.closed.Swap(true) {
+		g.pool.Close()
+	}
+	return nil
+}

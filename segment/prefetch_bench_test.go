@@ -4,37 +4,205 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/idgentest"
 	"github.com/idgenkit/idgen/segment"
 )
 
-// slowStore is a real store whose Reserve takes 50 to 150 ms more: a store
-// under load, far away, or both.
-type slowStore struct{ segment.Store }
+// simStore is a real store whose Reserve takes a simulated latency more on
+// a test clock: the Reserve call waits, in real time, until the simulation
+// has moved the clock to its end (sim.release). Only the allocator's one
+// fetcher (or New) calls it, so at most one call is pending.
+type simStore struct {
+	segment.Store
+	sim *sim
+}
 
-func (s slowStore) Reserve(ctx context.Context, tag string, step int64) (int64, int64, error) {
-	d := 50*time.Millisecond + rand.N(100*time.Millisecond)
+func (s simStore) Reserve(ctx context.Context, tag string, step int64) (int64, int64, error) {
+	r := &simReq{at: s.sim.clk.Now().Add(s.sim.latency()), done: make(chan struct{})}
+	s.sim.mu.Lock()
+	s.sim.pending = r
+	s.sim.mu.Unlock()
 	select {
-	case <-time.After(d):
+	case <-r.done:
 	case <-ctx.Done():
 		return 0, 0, ctx.Err()
 	}
 	return s.Store.Reserve(ctx, tag, step)
 }
 
-// BenchmarkPrefetchSwitches consumes a tag at 20 M IDs/s, in runs of 4096
-// IDs, from a store with 50-150 ms of injected fetch latency, and reports
-// the waits per 100 segment switches, over all 30 and over those after the
-// first 10 (the step starts at 1000 and must grow first): with the fixed 10 % prefetch and
-// Leaf's doubling ("fixed") and with the adaptive prefetcher ("adaptive").
-// At the default max step (1,000,000: 50 ms of IDs at 20 M/s, less than
-// one fetch) no prefetch timing can avoid the waits; the max step of
-// 16,000,000 lets the step grow past rate × p99 latency.
+type simReq struct {
+	at   time.Time
+	done chan struct{}
+}
+
+// sim drives an Allocator on a test clock: the consumer's pace and the
+// store's latency are both on the clock, and the clock moves only when the
+// fetcher is idle or inside the store, so that every reading the
+// allocator takes is the same in every run, however busy the machine.
+type sim struct {
+	clk     *idgentest.Clock
+	lat     func() time.Duration
+	mu      sync.Mutex
+	pending *simReq
+}
+
+func newSim(lat func() time.Duration) *sim {
+	return &sim{clk: idgentest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), lat: lat}
+}
+
+// uniformLatency returns 50 to 150 ms, from a fixed seed.
+func uniformLatency() func() time.Duration {
+	r := rand.New(rand.NewPCG(31, 2))
+	return func() time.Duration {
+		return 50*time.Millisecond + time.Duration(r.Int64N(int64(100*time.Millisecond)))
+	}
+}
+
+func (s *sim) latency() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lat()
+}
+
+func (s *sim) hasPending() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pending != nil
+}
+
+// settle waits until the fetcher has served every wake-up or is inside the
+// store.
+func (s *sim) settle(a *segment.Allocator) {
+	for segment.KicksPending(a) > 0 && !s.hasPending() {
+		runtime.Gosched()
+	}
+}
+
+// release moves the clock to the pending fetch's end and lets it return;
+// it reports whether one was pending.
+func (s *sim) release() bool {
+	s.mu.Lock()
+	r := s.pending
+	s.pending = nil
+	s.mu.Unlock()
+	if r == nil {
+		return false
+	}
+	if d := r.at.Sub(s.clk.Now()); d > 0 {
+		s.clk.Add(d)
+	}
+	close(r.done)
+	return true
+}
+
+// newAllocator runs segment.New, serving its first fetch.
+func (s *sim) newAllocator(tb testing.TB, cfg segment.Config) *segment.Allocator {
+	tb.Helper()
+	cfg.Store = simStore{cfg.Store, s}
+	cfg.Clock = s.clk
+	type result struct {
+		a   *segment.Allocator
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		a, err := segment.New(context.Background(), cfg)
+		done <- result{a, err}
+	}()
+	for {
+		select {
+		case r := <-done:
+			if r.err != nil {
+				tb.Fatal(r.err)
+			}
+			tb.Cleanup(func() { r.a.Close() })
+			return r.a
+		default:
+			if !s.release() {
+				runtime.Gosched()
+			}
+		}
+	}
+}
+
+// nextN calls a.NextN, serving each fetch it waits for at its time.
+func (s *sim) nextN(tb testing.TB, a *segment.Allocator, dst []idgen.ID) {
+	tb.Helper()
+	done := make(chan error, 1)
+	waits := a.Stats().Waits
+	go func() {
+		_, err := a.NextN(context.Background(), dst)
+		done <- err
+	}()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				tb.Fatal(err)
+			}
+			s.settle(a)
+			return
+		default:
+		}
+		if w := a.Stats().Waits; w > waits { // the call waits for the fetch under way
+			waits = w
+			s.settle(a)
+			s.release()
+			s.settle(a)
+		}
+		runtime.Gosched()
+	}
+}
+
+// advance moves the clock by d, ending the pending fetch at its time when
+// that comes first.
+func (s *sim) advance(a *segment.Allocator, d time.Duration) {
+	end := s.clk.Now().Add(d)
+	s.mu.Lock()
+	r := s.pending
+	s.mu.Unlock()
+	if r != nil && !r.at.After(end) {
+		s.release()
+		s.settle(a)
+	}
+	if rest := end.Sub(s.clk.Now()); rest > 0 {
+		s.clk.Add(rest)
+	}
+}
+
+// consume takes IDs in runs of run at rate IDs/s on the simulated clock
+// until the allocator has fetched segments+1 segments (the first
+// included); after a wait, the pace goes on from the end of the wait.
+func (s *sim) consume(tb testing.TB, a *segment.Allocator, rate float64, run, segments int) {
+	tb.Helper()
+	dst := make([]idgen.ID, run)
+	every := time.Duration(float64(run) / rate * float64(time.Second))
+	for a.Stats().Segments <= int64(segments) {
+		s.nextN(tb, a, dst)
+		s.advance(a, every)
+	}
+}
+
+// BenchmarkPrefetchSwitches consumes a tag whose row's step is 1000 at
+// 20 M IDs/s, in runs of 4096 IDs, from a Redis store with 50-150 ms of
+// simulated fetch latency, all on a simulated clock (the figures do not
+// depend on the machine's load), and reports the waits per 100 segment
+// switches over 30 switches, the first included, and the switches after
+// the first: with the fixed 10 % prefetch and Leaf's doubling ("fixed")
+// and with the adaptive prefetcher ("adaptive"). The first call asks
+// 4096 IDs of a first segment of 1000, fetched before any rate was known:
+// it waits under every planner. At the default max step (1,000,000: 50 ms
+// of IDs at 20 M/s, less than one fetch) no planner can avoid the waits,
+// and the adaptive one reports the step bound too small (step-bound-too-
+// small 1); at 16,000,000 the step reaches the bound at the first switch.
 func BenchmarkPrefetchSwitches(b *testing.B) {
-	const rate, run, switches, warmup = 20e6, 4096, 30, 10
+	const rate, run, switches = 20e6, 4096, 30
 	for _, maxStep := range []int64{segment.DefaultMaxStep, 16_000_000} {
 		for _, fixed := range []bool{true, false} {
 			name := fmt.Sprintf("max=%d/adaptive", maxStep)
@@ -43,47 +211,32 @@ func BenchmarkPrefetchSwitches(b *testing.B) {
 			}
 			b.Run(name, func(b *testing.B) {
 				dsn := redisDSN(b)
+				st, err := segment.Open(context.Background(), dsn)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer st.Close()
+				var s segment.Stats
+				var firstWaits int64
 				for b.Loop() {
 					tag := uniqueTag(b, dsn)
 					initTag(b, dsn, tag, 1000)
-					st, err := segment.Open(context.Background(), dsn)
-					if err != nil {
-						b.Fatal(err)
-					}
-					a, err := segment.New(context.Background(), segment.Config{Store: slowStore{st}, Tag: tag,
-						MaxStep: maxStep, FixedPrefetch: fixed})
-					if err != nil {
-						b.Fatal(err)
-					}
-					dst := make([]idgen.ID, run)
-					ctx := context.Background()
-					start, issued, began, total := time.Now(), 0.0, time.Now(), 0
-					var warmWaits int64 = -1
-					for a.Stats().Segments <= switches {
-						if warmWaits < 0 && a.Stats().Segments > warmup {
-							warmWaits = a.Stats().Waits
-						}
-						t0 := time.Now()
-						if _, err := a.NextN(ctx, dst); err != nil {
-							b.Fatal(err)
-						}
-						if time.Since(t0) > time.Millisecond { // waited: pace from here, no catching up
-							start, issued = time.Now(), 0
-						}
-						issued += run
-						total += run
-						if ahead := time.Duration(issued/rate*1e9) - time.Since(start); ahead > 0 {
-							time.Sleep(ahead)
-						}
-					}
-					s := a.Stats()
-					b.ReportMetric(float64(s.Waits)*100/float64(s.Segments-1), "waits/100-switches")
-					b.ReportMetric(float64(s.Waits-warmWaits)*100/float64(s.Segments-1-warmup), "waits/100-switches-after-10")
-					b.ReportMetric(float64(s.Step), "last-step")
-					b.ReportMetric(float64(total)/time.Since(began).Seconds(), "ids/s")
+					sm := newSim(uniformLatency())
+					a := sm.newAllocator(b, segment.Config{Store: st, Tag: tag, MaxStep: maxStep, FixedPrefetch: fixed})
+					sm.consume(b, a, rate, run, 1)
+					firstWaits = a.Stats().Waits
+					sm.consume(b, a, rate, run, switches)
+					s = a.Stats()
 					a.Close()
-					st.Close()
 				}
+				b.ReportMetric(float64(s.Waits)*100/float64(s.Segments-1), "waits/100-switches")
+				b.ReportMetric(float64(s.Waits-firstWaits)*100/float64(s.Segments-2), "waits/100-switches-after-1st")
+				b.ReportMetric(float64(s.Step), "last-step")
+				limited := 0.0
+				if s.StepBoundTooSmall {
+					limited = 1
+				}
+				b.ReportMetric(limited, "step-bound-too-small")
 			})
 		}
 	}

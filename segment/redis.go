@@ -9,6 +9,8 @@ import (
 
 	storedsn "github.com/idgenkit/idgen/internal/dsn"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/idgenkit/idgen/internal/storetls"
 )
 
 // RedisPrefix starts the keys of the Redis store: biz tag t keeps its
@@ -32,21 +34,23 @@ func openRedis(ctx context.Context, dsn string) (*redis.Client, error) {
 	if _, err := parseDSN(dsn); err != nil {
 		return nil, err
 	}
-	opt, err := redis.ParseURL(dsn)
+	opt, err := storetls.RedisOptions(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %q: %v", ErrDSN, Redact(dsn), err)
+		return nil, fmt.Errorf("%w: %q: %v", ErrDSN, Redact(dsn), Redact(err.Error()))
 	}
 	opt.PoolSize = 4
 	opt.MaxRetries = -1 // a failed reservation is retried by the allocator, with backoff
 	c := redis.NewClient(opt)
 	if err := c.Ping(ctx).Err(); err != nil {
 		c.Close()
-		return nil, storedsn.Connect(dsn, ErrUnreachable, err)
+		return nil, storedsn.Connect(dsn, ErrUnreachable, storetls.Explain(err, opt.TLSConfig))
 	}
 	return c, nil
 }
 
-// OpenRedis connects to the Redis at dsn (redis://host:port/db).
+// OpenRedis connects to the Redis at dsn (redis://[user@]host:port/db;
+// rediss:// for TLS, with tls_ca=, tls_cert=, tls_key=, tls_server_name=
+// naming files, and password_file= for the password of the ACL user).
 func OpenRedis(ctx context.Context, dsn string) (*Redis, error) {
 	c, err := openRedis(ctx, dsn)
 	if err != nil {

@@ -79,3 +79,21 @@ var Scheme = &idgen.Scheme{Name: "segment", Size: 8, Column: idgen.ColumnBigint,
 // bigint, decimal text. Not TimeOrdered: n servers count independently, each
 // in its own residue class.
 var TicketScheme = &idgen.Scheme{Name: "ticket", Size: 8, Column: idgen.ColumnBigint, Codec: int64Codec{}}
+
+// Kinds of the three schemes, for idgen.TypedID: a field, slice or map of
+// idgen.TypedID[segment.Segment] decodes from JSON, text and SQL with no
+// preparation.
+type (
+	Segment       struct{} // Scheme
+	Ticket        struct{} // TicketScheme
+	InstagramKind struct{} // InstagramScheme (Instagram is the generator)
+)
+
+// Scheme returns Scheme.
+func (Segment) Scheme() *idgen.Scheme { return Scheme }
+
+// Scheme returns TicketScheme.
+func (Ticket) Scheme() *idgen.Scheme { return TicketScheme }
+
+// Scheme returns InstagramScheme.
+func (InstagramKind) Scheme() *idgen.Scheme { return InstagramScheme }

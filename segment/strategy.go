@@ -86,6 +86,9 @@ func buildSegment(ctx context.Context, p *strategies.Params) (idgen.Generator, e
 	if cfg.AutoCreate, err = p.Bool("auto_create", false); err != nil {
 		return nil, err
 	}
+	if notify := p.Options().Notify; notify != nil {
+		cfg.OnLimit = func(l Limit) { notify(l.String()) }
+	}
 	return Dial(ctx, dsn, cfg)
 }
 

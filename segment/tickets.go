@@ -470,6 +470,19 @@ func (t *Tickets) joinOnce(ctx context.Context) bool {
 	return len(t.pending) == 0
 }
 
+// ServersDown returns how many of the client's ticket servers are down now
+// (not joined yet, or skipped for the cooldown after a failure) and how
+// many it has. IDs stay available while down < total.
+func (t *Tickets) ServersDown() (down, total int) {
+	now := t.clock.Now().UnixNano()
+	for i := range t.slots {
+		if t.slots[i].Load() == nil || now < t.downTill[i].Load() {
+			down++
+		}
+	}
+	return down, len(t.slots)
+}
+
 // Scheme returns TicketScheme.
 func (t *Tickets) Scheme() *idgen.Scheme { return TicketScheme }
 

@@ -44,6 +44,9 @@ func (g *Generator) NewAt(t time.Time) (idgen.ID, error) {
 // Reserve is Next's: it returns the tick and sequence number NewAt(t) would
 // use.
 func (g *Generator) ReserveAt(t time.Time) (tick int64, seq uint64, err error) {
+	if g.node.Load() == closedNode {
+		return 0, 0, idgen.ErrClosed
+	}
 	now, err := g.p.tickOf(t)
 	if err != nil {
 		return 0, 0, err

@@ -108,6 +108,7 @@ type Generator struct {
 	hwMu       sync.Mutex
 	adopted    atomic.Pointer[adoptedMark] // the last lease mark that moved the state
 	markTick   atomic.Int64                // ticks >= markTick need a new mark first
+	loadedMark atomic.Int64                // unix ns of the mark read at start or at a new identity; 0: none
 	aheadTicks int64
 }
 
@@ -184,15 +185,23 @@ func New(ctx context.Context, cfg Config) (*Generator, error) {
 
 // nodeState is the node bits of one identity.
 type nodeState struct {
-	ident *idgen.Identity // nil without a lease
-	bits  uint64
+	ident  *idgen.Identity // nil without a lease
+	bits   uint64
+	closed bool // closedNode's: the fast path issues nothing under it
 }
+
+// closedNode is the node state after Close: it sends Next off the fast
+// path, to nodeState's idgen.ErrClosed.
+var closedNode = &nodeState{closed: true}
 
 // nodeState returns the node bits to issue under, rebuilding them when the
 // lease's identity changed. It fails with idgen.ErrLeaseLost while the
 // lease holds none.
 func (g *Generator) nodeState(ctx context.Context) (*nodeState, error) {
 	cur := g.node.Load()
+	if cur == closedNode {
+		return nil, idgen.ErrClosed
+	}
 	if g.lease == nil {
 		if cur != nil {
 			return cur, nil
@@ -201,9 +210,7 @@ func (g *Generator) nodeState(ctx context.Context) (*nodeState, error) {
 		if err != nil {
 			return nil, err
 		}
-		ns := &nodeState{bits: bits}
-		g.node.Store(ns)
-		return ns, nil
+		return g.setNode(cur, &nodeState{bits: bits})
 	}
 	ident := g.lease.Identity()
 	if ident == nil {
@@ -240,8 +247,15 @@ func (g *Generator) nodeState(ctx context.Context) (*nodeState, error) {
 			return nil, err
 		}
 	}
-	ns := &nodeState{ident: ident, bits: bits}
-	g.node.Store(ns)
+	return g.setNode(cur, &nodeState{ident: ident, bits: bits})
+}
+
+// setNode replaces the node state cur with ns, unless Close replaced it
+// first: then it returns idgen.ErrClosed.
+func (g *Generator) setNode(cur, ns *nodeState) (*nodeState, error) {
+	if !g.node.CompareAndSwap(cur, ns) && g.node.Load() == closedNode {
+		return nil, idgen.ErrClosed
+	}
 	return ns, nil
 }
 
@@ -292,6 +306,9 @@ func (g *Generator) adoptMark(ctx context.Context, ident *idgen.Identity) error 
 		// at any tick.
 		for old := g.state.Load(); g.csOf(old) < cs && !g.state.CompareAndSwap(old, cs<<g.csShift); old = g.state.Load() {
 		}
+	}
+	if !mark.IsZero() {
+		g.loadedMark.Store(mark.UnixNano())
 	}
 	m := int64(0)
 	if d := mark.UnixNano() - g.p.epochNs; !mark.IsZero() && d > 0 {
@@ -388,13 +405,14 @@ func (g *Generator) Layout() Layout { return g.p.layout }
 // last tick issued (under Hold it issues at that tick or the ones after it,
 // up to MaxAhead ahead of the clock). Errors: *idgen.ClockRollbackError (or, behind a leased
 // identity's mark, *HighWaterAheadError), idgen.ErrLayoutExhausted,
-// idgen.ErrBeforeEpoch, a high-water Store error, or ctx's error while waiting.
+// idgen.ErrBeforeEpoch, a high-water Store error, ctx's error while waiting,
+// or idgen.ErrClosed after Close.
 func (g *Generator) Next(ctx context.Context) (idgen.ID, error) {
 	// Fast path: the clock is still in the state's tick and its sequence
 	// has room. One clock read and one atomic add (or compare-and-swap).
 	p := g.p
 	node := g.node.Load()
-	if g.fast && (g.lease == nil || g.lease.Identity() == node.ident) {
+	if g.fast && !node.closed && (g.lease == nil || g.lease.Identity() == node.ident) {
 		var v uint64
 		var ns int64
 		if g.addPath {
@@ -487,6 +505,9 @@ func (g *Generator) reserve(ctx context.Context, want uint64) (tick int64, seq, 
 
 // take is reserve, returning the state word the numbers were taken from.
 func (g *Generator) take(ctx context.Context, want uint64) (tick int64, seq, n, old uint64, err error) {
+	if g.node.Load() == closedNode {
+		return 0, 0, 0, 0, idgen.ErrClosed
+	}
 	p := g.p
 	var waited time.Duration
 	for {
@@ -842,6 +863,44 @@ func (g *Generator) ClockDrift() time.Duration {
 func (g *Generator) ClockAhead() time.Duration {
 	last := g.tickOf(g.state.Load())
 	return time.Duration(max(0, last*g.p.tickNs-g.elapsed()))
+}
+
+// BehindHighWater returns how far the clock is behind the high-water mark
+// read at start (Config.HighWater) or at the lease's latest identity (the
+// previous holder's mark), and that mark: after a restart with the clock
+// behind the mark, no ID is issued before it under the policies that wait
+// or fail, and IDs run ahead of the clock under Hold. behind is 0 once the
+// clock has passed the mark, or with no mark read (mark is then zero).
+func (g *Generator) BehindHighWater() (behind time.Duration, mark time.Time) {
+	ns := g.loadedMark.Load()
+	if ns == 0 {
+		return 0, time.Time{}
+	}
+	return time.Duration(max(0, ns-g.p.epochNs-g.elapsed())), time.Unix(0, ns).UTC()
+}
+
+// MaxAhead returns how far ahead of the clock the policy may issue:
+// Config.MaxAhead (or its default) under Hold and Bump, 0 under the
+// policies that never issue ahead (Fail, Wait, WaitThenFail).
+func (g *Generator) MaxAhead() time.Duration {
+	if g.policy != Hold && g.policy != Bump {
+		return 0
+	}
+	return time.Duration(g.maxAhead)
+}
+
+// LayoutEnd returns the end of the layout's lifetime (Layout.End): from
+// then on Next fails with idgen.ErrLayoutExhausted.
+func (g *Generator) LayoutEnd() time.Time { return g.p.layout.End() }
+
+// LeaseStatus returns the status of the lease behind the worker ID, and
+// true, when Config.Lease is renewed against a store (an
+// idgen.LeaseStatusReporter); else false.
+func (g *Generator) LeaseStatus() (idgen.LeaseStatus, bool) {
+	if r, ok := g.lease.(idgen.LeaseStatusReporter); ok {
+		return r.LeaseStatus(), true
+	}
+	return idgen.LeaseStatus{}, false
 }
 
 // beforeEpoch is the error of a clock reading ns before the epoch.

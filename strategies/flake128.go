@@ -182,8 +182,9 @@ func (g *Flake128Generator) Ready(ctx context.Context) error {
 	return g.core.Ready(ctx)
 }
 
-// Close closes the config's Closer (releasing a leased worker ID: Next
-// then fails with idgen.ErrLeaseLost); without one it does nothing.
+// Close ends the generator, as snowflake.Generator.Close does: Next, NextN
+// and NewAt then return idgen.ErrClosed. It closes the config's Closer,
+// when there is one (releasing a leased worker ID).
 func (g *Flake128Generator) Close() error { return g.core.Close() }
 
 // Scheme returns Flake128Scheme.

@@ -96,6 +96,7 @@ func init() {
 // mutex. A clock that steps back is ignored: IDs keep the last second until
 // it catches up. Safe for concurrent use.
 type KSUIDGenerator struct {
+	closeFlag
 	// Clock gives Next its time. Nil means the system clock
 	// (idgen.SystemClock). Set it before the first Next.
 	Clock idgen.Clock
@@ -135,8 +136,12 @@ func ksuidTimestamp(t time.Time) (uint32, error) {
 }
 
 // Next returns a new KSUID. Errors: idgen.ErrBeforeEpoch or
-// idgen.ErrLayoutExhausted when the clock is outside 2014-2150.
+// idgen.ErrLayoutExhausted when the clock is outside 2014-2150;
+// idgen.ErrClosed after Close.
 func (g *KSUIDGenerator) Next(context.Context) (idgen.ID, error) {
+	if err := g.check(); err != nil {
+		return idgen.ID{}, err
+	}
 	now := idgen.ClockOr(g.Clock).Now()
 	ts, err := ksuidTimestamp(now)
 	if err != nil {
@@ -179,6 +184,9 @@ func (g *KSUIDGenerator) Next(context.Context) (idgen.ID, error) {
 // 2150-06-19); otherwise the error wraps idgen.ErrBeforeEpoch or
 // idgen.ErrLayoutExhausted.
 func (g *KSUIDGenerator) NewAt(t time.Time) (idgen.ID, error) {
+	if err := g.check(); err != nil {
+		return idgen.ID{}, err
+	}
 	if _, err := ksuidTimestamp(t); err != nil {
 		return idgen.ID{}, err
 	}

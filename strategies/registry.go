@@ -118,6 +118,12 @@ type Options struct {
 	// hostname hash, which can collide), once the generator is built.
 	// Nil means warnings are dropped.
 	Warn func(msg string)
+	// Notify receives what a generator's background work finds for the
+	// operator while it runs: a segment allocator's "step bound too small
+	// for this rate" and its end (segment.Limit's sentence). It is called
+	// from any goroutine at any time after the generator is built and must
+	// not block. Nil means they are dropped.
+	Notify func(msg string)
 }
 
 // Resolve parses spec text as ParseSpec does and checks its name and keys
@@ -189,6 +195,9 @@ func (o Options) SchemeOf(spec string) (*idgen.Scheme, error) {
 	}
 	return s.Scheme(p)
 }
+
+// Options returns the Options the spec is built with.
+func (p *Params) Options() Options { return p.opts }
 
 // Has reports whether the spec gave key.
 func (p *Params) Has(key string) bool {

@@ -59,22 +59,28 @@ func snowflakeLayout(p *Params) (snowflake.Layout, error) {
 	if p.Has("preset") && p.Has("layout") {
 		return snowflake.Layout{}, specError(p.spec, "preset", p.String("preset", ""), fmt.Errorf("%w: snowflake: give preset or layout, not both", ErrSpec))
 	}
+	key := "preset"
 	var l snowflake.Layout
 	var err error
 	if p.Has("layout") {
+		key = "layout"
 		l, err = snowflake.ParseLayout(p.String("layout", ""))
 	} else {
 		l, err = snowflake.Preset(p.String("preset", "default"))
 	}
+	if err == nil && p.Has("epoch") {
+		key = "epoch"
+		l.Epoch, err = snowflake.ParseEpoch(p.String("epoch", ""))
+	}
+	if err == nil {
+		err = l.Validate()
+	}
 	if err != nil {
-		return l, err
+		// A bad preset, layout or epoch is a bad spec value, as every other
+		// key's is: a *SpecError wrapping ErrSpec (and the layout's error).
+		return l, specError(p.spec, key, p.String(key, ""), fmt.Errorf("%w: %w", ErrSpec, err))
 	}
-	if p.Has("epoch") {
-		if l.Epoch, err = snowflake.ParseEpoch(p.String("epoch", "")); err != nil {
-			return l, err
-		}
-	}
-	return l, l.Validate()
+	return l, nil
 }
 
 func buildSnowflake(ctx context.Context, p *Params) (idgen.Generator, error) {

@@ -289,6 +289,7 @@ func privateIPv4Low16() (uint64, error) {
 // equal layout, the sequence starting at 0 in each tick as the library's
 // does. Safe for concurrent use.
 type SonyflakeGenerator struct {
+	closeFlag
 	sf     *sonyflake.Sonyflake // nil under a lease
 	core   *snowflake.Generator // same layout and machine: NewAt, and Next under a lease
 	scheme *idgen.Scheme
@@ -363,16 +364,23 @@ func (g *SonyflakeGenerator) Ready(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the settings' Closer (releasing a leased machine ID: Next
-// then fails with idgen.ErrLeaseLost); without one it does nothing.
-func (g *SonyflakeGenerator) Close() error { return g.core.Close() }
+// Close ends the generator: Next and NewAt then return idgen.ErrClosed. It
+// closes the settings' Closer, when there is one (releasing a leased
+// machine ID). A second Close returns nil.
+func (g *SonyflakeGenerator) Close() error {
+	g.closeFlag.Close()
+	return g.core.Close()
+}
 
 // Scheme returns the generator's SonyflakeScheme.
 func (g *SonyflakeGenerator) Scheme() *idgen.Scheme { return g.scheme }
 
 // Next returns a new ID. After the time field's lifetime the error wraps
-// idgen.ErrLayoutExhausted.
+// idgen.ErrLayoutExhausted; after Close it is idgen.ErrClosed.
 func (g *SonyflakeGenerator) Next(ctx context.Context) (idgen.ID, error) {
+	if err := g.check(); err != nil {
+		return idgen.ID{}, err
+	}
 	if g.sf == nil {
 		return g.rescheme(g.core.Next(ctx))
 	}

@@ -1,10 +1,13 @@
 package strategies_test
 
 import (
+	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/idgenkit/idgen/snowflake"
 	"github.com/idgenkit/idgen/strategies"
 )
 
@@ -109,5 +112,28 @@ func TestSplitList(t *testing.T) {
 	}
 	if got := strategies.SplitList("snowflake?preset=twitter,bigserial", nil); !slices.Equal(got, []string{"snowflake?preset=twitter,bigserial"}) {
 		t.Errorf("SplitList without isName = %q; want bigserial kept in the query", got)
+	}
+}
+
+// TestSnowflakeLayoutSpecErrors checks that an unknown preset, a bad
+// layout and a bad epoch are *SpecErrors naming the key, as every other bad
+// value is, and still wrap the layout's error.
+func TestSnowflakeLayoutSpecErrors(t *testing.T) {
+	tests := []struct{ spec, key, value, msg string }{
+		{"snowflake?preset=twiter", "preset", "twiter", `strategies: invalid spec: snowflake: invalid layout: unknown preset "twiter"; allowed baidu, default, discord,`},
+		{"snowflake?layout=time:41,worker:30", "layout", "time:41,worker:30", "strategies: invalid spec: snowflake: invalid layout:"},
+		{"snowflake?preset=twitter&epoch=soon", "epoch", "soon", "strategies: invalid spec: snowflake: invalid layout:"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.key, func(t *testing.T) {
+			_, err := strategies.New(context.Background(), tc.spec)
+			se, ok := errors.AsType[*strategies.SpecError](err)
+			if !ok || se.Key != tc.key || se.Value != tc.value || !errors.Is(err, strategies.ErrSpec) || !errors.Is(err, snowflake.ErrInvalidLayout) || !strings.HasPrefix(err.Error(), tc.msg) {
+				t.Fatalf("New(%q) = %#v; want a *SpecError of key %q value %q wrapping ErrSpec and ErrInvalidLayout: %s...", tc.spec, err, tc.key, tc.value, tc.msg)
+			}
+			if _, err := strategies.SchemeOf(tc.spec); !errors.Is(err, strategies.ErrSpec) {
+				t.Fatalf("SchemeOf(%q) = %v; want ErrSpec", tc.spec, err)
+			}
+		})
 	}
 }

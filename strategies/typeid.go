@@ -84,6 +84,7 @@ func (typeIDCodec) Decompose(b []byte) []idgen.Field { return UUIDv7Scheme.Codec
 // TypeIDGenerator issues TypeIDs: UUIDv7s (see UUIDv7Generator) of a
 // TypeIDScheme. Safe for concurrent use.
 type TypeIDGenerator struct {
+	closeFlag
 	v7     *UUIDv7Generator
 	scheme *idgen.Scheme
 }
@@ -91,8 +92,11 @@ type TypeIDGenerator struct {
 // Scheme returns the TypeIDScheme of the generator's prefix.
 func (g *TypeIDGenerator) Scheme() *idgen.Scheme { return g.scheme }
 
-// Next returns a new TypeID. It does not fail.
+// Next returns a new TypeID. It fails only after Close (idgen.ErrClosed).
 func (g *TypeIDGenerator) Next(ctx context.Context) (idgen.ID, error) {
+	if err := g.check(); err != nil {
+		return idgen.ID{}, err
+	}
 	id, err := g.v7.Next(ctx)
 	if err != nil {
 		return idgen.ID{}, err

@@ -94,6 +94,7 @@ func init() {
 // back is ignored: IDs keep the last millisecond until it catches up.
 // Safe for concurrent use.
 type ULIDGenerator struct {
+	closeFlag
 	// Clock gives Next and NextN their time. Nil means the system clock
 	// (idgen.SystemClock). Set it before the first Next.
 	Clock idgen.Clock
@@ -124,8 +125,11 @@ func NewULID() *ULIDGenerator {
 func (g *ULIDGenerator) Scheme() *idgen.Scheme { return ULIDScheme }
 
 // Next returns a new ULID. It fails only past the year 10889
-// (idgen.ErrLayoutExhausted).
+// (idgen.ErrLayoutExhausted) and after Close (idgen.ErrClosed).
 func (g *ULIDGenerator) Next(context.Context) (idgen.ID, error) {
+	if err := g.check(); err != nil {
+		return idgen.ID{}, err
+	}
 	ms := ulid.Timestamp(idgen.ClockOr(g.Clock).Now())
 	g.mu.Lock()
 	u, err := g.nextLocked(ms)
@@ -138,6 +142,9 @@ func (g *ULIDGenerator) Next(context.Context) (idgen.ID, error) {
 
 // NextN fills dst with increasing ULIDs under one lock.
 func (g *ULIDGenerator) NextN(_ context.Context, dst []idgen.ID) (int, error) {
+	if err := g.check(); err != nil {
+		return 0, err
+	}
 	ms := ulid.Timestamp(idgen.ClockOr(g.Clock).Now())
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -180,6 +187,9 @@ func (g *ULIDGenerator) compose(ms uint64) error {
 // [1970, 10889); otherwise the error wraps idgen.ErrBeforeEpoch or
 // idgen.ErrLayoutExhausted.
 func (g *ULIDGenerator) NewAt(t time.Time) (idgen.ID, error) {
+	if err := g.check(); err != nil {
+		return idgen.ID{}, err
+	}
 	ms, err := unixMilli48(t)
 	if err != nil {
 		return idgen.ID{}, err

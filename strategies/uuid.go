@@ -106,7 +106,10 @@ func init() {
 // UUIDv4Generator issues UUIDv4s through google/uuid, drawing the random
 // bits from a per-generator buffer of crypto/rand (one read per 128 IDs)
 // instead of one crypto/rand read per ID. Safe for concurrent use.
-type UUIDv4Generator struct{ ent *entropy }
+type UUIDv4Generator struct {
+	closeFlag
+	ent *entropy
+}
 
 var _ idgen.Generator = (*UUIDv4Generator)(nil)
 
@@ -116,8 +119,11 @@ func NewUUIDv4() *UUIDv4Generator { return &UUIDv4Generator{ent: newEntropy()} }
 // Scheme returns UUIDv4Scheme.
 func (g *UUIDv4Generator) Scheme() *idgen.Scheme { return UUIDv4Scheme }
 
-// Next returns a new UUIDv4. It does not fail.
+// Next returns a new UUIDv4. It fails only after Close (idgen.ErrClosed).
 func (g *UUIDv4Generator) Next(context.Context) (idgen.ID, error) {
+	if err := g.check(); err != nil {
+		return idgen.ID{}, err
+	}
 	u, err := uuid.NewRandomFromReader(g.ent)
 	if err != nil {
 		return idgen.ID{}, err
@@ -129,7 +135,10 @@ func (g *UUIDv4Generator) Next(context.Context) (idgen.ID, error) {
 // time state makes them strictly increasing across all its callers. The
 // random bits come from a per-generator buffer of crypto/rand. Safe for
 // concurrent use.
-type UUIDv7Generator struct{ ent *entropy }
+type UUIDv7Generator struct {
+	closeFlag
+	ent *entropy
+}
 
 var (
 	_ idgen.Generator   = (*UUIDv7Generator)(nil)
@@ -142,8 +151,11 @@ func NewUUIDv7() *UUIDv7Generator { return &UUIDv7Generator{ent: newEntropy()} }
 // Scheme returns UUIDv7Scheme.
 func (g *UUIDv7Generator) Scheme() *idgen.Scheme { return UUIDv7Scheme }
 
-// Next returns a new UUIDv7. It does not fail.
+// Next returns a new UUIDv7. It fails only after Close (idgen.ErrClosed).
 func (g *UUIDv7Generator) Next(context.Context) (idgen.ID, error) {
+	if err := g.check(); err != nil {
+		return idgen.ID{}, err
+	}
 	u, err := uuid.NewV7FromReader(g.ent)
 	if err != nil {
 		return idgen.ID{}, err
@@ -157,6 +169,9 @@ func (g *UUIDv7Generator) Next(context.Context) (idgen.ID, error) {
 // t must lie in [1970-01-01, 1970 + 2^48 ms); otherwise the error wraps
 // idgen.ErrBeforeEpoch or idgen.ErrLayoutExhausted.
 func (g *UUIDv7Generator) NewAt(t time.Time) (idgen.ID, error) {
+	if err := g.check(); err != nil {
+		return idgen.ID{}, err
+	}
 	ms, err := unixMilli48(t)
 	if err != nil {
 		return idgen.ID{}, err

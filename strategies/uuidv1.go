@@ -100,13 +100,19 @@ func init() {
 
 // UUIDv1Generator issues UUIDv1s through google/uuid (its process-wide
 // clock, clock sequence and node ID). Safe for concurrent use.
-type UUIDv1Generator struct{ ent *entropy }
+type UUIDv1Generator struct {
+	closeFlag
+	ent *entropy
+}
 
 // UUIDv6Generator issues UUIDv6s laid out as RFC 9562 §5.6 says, from
 // google/uuid's process-wide clock, clock sequence and node ID (google/uuid
 // v1.6's own NewV6 writes the timestamp unshifted and loses four of its
 // bits under the version). Safe for concurrent use.
-type UUIDv6Generator struct{ ent *entropy }
+type UUIDv6Generator struct {
+	closeFlag
+	ent *entropy
+}
 
 var (
 	_ idgen.AtGenerator = (*UUIDv1Generator)(nil)
@@ -129,6 +135,9 @@ func (g *UUIDv6Generator) Scheme() *idgen.Scheme { return UUIDv6Scheme }
 // clock sequence when the clock has not moved on since its last UUID, so
 // the UUIDs of one process differ.
 func (g *UUIDv1Generator) Next(context.Context) (idgen.ID, error) {
+	if err := g.check(); err != nil {
+		return idgen.ID{}, err
+	}
 	u, err := uuid.NewUUID()
 	if err != nil {
 		return idgen.ID{}, err
@@ -139,6 +148,9 @@ func (g *UUIDv1Generator) Next(context.Context) (idgen.ID, error) {
 // Next returns a new UUIDv6 of the current time, from the same clock and
 // clock sequence as UUIDv1Generator.Next.
 func (g *UUIDv6Generator) Next(context.Context) (idgen.ID, error) {
+	if err := g.check(); err != nil {
+		return idgen.ID{}, err
+	}
 	ts, seq, err := uuid.GetTime()
 	if err != nil {
 		return idgen.ID{}, err
@@ -158,12 +170,18 @@ func (g *UUIDv6Generator) Next(context.Context) (idgen.ID, error) {
 // 5236-03-31); otherwise the error wraps idgen.ErrBeforeEpoch or
 // idgen.ErrLayoutExhausted.
 func (g *UUIDv1Generator) NewAt(t time.Time) (idgen.ID, error) {
+	if err := g.check(); err != nil {
+		return idgen.ID{}, err
+	}
 	return newGregorianAt(g.ent, UUIDv1Scheme, 1, t)
 }
 
 // NewAt returns a UUIDv6 whose timestamp is t at 100 ns resolution, with
 // 62 random bits as UUIDv1Generator.NewAt; the same range and errors.
 func (g *UUIDv6Generator) NewAt(t time.Time) (idgen.ID, error) {
+	if err := g.check(); err != nil {
+		return idgen.ID{}, err
+	}
 	return newGregorianAt(g.ent, UUIDv6Scheme, 6, t)
 }
 

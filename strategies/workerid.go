@@ -14,10 +14,10 @@ import (
 // WorkerSourceDoc describes the worker source URLs, for key docs and flags
 // (package workerid's Open takes them).
 const WorkerSourceDoc = "worker ID source: static:N, env (IDGEN_WORKER_ID), ordinal[:offset] (hostname name-N), " +
-	"postgres://...[?namespace=&table=&ttl=&workers=&state_file=], etcd://host:port[,host:port][/namespace][?ttl=&workers=&state_file=], " +
-	"mysql://user@host:3306/db[?namespace=&table=&ttl=&workers=&state_file=], " +
-	"redis://host:6379/db[?namespace=&ttl=&workers=&state_file=], " +
-	"zk://host:port[,host:port][/path][?node=&namespace=&ttl=&workers=&state_file=], ip[:bits] (low bits of a private IPv4), " +
+	"postgres://...[?namespace=&table=&ttl=&workers=&worker_id=&state_file=], etcd://[user@]host:port[,host:port][/namespace][?ttl=&workers=&worker_id=&state_file=&password_file=&tls_ca=&tls_cert=&tls_key=], " +
+	"mysql://user@host:3306/db[?namespace=&table=&ttl=&workers=&worker_id=&state_file=], " +
+	"redis://host:6379/db[?namespace=&ttl=&workers=&worker_id=&state_file=], " +
+	"zk://[user@]host:port[,host:port][/path][?node=&namespace=&ttl=&workers=&worker_id=&state_file=&password_file=], ip[:bits] (low bits of a private IPv4), " +
 	"hostname-hash?accept_collisions=true"
 
 // A WorkerSource is a node's worker ID source, as package workerid opens

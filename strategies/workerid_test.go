@@ -167,8 +167,8 @@ func TestWorkerSourcePostgres(t *testing.T) {
 		if err := b.(io.Closer).Close(); err != nil {
 			t.Fatalf("Close() = %v", err)
 		}
-		if _, err := b.Next(context.Background()); !errors.Is(err, idgen.ErrLeaseLost) {
-			t.Fatalf("%s Next() after Close = %v; want ErrLeaseLost", spec, err)
+		if _, err := b.Next(context.Background()); !errors.Is(err, idgen.ErrClosed) {
+			t.Fatalf("%s Next() after Close = %v; want ErrClosed", spec, err)
 		}
 	}
 	if workers[0] == workers[1] || workers[2] == workers[3] {
@@ -240,7 +240,7 @@ func TestFlake128WorkerSource(t *testing.T) {
 	if err != nil || flakeWorker(id) != 123456789 {
 		t.Fatalf("Next() = %v, %v; want worker 123456789", id, err)
 	}
-	idgentest.Run(t, fromSpec(spec), idgentest.Options{})
+	idgentest.Run(t, fromSpec(spec), idgentest.Options{PerGoroutine: perGoroutine})
 }
 
 func sonyField(t *testing.T, id idgen.ID, name string) uint64 {

@@ -82,6 +82,7 @@ func xidFromParams(p *Params) (*XIDGenerator, error) {
 
 // XIDGenerator issues xids through rs/xid. Safe for concurrent use.
 type XIDGenerator struct {
+	closeFlag
 	// Clock gives Next its time. Nil means the system clock
 	// (idgen.SystemClock). Set it before the first Next.
 	Clock idgen.Clock
@@ -106,8 +107,11 @@ func NewXID(machine int32) *XIDGenerator {
 // Scheme returns XIDScheme.
 func (g *XIDGenerator) Scheme() *idgen.Scheme { return XIDScheme }
 
-// Next returns a new xid. It does not fail.
+// Next returns a new xid. It fails only after Close (idgen.ErrClosed).
 func (g *XIDGenerator) Next(context.Context) (idgen.ID, error) {
+	if err := g.check(); err != nil {
+		return idgen.ID{}, err
+	}
 	return g.id(xid.NewWithTime(idgen.ClockOr(g.Clock).Now())), nil
 }
 
@@ -124,6 +128,9 @@ func (g *XIDGenerator) id(x xid.ID) idgen.ID {
 // [1970, 2106); otherwise the error wraps idgen.ErrBeforeEpoch or
 // idgen.ErrLayoutExhausted.
 func (g *XIDGenerator) NewAt(t time.Time) (idgen.ID, error) {
+	if err := g.check(); err != nil {
+		return idgen.ID{}, err
+	}
 	switch s := t.Unix(); {
 	case s < 0:
 		return idgen.ID{}, fmt.Errorf("%w: %s is before 1970, the start of xid's 32-bit seconds", idgen.ErrBeforeEpoch, t.UTC().Format(time.RFC3339))

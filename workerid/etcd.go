@@ -2,6 +2,7 @@ package workerid
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,8 +15,10 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/storetls"
 )
 
 // EtcdConfig configures an etcd lease.
@@ -25,6 +28,14 @@ type EtcdConfig struct {
 	Endpoints []string
 	// DialTimeout bounds the first contact at startup. Zero means 5 s.
 	DialTimeout time.Duration
+	// TLS, when not nil, dials the endpoints over TLS with it: its
+	// RootCAs verify the servers, its Certificates authenticate this
+	// client (etcd's --client-cert-auth).
+	TLS *tls.Config
+	// Username and Password authenticate with etcd's RBAC (both or
+	// neither). With --client-cert-auth and no password, etcd takes the
+	// client certificate's common name as the user.
+	Username, Password string
 }
 
 // Etcd is a Source leasing a worker ID in etcd: the key
@@ -75,9 +86,13 @@ func OpenEtcd(ctx context.Context, cfg EtcdConfig) (*Etcd, error) {
 	if cfg.DialTimeout == 0 {
 		cfg.DialTimeout = 5 * time.Second
 	}
-	c, err := clientv3.New(clientv3.Config{Endpoints: cfg.Endpoints, DialTimeout: cfg.DialTimeout, Logger: zap.NewNop()})
+	if (cfg.Username == "") != (cfg.Password == "") {
+		return nil, fmt.Errorf("%w: etcd: a user needs a password and a password a user", ErrConfig)
+	}
+	c, err := clientv3.New(clientv3.Config{Endpoints: cfg.Endpoints, DialTimeout: cfg.DialTimeout, Logger: zap.NewNop(),
+		TLS: cfg.TLS, Username: cfg.Username, Password: cfg.Password})
 	if err != nil {
-		return nil, fmt.Errorf("%w: workerid: etcd %v: %v", idgen.ErrUnavailable, cfg.Endpoints, err)
+		return nil, fmt.Errorf("%w: workerid: etcd %v: %v", idgen.ErrUnavailable, cfg.Endpoints, etcdWhy(err, cfg))
 	}
 	b := &etcdBackend{c: c, prefix: "/idgen/" + lc.Namespace + "/", max: lc.max(), owner: lc.Owner,
 		ttl: int64(math.Ceil(lc.TTL.Seconds())), endpoints: cfg.Endpoints, now: lc.now}
@@ -87,7 +102,7 @@ func OpenEtcd(ctx context.Context, cfg EtcdConfig) (*Etcd, error) {
 	if err == nil {
 		err = lc.checkSkew(rctx, b.peerClock)
 	} else {
-		err = b.unreachable(err)
+		err = b.unreachable(etcdWhy(err, cfg))
 	}
 	cancel()
 	if err != nil {
@@ -99,6 +114,23 @@ func OpenEtcd(ctx context.Context, cfg EtcdConfig) (*Etcd, error) {
 		return nil, err
 	}
 	return &Etcd{l}, nil
+}
+
+// etcdWhy adds to err, a timeout of the gRPC client which does not say
+// why it could not connect, what a TLS handshake with the first endpoint
+// says: the server's certificate refused, or this client's.
+func etcdWhy(err error, cfg EtcdConfig) error {
+	if cfg.TLS == nil || !errors.Is(err, context.DeadlineExceeded) && status.Code(err) != codes.DeadlineExceeded {
+		return err
+	}
+	addr := cfg.Endpoints[0]
+	if _, rest, ok := strings.Cut(addr, "://"); ok {
+		addr = rest
+	}
+	if why := storetls.Probe(addr, cfg.TLS, min(cfg.DialTimeout, 2*time.Second)); why != nil {
+		return fmt.Errorf("%v: TLS with %s: %w", err, addr, why)
+	}
+	return err
 }
 
 type etcdBackend struct {
@@ -192,7 +224,7 @@ func (b *etcdBackend) markKey(id int64) string {
 	return b.prefix + "highwater/" + strconv.FormatInt(id, 10)
 }
 
-func (b *etcdBackend) acquire(ctx context.Context, preferred int64, clk idgen.Clock) (id, gen int64, hw time.Time, err error) {
+func (b *etcdBackend) acquire(ctx context.Context, w want, clk idgen.Clock) (id, gen int64, hw time.Time, err error) {
 	resp, err := b.c.Get(ctx, b.prefix+"workers/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
 	if err != nil {
 		return 0, 0, hw, b.unreachable(err)
@@ -221,7 +253,7 @@ func (b *etcdBackend) acquire(ctx context.Context, preferred int64, clk idgen.Cl
 			free = append(free, i)
 		}
 	}
-	candidates := acquireOrder(free, stored, preferred, clk.Now())
+	candidates := acquireOrder(free, stored, w, clk.Now())
 	if len(candidates) == 0 {
 		return 0, 0, hw, b.full()
 	}

@@ -60,6 +60,12 @@ type LeaseConfig struct {
 	// opening the lease fails with ErrClockSkew. Zero means DefaultMaxSkew
 	// (10 s); a negative value turns the check off.
 	MaxSkew time.Duration
+	// Pin, when set, is the one worker ID the lease takes: a node whose
+	// worker ID is fixed (by a StatefulSet ordinal, say) but checked
+	// against the store. Opening fails with ErrWorkerIDHeld while a live
+	// lease holds it, and a lost lease is reacquired under that ID only.
+	// Nil means any free ID. It must lie in the space.
+	Pin *int64
 	// Clock is the lease's clock: it times the renewals (RenewEvery) and
 	// the LostAfter deadline, orders the free IDs by their high-water marks
 	// at acquire, is compared with the store's clock at start, and, under
@@ -133,6 +139,11 @@ func (c LeaseConfig) resolve() (LeaseConfig, error) {
 	case !(c.RenewEvery < c.LostAfter && c.LostAfter < c.TTL):
 		return c, fmt.Errorf("%w: want RenewEvery (%v) < LostAfter (%v) < TTL (%v)", ErrConfig, c.RenewEvery, c.LostAfter, c.TTL)
 	}
+	if c.Pin != nil {
+		if err := c.Space.check("Pin", *c.Pin); err != nil {
+			return c, err
+		}
+	}
 	if c.Owner == "" {
 		h, _ := os.Hostname()
 		var b [4]byte
@@ -155,8 +166,9 @@ type backend interface {
 	// wait the mark out, so a node restarted inside the high-water window
 	// takes another ID rather than the one its state file names. Every ID
 	// held: idgen.ErrNoWorkerIDs.
-	// A mark is ahead or passed by clk, the lease's clock.
-	acquire(ctx context.Context, preferred int64, clk idgen.Clock) (id, gen int64, hw time.Time, err error)
+	// A mark is ahead or passed by clk, the lease's clock. With w.only it
+	// tries w.id alone.
+	acquire(ctx context.Context, w want, clk idgen.Clock) (id, gen int64, hw time.Time, err error)
 	// renew extends the lease; errGone when it is no longer held.
 	renew(ctx context.Context, id, gen int64) error
 	// release gives the ID up.
@@ -171,11 +183,45 @@ type backend interface {
 	close()
 }
 
+// want is the worker ID an acquire prefers: id (-1 for none) is tried
+// first; with only, nothing else is (LeaseConfig.Pin).
+type want struct {
+	id   int64
+	only bool
+}
+
+// want returns what the next acquire prefers: the pinned ID, or the one
+// the state file names.
+func (c LeaseConfig) want() want {
+	if c.Pin != nil {
+		return want{id: *c.Pin, only: true}
+	}
+	return want{id: readState(c.StateFile)}
+}
+
+// heldErr turns a pinned acquire's "every worker ID held" into
+// ErrWorkerIDHeld naming the ID.
+func (c LeaseConfig) heldErr(err error) error {
+	if c.Pin == nil || !errors.Is(err, idgen.ErrNoWorkerIDs) {
+		return err
+	}
+	return fmt.Errorf("%w: worker ID %d of namespace %q is held by a live lease (another node runs with it, "+
+		"or a holder that died has not reached its ttl %v); a second holder is refused", ErrWorkerIDHeld, *c.Pin, c.Namespace, c.TTL)
+}
+
 // acquireOrder sorts the free worker IDs in the order acquire tries them:
 // those whose mark (in marks; none counts as passed) is at or before now
-// first, preferred among them first, then the lowest; then those whose mark
-// is ahead, the earliest mark first.
-func acquireOrder(free []int64, marks map[int64]time.Time, preferred int64, now time.Time) []int64 {
+// first, w.id among them first, then the lowest; then those whose mark
+// is ahead, the earliest mark first. With w.only it returns w.id alone, if
+// free.
+func acquireOrder(free []int64, marks map[int64]time.Time, w want, now time.Time) []int64 {
+	if w.only {
+		if slices.Contains(free, w.id) {
+			return []int64{w.id}
+		}
+		return nil
+	}
+	preferred := w.id
 	ahead := func(id int64) bool { return marks[id].After(now) }
 	slices.SortStableFunc(free, func(a, b int64) int {
 		aa, ba := ahead(a), ahead(b)
@@ -238,6 +284,10 @@ type lease struct {
 
 	h held // owned by the renewal goroutine (and open/Close around it)
 
+	// renewed is the start of the published identity's last good renewal
+	// (or acquire), unix ns on the lease's clock, for LeaseStatus.
+	renewed atomic.Int64
+
 	stop chan struct{}
 	done chan struct{}
 }
@@ -248,10 +298,10 @@ var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return
 func open(ctx context.Context, b backend, cfg LeaseConfig) (*lease, error) {
 	l := &lease{b: b, cfg: cfg, clk: idgen.Timers(idgen.ClockOr(cfg.Clock)), lost: closedCh, stop: make(chan struct{}), done: make(chan struct{})}
 	start := l.clk.Now()
-	id, gen, mark, err := b.acquire(ctx, readState(cfg.StateFile), l.clk)
+	id, gen, mark, err := b.acquire(ctx, cfg.want(), l.clk)
 	if err != nil {
 		b.close()
-		return nil, err
+		return nil, cfg.heldErr(err)
 	}
 	l.h = held{ok: true, id: id, gen: gen, mark: mark, deadline: start.Add(cfg.LostAfter)}
 	if err := writeState(cfg.StateFile, id); err != nil {
@@ -352,6 +402,7 @@ func (l *lease) publish() {
 		return
 	}
 	l.mark = l.h.mark
+	l.renewed.Store(l.h.deadline.Add(-l.cfg.LostAfter).UnixNano())
 	l.lost = make(chan struct{})
 	l.cur.Store(ident)
 	l.timer = l.clk.AfterFunc(l.until(l.h.deadline), func() { l.expire(ident) })
@@ -390,7 +441,20 @@ func (l *lease) extend() bool {
 		return false // expire runs now
 	}
 	l.timer.Reset(l.until(l.h.deadline))
+	l.renewed.Store(l.h.deadline.Add(-l.cfg.LostAfter).UnixNano())
 	return true
+}
+
+// LeaseStatus tells whether an identity is held, how long ago the start
+// of its last good renewal (or of the acquire) was, by the lease's clock,
+// and LostAfter: the node stops issuing when SinceRenewal reaches it. While
+// no identity is held, SinceRenewal is the time since the last one's.
+func (l *lease) LeaseStatus() idgen.LeaseStatus {
+	st := idgen.LeaseStatus{Held: l.cur.Load() != nil, LostAfter: l.cfg.LostAfter}
+	if ns := l.renewed.Load(); ns != 0 {
+		st.SinceRenewal = max(0, l.clk.Now().Sub(time.Unix(0, ns)))
+	}
+	return st
 }
 
 // until returns the time from now to t on the lease's clock.
@@ -463,7 +527,7 @@ func (l *lease) step() time.Duration {
 	}
 	start := l.clk.Now()
 	ctx, cancel := l.stepCtx(start.Add(l.cfg.LostAfter))
-	id, gen, mark, err := l.b.acquire(ctx, readState(l.cfg.StateFile), l.clk)
+	id, gen, mark, err := l.b.acquire(ctx, l.cfg.want(), l.clk)
 	cancel()
 	if err != nil {
 		return retry

@@ -162,7 +162,7 @@ func (b *myBackend) init(ctx context.Context) error {
 	return nil
 }
 
-func (b *myBackend) acquire(ctx context.Context, preferred int64, clk idgen.Clock) (id, gen int64, hw time.Time, err error) {
+func (b *myBackend) acquire(ctx context.Context, w want, clk idgen.Clock) (id, gen int64, hw time.Time, err error) {
 	rows, err := b.db.QueryContext(ctx, `SELECT worker_id, high_water FROM `+b.t+`
 	WHERE namespace = ? AND worker_id <= ? AND expires_at < NOW(6)`, b.ns, b.max)
 	if err != nil {
@@ -187,7 +187,7 @@ func (b *myBackend) acquire(ctx context.Context, preferred int64, clk idgen.Cloc
 	if err := rows.Err(); err != nil {
 		return 0, 0, hw, b.unreachable(err)
 	}
-	for _, id := range acquireOrder(free, marks, preferred, clk.Now()) {
+	for _, id := range acquireOrder(free, marks, w, clk.Now()) {
 		// LAST_INSERT_ID(expr) hands the new generation back in the result.
 		res, err := b.db.ExecContext(ctx, `UPDATE `+b.t+`
 	SET owner = ?, generation = LAST_INSERT_ID(generation + 1), expires_at = NOW(6) + INTERVAL ? MICROSECOND

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idgenkit/idgen/internal/redact"
+	"github.com/idgenkit/idgen/internal/storetls"
 	"github.com/idgenkit/idgen/strategies"
 )
 
@@ -49,20 +50,29 @@ func openForSpec(ctx context.Context, rawURL string, space strategies.WorkerSpac
 //	postgres://user@host/db?...    a lease row; extra keys namespace, table
 //	                               (default idgen_workers), ttl (default 30s),
 //	                               workers, state_file
-//	etcd://host:port[,host:port][/namespace]?ttl=30s&workers=N&state_file=PATH
+//	etcd://[user@]host:port[,host:port][/namespace]?ttl=30s&workers=N&state_file=PATH
+//	                               with password_file=PATH (etcd RBAC; a
+//	                               password in the URL is masked), and TLS
+//	                               with tls_ca=, tls_cert=, tls_key=,
+//	                               tls_server_name= (files) or tls=true
 //	mysql://user@host:3306/db?...  a MariaDB/MySQL lease row; the keys of
 //	                               postgres://, the rest the driver's
 //	redis://host:6379/db?...       a Redis key (SET NX PX); keys namespace,
 //	                               ttl, workers, state_file (see Redis for
 //	                               its durability limits)
-//	zk://host:port[,host:port][/path]?node=ip:port&ttl=30s&workers=N&state_file=PATH
+//	zk://[user@]host:port[,host:port][/path]?node=ip:port&ttl=30s&workers=N&state_file=PATH&password_file=PATH
 //	                               a ZooKeeper ephemeral node; path default
 //	                               /idgen/<namespace>, node (Leaf's ip:port
-//	                               key) default the hostname
+//	                               key) default the hostname; with user@
+//	                               and password_file, digest auth and
+//	                               nodes under the user's ACL alone
 //	ip[:bits]                      the low bits (default 16, at most the
 //	                               field's) of the first private IPv4
 //	hostname-hash?accept_collisions=true
 //	                               a hash of the hostname, with a Warning
+//
+// Every lease URL also takes worker_id=N: take worker ID N or fail with
+// ErrWorkerIDHeld while a live lease holds it (LeaseConfig.Pin).
 //
 // A lease is acquired before it returns. Errors: a malformed URL wraps
 // ErrConfig; a worker ID outside the space, idgen.ErrOutOfRange; a hostname
@@ -161,10 +171,10 @@ func OpenWith(ctx context.Context, rawURL string, space Space, getenv func(strin
 			return nil, bad(err.Error())
 		}
 		hosts, p, _ := strings.Cut(hosts, "/")
-		if strings.Contains(hosts, "@") {
-			return nil, bad("zk:// takes no user or password")
+		cfg := ZKConfig{LeaseConfig: LeaseConfig{Space: space}}
+		if err := zkAuth(hosts, q, &cfg); err != nil {
+			return nil, bad(err.Error())
 		}
-		cfg := ZKConfig{LeaseConfig: LeaseConfig{Space: space}, Servers: strings.Split(hosts, ",")}
 		if p != "" {
 			cfg.Path = "/" + strings.TrimSuffix(p, "/")
 		}
@@ -183,9 +193,12 @@ func OpenWith(ctx context.Context, rawURL string, space Space, getenv func(strin
 			return nil, bad(err.Error())
 		}
 		hosts, path, _ := strings.Cut(hosts, "/")
-		cfg := EtcdConfig{LeaseConfig: LeaseConfig{Space: space}, Endpoints: strings.Split(hosts, ",")}
+		cfg := EtcdConfig{LeaseConfig: LeaseConfig{Space: space}}
 		cfg.Namespace = strings.Trim(path, "/")
 		if err := leaseKeys(q, &cfg.LeaseConfig); err != nil {
+			return nil, bad(err.Error())
+		}
+		if err := etcdAuth(hosts, q, &cfg); err != nil {
 			return nil, bad(err.Error())
 		}
 		if len(q) > 0 {
@@ -194,6 +207,76 @@ func OpenWith(ctx context.Context, rawURL string, space Space, getenv func(strin
 		return OpenEtcd(ctx, cfg)
 	}
 	return nil, bad("unknown source")
+}
+
+// etcdAuth fills cfg's endpoints and credentials from the hosts part of an
+// etcd:// URL, [user[:password]@]host:port[,host:port], and the keys
+// storetls takes from q: the password from the URL or password_file, TLS
+// when tls_ca, tls_cert or tls_server_name is given or tls=true.
+func etcdAuth(hosts string, q url.Values, cfg *EtcdConfig) error {
+	if i := strings.LastIndex(hosts, "@"); i >= 0 {
+		info, err := url.PathUnescape(hosts[:i])
+		if err != nil {
+			return fmt.Errorf("user: %v", err)
+		}
+		cfg.Username, cfg.Password, _ = strings.Cut(info, ":")
+		hosts = hosts[i+1:]
+	}
+	cfg.Endpoints = strings.Split(hosts, ",")
+	o, err := storetls.Take(q)
+	if err != nil {
+		return err
+	}
+	on := q.Get("tls")
+	q.Del("tls")
+	if on != "" && on != "true" {
+		return fmt.Errorf("tls %q: want tls=true", on)
+	}
+	if o.PasswordFile != "" {
+		if cfg.Password != "" {
+			return errors.New("a password in the URL and password_file: give one")
+		}
+		if cfg.Password, err = o.Password(); err != nil {
+			return err
+		}
+	}
+	if cfg.Password != "" && cfg.Username == "" {
+		return errors.New("password_file needs a user (etcd://user@host:port)")
+	}
+	if cfg.Username != "" && cfg.Password == "" {
+		return fmt.Errorf("user %q needs a password (password_file=PATH)", cfg.Username)
+	}
+	if o.TLS() || on == "true" {
+		cfg.TLS, err = o.Config()
+	}
+	return err
+}
+
+// zkAuth fills cfg's servers and digest credentials from the hosts part
+// of a zk:// URL, [user@]host:port[,host:port], and password_file in q.
+// A password in the URL is refused: it is read from a file only.
+func zkAuth(hosts string, q url.Values, cfg *ZKConfig) error {
+	if i := strings.LastIndex(hosts, "@"); i >= 0 {
+		if strings.Contains(hosts[:i], ":") {
+			return errors.New("zk:// takes no password in the URL: give password_file=PATH")
+		}
+		cfg.User, hosts = hosts[:i], hosts[i+1:]
+	}
+	cfg.Servers = strings.Split(hosts, ",")
+	o, err := storetls.Take(q)
+	if err != nil {
+		return err
+	}
+	if o.TLS() {
+		return errors.New("zk:// takes no tls_ keys (digest authentication only)")
+	}
+	if cfg.Password, err = o.Password(); err != nil {
+		return err
+	}
+	if (cfg.User == "") != (cfg.Password == "") {
+		return errors.New("zk:// digest authentication needs both user@ and password_file=PATH")
+	}
+	return nil
 }
 
 // hostList splits the rest of a URL after "scheme:", //host:port[,host:port][/path][?query],
@@ -208,7 +291,7 @@ func hostList(rest string) (hosts string, q url.Values, err error) {
 	return hosts, q, err
 }
 
-// leaseKeys moves namespace, ttl, workers and state_file from q into cfg.
+// leaseKeys moves namespace, ttl, workers, worker_id and state_file from q into cfg.
 // A lease space holds min(the layout's space, DefaultLeaseWorkers) IDs
 // unless workers says otherwise.
 func leaseKeys(q url.Values, cfg *LeaseConfig) error {
@@ -233,7 +316,14 @@ func leaseKeys(q url.Values, cfg *LeaseConfig) error {
 		cfg.TTL = d
 	}
 	cfg.StateFile = q.Get("state_file")
-	for _, k := range []string{"namespace", "ttl", "state_file"} {
+	if v := q.Get("worker_id"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 || n >= cfg.Workers {
+			return fmt.Errorf("worker_id %q: want an integer in [0, %d]", v, cfg.Workers-1)
+		}
+		cfg.Pin = &n
+	}
+	for _, k := range []string{"namespace", "ttl", "state_file", "worker_id"} {
 		q.Del(k)
 	}
 	return nil

@@ -143,15 +143,15 @@ func (b *pgBackend) init(ctx context.Context) error {
 	return nil
 }
 
-func (b *pgBackend) acquire(ctx context.Context, preferred int64, clk idgen.Clock) (id, gen int64, hw time.Time, err error) {
+func (b *pgBackend) acquire(ctx context.Context, w want, clk idgen.Clock) (id, gen int64, hw time.Time, err error) {
 	var mark *time.Time
 	err = pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, `SELECT worker_id FROM `+b.t+`
-	WHERE namespace = $1 AND worker_id <= $2 AND expires_at < now()
+	WHERE namespace = $1 AND worker_id <= $2 AND expires_at < now() AND (NOT $5 OR worker_id = $3)
 	ORDER BY coalesce(high_water > $4, false),
 		CASE WHEN high_water > $4 THEN high_water END,
 		worker_id <> $3, worker_id
-	LIMIT 1 FOR UPDATE SKIP LOCKED`, b.ns, b.max, preferred, clk.Now()).Scan(&id)
+	LIMIT 1 FOR UPDATE SKIP LOCKED`, b.ns, b.max, w.id, clk.Now(), w.only).Scan(&id)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("%w: workerid: all %d worker IDs of namespace %q in table %s are leased", idgen.ErrNoWorkerIDs, b.max+1, b.ns, b.t)
 		}

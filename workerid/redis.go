@@ -13,6 +13,7 @@ import (
 	"github.com/idgenkit/idgen"
 	storedsn "github.com/idgenkit/idgen/internal/dsn"
 	"github.com/idgenkit/idgen/internal/redact"
+	"github.com/idgenkit/idgen/internal/storetls"
 )
 
 // Redis is a Source leasing a worker ID in Redis, as CosId's and yitter's
@@ -47,7 +48,9 @@ type RedisConfig struct {
 }
 
 // OpenRedis connects to the Redis at rawURL (redis://[user:pass@]host:port/db,
-// with go-redis's URL options) and acquires a worker ID before it returns.
+// with go-redis's URL options; rediss:// for TLS, with tls_ca=, tls_cert=,
+// tls_key=, tls_server_name= naming files, and password_file= for the
+// password of the URL's ACL user) and acquires a worker ID before it returns.
 // Errors: a server that cannot be reached wraps idgen.ErrUnavailable; every
 // ID held, idgen.ErrNoWorkerIDs; a bad configuration, ErrConfig.
 func OpenRedis(ctx context.Context, rawURL string, cfg RedisConfig) (*Redis, error) {
@@ -58,7 +61,7 @@ func OpenRedis(ctx context.Context, rawURL string, cfg RedisConfig) (*Redis, err
 	if strings.ContainsAny(lc.Namespace, "{} ") {
 		return nil, fmt.Errorf("%w: Redis namespace %q must not contain '{', '}' or spaces", ErrConfig, lc.Namespace)
 	}
-	opt, err := redis.ParseURL(rawURL)
+	opt, err := storetls.RedisOptions(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("%w: Redis URL %q: %v", ErrConfig, redact.Spec(rawURL), redact.Spec(err.Error()))
 	}
@@ -69,7 +72,7 @@ func OpenRedis(ctx context.Context, rawURL string, cfg RedisConfig) (*Redis, err
 	b := &redisBackend{c: c, prefix: "idgen:{" + lc.Namespace + "}:", max: lc.max(), owner: lc.Owner, ttl: lc.TTL, url: redact.Spec(rawURL)}
 	if err := c.Ping(ctx).Err(); err != nil {
 		c.Close()
-		return nil, b.unreachable(err)
+		return nil, b.unreachable(storetls.Explain(err, opt.TLSConfig))
 	}
 	l, err := open(ctx, b, lc)
 	if err != nil {
@@ -133,7 +136,7 @@ func parseMark(v any) (time.Time, bool) {
 	return time.Unix(0, n), true
 }
 
-func (b *redisBackend) acquire(ctx context.Context, preferred int64, clk idgen.Clock) (id, gen int64, hw time.Time, err error) {
+func (b *redisBackend) acquire(ctx context.Context, w want, clk idgen.Clock) (id, gen int64, hw time.Time, err error) {
 	var free []int64
 	marks := map[int64]time.Time{}
 	const batch = 1024
@@ -160,7 +163,7 @@ func (b *redisBackend) acquire(ctx context.Context, preferred int64, clk idgen.C
 			}
 		}
 	}
-	candidates := acquireOrder(free, marks, preferred, clk.Now())
+	candidates := acquireOrder(free, marks, w, clk.Now())
 	if len(candidates) > 0 {
 		gen, err = b.c.Incr(ctx, b.prefix+"generation").Result()
 		if err != nil {

@@ -50,6 +50,11 @@ var (
 	// ErrClockSkew reports a local clock further from the lease store's
 	// than LeaseConfig.MaxSkew at start: the node refuses to start.
 	ErrClockSkew = errors.New("workerid: clock skew beyond max skew")
+	// ErrWorkerIDHeld reports a lease pinned to one worker ID
+	// (LeaseConfig.Pin, the URL key worker_id=) that a live holder has:
+	// the store can tell, so a second holder is refused. It wraps
+	// idgen.ErrNoWorkerIDs.
+	ErrWorkerIDHeld = fmt.Errorf("%w: workerid: worker ID held by a live lease", idgen.ErrNoWorkerIDs)
 )
 
 // A Source yields a node's identity. It is an idgen.Lease: pass it as

@@ -36,6 +36,13 @@ type ZKConfig struct {
 	Node string
 	// DialTimeout bounds the first session at startup. Zero means 5 s.
 	DialTimeout time.Duration
+	// User and Password, when set, authenticate the session with
+	// ZooKeeper's digest scheme, and every node created at or under Path
+	// gets the ACL digest:User:<hash>:cdrwa alone: another client (without
+	// this user's password) can neither read them nor delete a live
+	// worker's claim. An existing workers node whose ACL lets anyone
+	// delete is refused (ErrConfig). Empty: the open ACL world:anyone.
+	User, Password string
 }
 
 // ZK is a Source leasing a worker ID in ZooKeeper. Under the root (Path):
@@ -93,7 +100,13 @@ func OpenZK(ctx context.Context, cfg ZKConfig) (*ZK, error) {
 	if cfg.DialTimeout == 0 {
 		cfg.DialTimeout = 5 * time.Second
 	}
-	b := &zkBackend{root: cfg.Path, node: cfg.Node, max: lc.max(), owner: lc.Owner, servers: cfg.Servers}
+	if (cfg.User == "") != (cfg.Password == "") || strings.Contains(cfg.User, ":") {
+		return nil, fmt.Errorf("%w: ZooKeeper digest user %q: want a user without ':' and a password, or neither", ErrConfig, cfg.User)
+	}
+	b := &zkBackend{root: cfg.Path, node: cfg.Node, max: lc.max(), owner: lc.Owner, servers: cfg.Servers, acl: zk.WorldACL(zk.PermAll)}
+	if cfg.User != "" {
+		b.acl = zk.DigestACL(zk.PermAll, cfg.User, cfg.Password)
+	}
 	sess := make(chan struct{}, 1)
 	c, _, err := zk.Connect(cfg.Servers, lc.TTL, zk.WithLogger(b), zk.WithEventCallback(func(ev zk.Event) {
 		if ev.State == zk.StateHasSession {
@@ -125,6 +138,12 @@ func OpenZK(ctx context.Context, cfg ZKConfig) (*ZK, error) {
 		c.Close()
 		return nil, fmt.Errorf("%w: ZooKeeper granted a session timeout of %v, below the TTL %v: lower ttl or raise the servers' maxSessionTimeout", ErrConfig, got, lc.TTL)
 	}
+	if cfg.User != "" {
+		if err := c.AddAuth("digest", []byte(cfg.User+":"+cfg.Password)); err != nil {
+			c.Close()
+			return nil, b.unreachable(fmt.Errorf("digest auth as %q: %v", cfg.User, err))
+		}
+	}
 	err = b.do(ctx, func() error {
 		for _, p := range []string{b.root + "/workers", b.root + "/forever", b.root + "/highwater"} {
 			if err := b.mkdirs(p); err != nil {
@@ -133,6 +152,9 @@ func OpenZK(ctx context.Context, cfg ZKConfig) (*ZK, error) {
 		}
 		return nil
 	})
+	if err == nil && cfg.User != "" {
+		err = b.checkACL()
+	}
 	if err != nil {
 		c.Close()
 		return nil, err
@@ -151,6 +173,7 @@ type zkBackend struct {
 	max     int64
 	owner   string
 	servers []string
+	acl     []zk.ACL // of the nodes created at or under root
 
 	mu      sync.Mutex
 	granted time.Duration // the session timeout the server granted
@@ -206,6 +229,9 @@ func (b *zkBackend) do(ctx context.Context, f func() error) error {
 	if err == nil || errors.Is(err, errGone) || errors.Is(err, idgen.ErrNoWorkerIDs) {
 		return err
 	}
+	if errors.Is(err, zk.ErrNoAuth) {
+		err = fmt.Errorf("%w (the nodes' ACL does not admit this client: check the user and password_file)", err)
+	}
 	return b.unreachable(err)
 }
 
@@ -214,9 +240,29 @@ func (b *zkBackend) mkdirs(p string) error {
 	cur := ""
 	for _, part := range parts {
 		cur += "/" + part
-		_, err := b.c.Create(cur, nil, 0, zk.WorldACL(zk.PermAll))
+		acl := b.acl
+		if strings.HasPrefix(b.root, cur+"/") {
+			acl = zk.WorldACL(zk.PermAll) // above the root: others keep their own paths
+		}
+		_, err := b.c.Create(cur, nil, 0, acl)
 		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return err
+		}
+	}
+	return nil
+}
+
+// checkACL refuses a workers node (made before, without this user) whose
+// ACL lets any client delete the claims under it.
+func (b *zkBackend) checkACL() error {
+	p := b.root + "/workers"
+	acl, _, err := b.c.GetACL(p)
+	if err != nil {
+		return b.unreachable(err)
+	}
+	for _, a := range acl {
+		if a.Scheme == "world" && a.Perms&zk.PermDelete != 0 {
+			return fmt.Errorf("%w: ZooKeeper node %s has the ACL world:%s: any client could delete a live worker's claim; set its ACL to this user's (zkCli setAcl) or use a new path", ErrConfig, p, a.ID)
 		}
 	}
 	return nil
@@ -242,7 +288,7 @@ func (b *zkBackend) putForever(id int64) error {
 	data, _ := json.Marshal(endpoint{WorkerID: id, Timestamp: time.Now().UnixMilli()})
 	_, err := b.c.Set(b.foreverPath(), data, -1)
 	if errors.Is(err, zk.ErrNoNode) {
-		_, err = b.c.Create(b.foreverPath(), data, 0, zk.WorldACL(zk.PermAll))
+		_, err = b.c.Create(b.foreverPath(), data, 0, b.acl)
 		if errors.Is(err, zk.ErrNodeExists) { // another process of this node created it meanwhile
 			_, err = b.c.Set(b.foreverPath(), data, -1)
 		}
@@ -250,7 +296,7 @@ func (b *zkBackend) putForever(id int64) error {
 	return err
 }
 
-func (b *zkBackend) acquire(ctx context.Context, preferred int64, clk idgen.Clock) (id, gen int64, hw time.Time, err error) {
+func (b *zkBackend) acquire(ctx context.Context, w want, clk idgen.Clock) (id, gen int64, hw time.Time, err error) {
 	err = b.do(ctx, func() error {
 		if err := b.dropOrphans(); err != nil {
 			return err
@@ -264,8 +310,8 @@ func (b *zkBackend) acquire(ctx context.Context, preferred int64, clk idgen.Cloc
 		} else if !errors.Is(err, zk.ErrNoNode) {
 			return err
 		}
-		if preferred < 0 && last != nil {
-			preferred = last.WorkerID
+		if w.id < 0 && !w.only && last != nil {
+			w.id = last.WorkerID
 		}
 		held, _, err := b.c.Children(b.root + "/workers")
 		if err != nil {
@@ -301,8 +347,8 @@ func (b *zkBackend) acquire(ctx context.Context, preferred int64, clk idgen.Cloc
 				free = append(free, i)
 			}
 		}
-		for _, cand := range acquireOrder(free, marks, preferred, clk.Now()) {
-			_, err := b.c.Create(b.workerPath(cand), []byte(b.owner), zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+		for _, cand := range acquireOrder(free, marks, w, clk.Now()) {
+			_, err := b.c.Create(b.workerPath(cand), []byte(b.owner), zk.FlagEphemeral, b.acl)
 			if errors.Is(err, zk.ErrNodeExists) {
 				continue
 			}
@@ -427,7 +473,7 @@ func (b *zkBackend) putMark(ctx context.Context, id, gen int64, mark time.Time, 
 		}
 		data, st, err := b.c.Get(b.markPath(id))
 		if errors.Is(err, zk.ErrNoNode) {
-			_, err = b.c.Create(b.markPath(id), nil, 0, zk.WorldACL(zk.PermAll))
+			_, err = b.c.Create(b.markPath(id), nil, 0, b.acl)
 			if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 				return err
 			}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/httpapi"
 	"github.com/idgenkit/idgen/public"
 	"github.com/idgenkit/idgen/snowflake"
 	"github.com/idgenkit/idgen/strategies"
@@ -42,6 +44,9 @@ func newInspectCmd() *cobra.Command {
 			if len(strings.TrimSpace(args[0])) == 32 && spec == "" && id.Scheme() != strategies.Flake128Scheme {
 				r.Note = "read as a UUID written without dashes (its version and variant bits are a UUID's); -s flake128 reads it as flake128"
 			}
+			if err := r.readHighWater(cmd.Context(), spec, time.Now()); err != nil {
+				return err
+			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -67,6 +72,9 @@ type report struct {
 	Hex    string         `json:"hex"`
 	Fields map[string]any `json:"fields"`
 	Note   string         `json:"note,omitempty"`
+	// HighWater is the mark in the spec's high_water= file and, in words,
+	// how far the clock is behind it (after a restart) or that it passed.
+	HighWater string `json:"high_water,omitempty"`
 	// Warning flags an implausible time: before the scheme's epoch or
 	// after now (no ID comes from the future), a sign that the ID is of
 	// another scheme or layout, or that the clock that issued it ran ahead.
@@ -111,6 +119,37 @@ func newReport(id idgen.ID, now time.Time) report {
 	return r
 }
 
+// readHighWater fills r.HighWater from the high_water= file of spec, if it
+// names one: the mark and, read against now, "the clock is behind the
+// high-water mark by X" or how long ago the mark passed. A file that
+// cannot be read is an error naming it.
+func (r *report) readHighWater(ctx context.Context, spec string, now time.Time) error {
+	if spec == "" {
+		return nil
+	}
+	sp, err := strategies.ParseSpec(spec)
+	if err != nil {
+		return nil // ParseWith has judged the spec
+	}
+	path, ok := sp.Get("high_water")
+	if !ok || path == "" {
+		return nil
+	}
+	mark, err := snowflake.FileHighWater{Path: path}.Load(ctx)
+	if err != nil {
+		return err
+	}
+	switch {
+	case mark.IsZero():
+		r.HighWater = fmt.Sprintf("%s holds no mark yet", path)
+	case mark.After(now):
+		r.HighWater = fmt.Sprintf("%s (%s): %s", mark.UTC().Format(time.RFC3339Nano), path, httpapi.BehindHighWaterWords(mark.Sub(now), mark))
+	default:
+		r.HighWater = fmt.Sprintf("%s (%s): passed %v ago; the clock is not behind it", mark.UTC().Format(time.RFC3339Nano), path, now.Sub(mark).Round(time.Millisecond))
+	}
+	return nil
+}
+
 // kindOf says what else an ID of scheme s may be: a Snowflake-family ID of
 // another layout, or an ID of another scheme.
 func kindOf(s *idgen.Scheme) string {
@@ -140,6 +179,9 @@ func (r report) print(w io.Writer) error {
 	fmt.Fprintln(tw, "fields")
 	for _, f := range r.fields {
 		fmt.Fprintf(tw, "  %s\t%d\t(%d bits)\n", f.Name, f.Value, f.Bits)
+	}
+	if r.HighWater != "" {
+		fmt.Fprintf(tw, "high_water\t%s\n", r.HighWater)
 	}
 	if r.Note != "" {
 		fmt.Fprintf(tw, "note\t%s\n", r.Note)

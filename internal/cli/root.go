@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -186,6 +187,35 @@ func markInputErrors(c *cobra.Command) {
 	}
 }
 
+// hangupKey keys Main's *hangups in the context it gives commands.
+type hangupKey struct{}
+
+// hangups are what SIGHUP does instead of stopping the command: serve
+// reloads its TLS files.
+type hangups struct {
+	mu  sync.Mutex
+	fns []func()
+}
+
+// run calls the functions registered, and reports whether there were any.
+func (h *hangups) run() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, fn := range h.fns {
+		fn()
+	}
+	return len(h.fns) > 0
+}
+
+// onHangup makes SIGHUP call fn rather than stop the command, under Main.
+func onHangup(ctx context.Context, fn func()) {
+	if h, ok := ctx.Value(hangupKey{}).(*hangups); ok {
+		h.mu.Lock()
+		h.fns = append(h.fns, fn)
+		h.mu.Unlock()
+	}
+}
+
 // Main runs the idgen command with args and returns the exit code by the
 // rule of exitRule: 0 ok, 1 a failure, 2 bad input, 130 on SIGINT. Errors
 // print as one line on stderr.
@@ -196,14 +226,27 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// SIGHUP (the terminal closed) and SIGPIPE (the reader of stdout or
 	// stderr went away: | head) stop a command like SIGTERM, so that it
 	// cleans up (compare's throwaway servers); a write to the closed pipe
-	// then fails with EPIPE instead of killing the process.
+	// then fails with EPIPE instead of killing the process. With Notify
+	// the signal also comes for a write to any closed socket (a store
+	// refusing a TLS client): only a broken stdout or stderr stops.
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
 	defer signal.Stop(sigs)
+	hup := &hangups{}
+	ctx = context.WithValue(ctx, hangupKey{}, hup)
 	go func() {
-		select {
-		case s := <-sigs:
-			cancel(interrupted{s.(syscall.Signal)})
-		case <-ctx.Done():
+		for {
+			select {
+			case s := <-sigs:
+				if s == syscall.SIGPIPE && !outputBroken() {
+					continue // a store's socket the peer closed: its write fails with EPIPE
+				}
+				if s == syscall.SIGHUP && hup.run() {
+					continue
+				}
+				cancel(interrupted{s.(syscall.Signal)})
+			case <-ctx.Done():
+			}
+			return
 		}
 	}()
 

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +18,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/grpcapi"
@@ -23,6 +27,7 @@ import (
 	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/internal/redact"
 	"github.com/idgenkit/idgen/internal/serving"
+	"github.com/idgenkit/idgen/internal/tlsfiles"
 	"github.com/idgenkit/idgen/snowflake"
 	"github.com/idgenkit/idgen/strategies"
 	"github.com/idgenkit/idgen/strategies/config"
@@ -32,7 +37,9 @@ func init() { addCommand(newServeCmd) }
 
 type serveFlags struct {
 	config, spec, addr, logLevel, workerSource      string
-	grpcAddr                                        string
+	grpcAddr, metricsAddr                           string
+	tlsCert, tlsKey, clientCA                       string
+	insecure                                        bool
 	maxCount                                        int
 	timeout, readTimeout, writeTimeout, idleTimeout time.Duration
 	shutdownTimeout                                 time.Duration
@@ -41,26 +48,40 @@ type serveFlags struct {
 func newServeCmd() *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
-		Use:   "serve (--config FILE | -s SPEC) [--addr :8080]",
+		Use:   "serve (--config FILE | -s SPEC) [--addr 127.0.0.1:8080] [--tls-cert FILE --tls-key FILE [--client-ca FILE] | --insecure]",
 		Short: "Serve IDs over HTTP (JSON or text), with /healthz, /readyz and /metrics",
 		Long: `serve runs the ID service: GET /api/v1/ids?count=N answers N IDs of the
 default generator as JSON ({"ids":[{"value_string","value_hex","breakdown"}],
 "generated_at"}), or one per line with ?format=text. Generators named in a
 config file also get /api/v1/{name}/ids. The API is described at
 /api/v1/openapi.json; /healthz, /readyz and /metrics (Prometheus) are served
-beside it. Logs are JSON lines on stderr. SIGTERM or SIGINT stops accepting
-connections and lets requests in flight finish (up to --shutdown-timeout).`,
-		Example: `  idgen serve -s 'snowflake?preset=twitter&datacenter=1&worker=7' --addr :8080
+beside it, or on --metrics-addr apart from it. Logs are JSON lines on
+stderr. SIGTERM or SIGINT stops accepting connections and lets requests in
+flight finish (up to --shutdown-timeout).
+
+It listens on loopback unless told otherwise. An --addr or --grpc-addr
+beyond loopback needs TLS (--tls-cert and --tls-key; --client-ca for mutual
+TLS, which both transports then require) or --insecure, given on purpose
+(behind a service mesh that terminates mutual TLS). The certificate files
+are read again when they change, at the next handshake, or on SIGHUP:
+connections open keep theirs.`,
+		Example: `  idgen serve -s 'snowflake?preset=twitter&datacenter=1&worker=7'
   curl 'localhost:8080/api/v1/ids?count=3'
-  curl 'localhost:8080/api/v1/ids?count=1000&format=text'`,
+  curl 'localhost:8080/api/v1/ids?count=1000&format=text'
+  idgen serve -s 'snowflake?worker=7' --addr 0.0.0.0:8443 --tls-cert server.pem --tls-key server-key.pem --client-ca ca.pem --metrics-addr 0.0.0.0:9100`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd.Context(), f, cmd.ErrOrStderr()) },
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.config, "config", "c", "", "config file (YAML, TOML or JSON) naming the generators")
 	fl.StringVarP(&f.spec, "spec", "s", "", `one generator's spec, served as "default", e.g. 'snowflake?preset=twitter&worker=7'`)
-	fl.StringVar(&f.addr, "addr", ":8080", "listen address, host:port")
-	fl.StringVar(&f.grpcAddr, "grpc-addr", "", "also serve gRPC (idgen.v1.IDService, health, reflection) on host:port; empty: off")
+	fl.StringVar(&f.addr, "addr", defaultAddr, "listen address, host:port; beyond loopback it needs --tls-cert and --tls-key, or --insecure")
+	fl.StringVar(&f.grpcAddr, "grpc-addr", "", "also serve gRPC (idgen.v1.IDService, health, reflection) on host:port, with --addr's TLS; empty: off")
+	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /readyz on host:port instead, plain HTTP without client certificates; empty: on --addr")
+	fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate (chain) file: serve HTTPS and gRPC over TLS 1.2+; read again when it changes or on SIGHUP")
+	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM private key file of --tls-cert")
+	fl.StringVar(&f.clientCA, "client-ca", "", "PEM CA file: require client certificates that chain to it (mutual TLS) on HTTP and gRPC")
+	fl.BoolVar(&f.insecure, "insecure", false, "serve plaintext on addresses beyond loopback, on purpose (a service mesh terminates TLS)")
 	fl.IntVar(&f.maxCount, "max-count", httpapi.DefaultMaxCount, "largest count a request may ask for")
 	fl.DurationVar(&f.timeout, "timeout", time.Second, "longest a request waits for its IDs (clock rollback, store) before 503, summed over a streamed response's chunks; 0: no bound")
 	fl.DurationVar(&f.readTimeout, "read-timeout", 5*time.Second, "http.Server ReadTimeout (headers and body)")
@@ -92,17 +113,31 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	if f.maxCount < 1 {
 		return badInput(fmt.Errorf("serve: --max-count %d: want at least 1", f.maxCount))
 	}
-	if err := checkAddr(f.addr); err != nil {
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+	// What the generators' background work finds for the operator (a
+	// segment step bound too small for the rate) goes to log as a warning.
+	opts := specOptions()
+	opts.Notify = func(msg string) { log.Warn(msg) }
+	var cfg *config.Config
+	if f.config != "" {
+		if f.workerSource != "" {
+			return badInput(errors.New("serve: --worker-source applies to -s; in a config file set each spec's worker_source"))
+		}
+		var err error
+		if cfg, err = config.Load(f.config, opts); err != nil {
+			return badInput(fmt.Errorf("serve: --config: %w", err))
+		}
+		f.tlsCert, f.tlsKey, f.clientCA = cmp.Or(f.tlsCert, cfg.TLS.Cert), cmp.Or(f.tlsKey, cfg.TLS.Key), cmp.Or(f.clientCA, cfg.TLS.ClientCA)
+	}
+	if err := checkAddrs(f); err != nil {
 		return badInput(fmt.Errorf("serve: %w", err))
 	}
-	if f.grpcAddr != "" {
-		if err := checkAddr(f.grpcAddr); err != nil {
-			return badInput(fmt.Errorf("serve: --grpc-addr: %w", err))
-		}
+	certs, err := loadServerTLS(ctx, f, log)
+	if err != nil {
+		return err
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	gens, def, err := loadGenerators(ctx, f)
+	gens, def, err := loadGenerators(ctx, f, cfg, opts, log)
 	if err != nil {
 		return err
 	}
@@ -121,41 +156,57 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	if err != nil {
 		return badInput(fmt.Errorf("serve: %w", err))
 	}
-	grpcAddr, stopGRPC, err := serveGRPC(f, gens, def, log, reg)
+	grpcAddr, stopGRPC, err := serveGRPC(f, gens, def, log, reg, certs)
 	if err != nil {
 		return err
 	}
 	defer stopGRPC()
-	ln, err := net.Listen("tcp", f.addr)
+	var api http.Handler = h
+	var ops *httpServer
+	if f.metricsAddr != "" {
+		api = withoutOps(h)
+		if ops, err = listenHTTP(f, "--metrics-addr", f.metricsAddr, onlyOps(h), nil, log); err != nil {
+			return err
+		}
+	}
+	srv, err := listenHTTP(f, "--addr", f.addr, api, certs, log)
 	if err != nil {
-		return fmt.Errorf("serve: --addr %q: %w", f.addr, err)
+		if ops != nil {
+			ops.close()
+		}
+		return err
 	}
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: min(f.readTimeout, 5*time.Second),
-		ReadTimeout:       f.readTimeout,
-		WriteTimeout:      f.writeTimeout,
-		IdleTimeout:       f.idleTimeout,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	attrs := []any{"addr", srv.addr, "default", h.Default(), "generators", h.Names(), "max_count", f.maxCount, "tls", certs != nil}
+	if certs != nil {
+		attrs = append(attrs, "mutual_tls", f.clientCA != "", "cert_not_after", certs.Leaf().NotAfter)
 	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	attrs := []any{"addr", ln.Addr().String(), "default", h.Default(), "generators", h.Names(), "max_count", f.maxCount}
 	if grpcAddr != "" {
 		attrs = append(attrs, "grpc_addr", grpcAddr)
 	}
+	if ops != nil {
+		attrs = append(attrs, "metrics_addr", ops.addr)
+	}
 	log.Info("serving", attrs...)
 
+	var served error
 	select {
-	case err := <-served: // the listener failed
-		return fmt.Errorf("serve: %w", err)
+	case served = <-srv.served: // the listener failed
+	case served = <-ops.failed():
 	case <-ctx.Done():
+	}
+	if served != nil {
+		if ops != nil {
+			ops.close()
+		}
+		return fmt.Errorf("serve: %w", served)
 	}
 	log.Info("shutting down: finishing requests in flight", "timeout", f.shutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
 	defer cancel()
-	err = srv.Shutdown(sctx)
-	<-served // http.ErrServerClosed
+	err = srv.shutdown(sctx)
+	if ops != nil {
+		ops.close() // probes and scrapes are not waited for
+	}
 	if err != nil {
 		log.Error("shutdown incomplete", "err", err)
 		return fmt.Errorf("serve: shutdown: %w", err)
@@ -164,9 +215,159 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	return nil
 }
 
-// serveGRPC starts the gRPC service on --grpc-addr, when given, and returns
-// the address it listens on and the function that drains and stops it.
-func serveGRPC(f serveFlags, gens map[string]idgen.Generator, def string, log *slog.Logger, reg *prometheus.Registry) (string, func(), error) {
+// defaultAddr is --addr's default: loopback only.
+const defaultAddr = "127.0.0.1:8080"
+
+// checkAddrs checks the syntax of every address, and refuses an --addr or
+// --grpc-addr beyond loopback without TLS unless --insecure says so.
+func checkAddrs(f serveFlags) error {
+	if err := checkAddr("--addr", f.addr); err != nil {
+		return err
+	}
+	for _, a := range []struct{ flag, v string }{{"--grpc-addr", f.grpcAddr}, {"--metrics-addr", f.metricsAddr}} {
+		if a.v != "" {
+			if err := checkAddr(a.flag, a.v); err != nil {
+				return err
+			}
+		}
+	}
+	tlsOn := f.tlsCert != "" || f.tlsKey != ""
+	switch {
+	case (f.tlsCert == "") != (f.tlsKey == ""):
+		return fmt.Errorf("--tls-cert %q and --tls-key %q: give both files or neither", echo.Cut(f.tlsCert), echo.Cut(f.tlsKey))
+	case f.clientCA != "" && !tlsOn:
+		return errors.New("--client-ca needs --tls-cert and --tls-key: mutual TLS is TLS with client certificates")
+	case f.insecure && tlsOn:
+		return errors.New("--insecure serves plaintext; leave it out with --tls-cert and --tls-key")
+	case tlsOn || f.insecure:
+		return nil
+	}
+	for _, a := range []struct{ flag, v string }{{"--addr", f.addr}, {"--grpc-addr", f.grpcAddr}} {
+		if a.v != "" && !loopback(a.v) {
+			return fmt.Errorf("%s %q listens beyond loopback without TLS: anyone who reaches it could issue IDs, draining sequences and segments; "+
+				"give --tls-cert and --tls-key (and --client-ca for mutual TLS), or --insecure to serve plaintext on purpose (behind a service mesh that terminates mutual TLS)",
+				a.flag, echo.Cut(a.v))
+		}
+	}
+	return nil
+}
+
+// loopback reports whether addr's host is localhost or a loopback IP: an
+// empty host (":8080") is every interface.
+func loopback(addr string) bool {
+	host, _, _ := net.SplitHostPort(addr)
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// loadServerTLS loads --tls-cert, --tls-key and --client-ca, nil without
+// them, and reloads them on SIGHUP while ctx lasts; each reload is logged.
+func loadServerTLS(ctx context.Context, f serveFlags, log *slog.Logger) (*tlsfiles.Server, error) {
+	if f.tlsCert == "" {
+		return nil, nil
+	}
+	s, err := tlsfiles.NewServer(f.tlsCert, f.tlsKey, f.clientCA)
+	if err != nil {
+		return nil, badInput(fmt.Errorf("serve: --tls-cert, --tls-key, --client-ca: %w", err))
+	}
+	s.OnReload = func(err error) {
+		if err != nil {
+			log.Warn("TLS files not reloaded: the files in use stay; retried at the next handshake", "err", err)
+			return
+		}
+		log.Info("TLS files reloaded", "cert_not_after", s.Leaf().NotAfter, "cert_serial", s.Leaf().SerialNumber.String())
+	}
+	onHangup(ctx, func() {
+		log.Info("SIGHUP: reloading the TLS files")
+		s.Reload()
+	})
+	return s, nil
+}
+
+// httpServer is one HTTP listener of serve.
+type httpServer struct {
+	addr   string
+	srv    *http.Server
+	served chan error // Serve's error, once
+}
+
+// listenHTTP serves h on addr (named by flag in errors), over TLS when
+// certs is not nil.
+func listenHTTP(f serveFlags, flag, addr string, h http.Handler, certs *tlsfiles.Server, log *slog.Logger) (*httpServer, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("serve: %s %q: %w", flag, addr, err)
+	}
+	s := &httpServer{addr: ln.Addr().String(), served: make(chan error, 1), srv: &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: min(f.readTimeout, 5*time.Second),
+		ReadTimeout:       f.readTimeout,
+		WriteTimeout:      f.writeTimeout,
+		IdleTimeout:       f.idleTimeout,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}}
+	if certs != nil {
+		s.srv.TLSConfig = certs.Config("h2", "http/1.1")
+		ln = tls.NewListener(ln, s.srv.TLSConfig)
+	}
+	go func() { s.served <- s.srv.Serve(ln) }()
+	return s, nil
+}
+
+// failed returns the channel of Serve's error; nil (never ready) for a
+// nil server.
+func (s *httpServer) failed() <-chan error {
+	if s == nil {
+		return nil
+	}
+	return s.served
+}
+
+// shutdown lets requests in flight finish, up to ctx.
+func (s *httpServer) shutdown(ctx context.Context) error {
+	err := s.srv.Shutdown(ctx)
+	<-s.served // http.ErrServerClosed
+	return err
+}
+
+// close stops at once.
+func (s *httpServer) close() {
+	s.srv.Close()
+	<-s.served
+}
+
+// opsPaths are the routes --metrics-addr serves apart from the ID API.
+var opsPaths = map[string]bool{"/metrics": true, "/healthz": true, "/readyz": true}
+
+// onlyOps serves opsPaths with h, and 404 elsewhere.
+func onlyOps(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !opsPaths[r.URL.Path] {
+			http.Error(w, `{"error":"the metrics listener serves /metrics, /healthz and /readyz only"}`, http.StatusNotFound)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// withoutOps serves h but for opsPaths, which --metrics-addr serves.
+func withoutOps(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if opsPaths[r.URL.Path] {
+			http.Error(w, `{"error":"served on --metrics-addr"}`, http.StatusNotFound)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// serveGRPC starts the gRPC service on --grpc-addr, when given, over TLS
+// when certs is not nil, and returns the address it listens on and the
+// function that drains and stops it.
+func serveGRPC(f serveFlags, gens map[string]idgen.Generator, def string, log *slog.Logger, reg *prometheus.Registry, certs *tlsfiles.Server) (string, func(), error) {
 	if f.grpcAddr == "" {
 		return "", func() {}, nil
 	}
@@ -178,7 +379,11 @@ func serveGRPC(f serveFlags, gens map[string]idgen.Generator, def string, log *s
 	if err != nil {
 		return "", nil, fmt.Errorf("serve: --grpc-addr %q: %w", f.grpcAddr, err)
 	}
-	gs := s.NewGRPCServer()
+	var opts []grpc.ServerOption
+	if certs != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(certs.Config())))
+	}
+	gs := s.NewGRPCServer(opts...)
 	go gs.Serve(ln) // returns when stopped
 	return ln.Addr().String(), func() {
 		s.Shutdown()
@@ -193,19 +398,19 @@ func serveGRPC(f serveFlags, gens map[string]idgen.Generator, def string, log *s
 }
 
 // loadGenerators builds the generators of --config or -s, and names the
-// default one.
-func loadGenerators(ctx context.Context, f serveFlags) (map[string]idgen.Generator, string, error) {
-	if f.config != "" {
-		if f.workerSource != "" {
-			return nil, "", badInput(errors.New("serve: --worker-source applies to -s; in a config file set each spec's worker_source"))
-		}
-		return loadConfig(ctx, f.config)
+// default one, with opts (Notify set). A worker source's warning (a
+// hostname hash that can collide) is logged at WARN with the generator's
+// name, as gen prints it.
+func loadGenerators(ctx context.Context, f serveFlags, cfg *config.Config, opts strategies.Options, log *slog.Logger) (map[string]idgen.Generator, string, error) {
+	if cfg != nil {
+		return loadConfig(ctx, cfg, log)
 	}
 	spec, origin, err := withWorkerSource(f.spec, f.workerSource)
 	if err != nil {
 		return nil, "", badInput(fmt.Errorf("serve: %w", err))
 	}
-	g, err := specOptions().New(ctx, spec)
+	opts.Warn = warnLog(log, httpapi.DefaultName)
+	g, err := opts.New(ctx, spec)
 	if err != nil {
 		err, _ = sourceConflict(err, origin)
 		if isSpecError(err) {
@@ -227,14 +432,20 @@ func closeGenerators(log *slog.Logger, gens map[string]idgen.Generator) {
 	}
 }
 
-// loadConfig builds every generator of a config file (config.Load).
-func loadConfig(ctx context.Context, path string) (map[string]idgen.Generator, string, error) {
-	c, err := config.Load(path, specOptions())
-	if err != nil {
-		return nil, "", badInput(fmt.Errorf("serve: --config: %w", err))
-	}
+// warnLog returns a strategies.Options.Warn that logs a worker source's
+// warning for generator name.
+func warnLog(log *slog.Logger, name string) func(string) {
+	return func(msg string) { log.Warn(msg, "generator", name) }
+}
+
+// loadConfig builds every generator of a config file (loaded by
+// config.Load with Warn unset, so each warning is logged once, here).
+func loadConfig(ctx context.Context, c *config.Config, log *slog.Logger) (map[string]idgen.Generator, string, error) {
 	gens := make(map[string]idgen.Generator, len(c.Generators))
 	for _, gs := range c.Generators {
+		// Load checked each spec with Warn unset: each warning is logged
+		// once, when the generator that serves is built.
+		c.Options.Warn = warnLog(log, gs.Name)
 		g, err := c.New(ctx, gs.Name)
 		if err != nil {
 			closeGenerators(slog.New(slog.DiscardHandler), gens)
@@ -306,8 +517,8 @@ func warnSlowIssue(ctx context.Context, log *slog.Logger, gens map[string]idgen.
 // checkAddr reports whether addr is host:port with a port from 0 to 65535
 // (or a service name such as http), before anything listens: a malformed
 // address is bad input, a port in use a runtime failure.
-func checkAddr(addr string) error {
-	bad := fmt.Errorf("--addr %q: want host:port with a port from 0 to 65535, e.g. :8080 or 127.0.0.1:8080", echo.Cut(addr))
+func checkAddr(flag, addr string) error {
+	bad := fmt.Errorf("%s %q: want host:port with a port from 0 to 65535, e.g. 127.0.0.1:8080 or :8443", flag, echo.Cut(addr))
 	_, port, err := net.SplitHostPort(addr)
 	if err != nil || port == "" {
 		return bad

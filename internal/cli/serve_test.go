@@ -70,6 +70,18 @@ func TestServeBadInput(t *testing.T) {
 			`overlap.yaml:4: strategies: invalid spec: generators "orders" (line 3) and "other" (line 4) issue the same IDs`},
 		{"generator name twice", []string{"serve", "--config", twice, "--addr", busy}, 2,
 			`twice.json:3: strategies: invalid spec: generator "orders" defined twice, first at line 2`},
+		{"every interface without TLS", []string{"serve", "-s", "snowflake", "--addr", "0.0.0.0:8443"}, 2,
+			`--addr "0.0.0.0:8443" listens beyond loopback without TLS: anyone who reaches it could issue IDs, draining sequences and segments; give --tls-cert and --tls-key (and --client-ca for mutual TLS), or --insecure`},
+		{"empty host without TLS", []string{"serve", "-s", "snowflake", "--addr", ":8080"}, 2, `--addr ":8080" listens beyond loopback without TLS`},
+		{"gRPC beyond loopback", []string{"serve", "-s", "snowflake", "--grpc-addr", "[::]:9090"}, 2, `--grpc-addr "[::]:9090" listens beyond loopback without TLS`},
+		{"gRPC host name", []string{"serve", "-s", "snowflake", "--grpc-addr", "ids.example:9090"}, 2, "or --insecure to serve plaintext on purpose"},
+		{"certificate without key", []string{"serve", "-s", "snowflake", "--tls-cert", "s.pem"}, 2, `--tls-cert "s.pem" and --tls-key "": give both files or neither`},
+		{"client CA without TLS", []string{"serve", "-s", "snowflake", "--client-ca", "ca.pem"}, 2, "--client-ca needs --tls-cert and --tls-key"},
+		{"insecure beside TLS", []string{"serve", "-s", "snowflake", "--tls-cert", "s.pem", "--tls-key", "k.pem", "--insecure"}, 2, "--insecure serves plaintext"},
+		{"certificate missing", []string{"serve", "-s", "snowflake", "--tls-cert", "none.pem", "--tls-key", "k.pem"}, 2, "unusable certificate files: stat none.pem: no such file"},
+		{"metrics address", []string{"serve", "-s", "snowflake", "--metrics-addr", "9100"}, 2, `--metrics-addr "9100": want host:port`},
+		// --insecure passes the check: the port in use is what fails.
+		{"insecure on purpose", []string{"serve", "-s", "snowflake", "--addr", "0.0.0.0:" + busy[strings.LastIndex(busy, ":")+1:], "--insecure"}, 1, "address already in use"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -148,45 +160,12 @@ func TestServeProcess(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("default: orders\ngenerators:\n  orders: snowflake?preset=twitter&worker=7\n  sessions: uuidv7\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "serve", "--config", cfg, "--addr", "127.0.0.1:0", "--max-count", "1000000",
+	p := startServe(t, bin, "--config", cfg, "--addr", "127.0.0.1:0", "--max-count", "1000000",
 		"--timeout", "1m") // the million IDs may take more than the default 1 s on a busy machine
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-
-	logs := make(chan map[string]any, 16)
-	go func() {
-		defer close(logs)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			var rec map[string]any
-			if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-				rec = map[string]any{"msg": "NOT JSON: " + sc.Text()}
-			}
-			logs <- rec
-		}
-	}()
-	next := func() map[string]any {
-		t.Helper()
-		select {
-		case rec, ok := <-logs:
-			if !ok {
-				t.Fatal("idgen serve closed stderr")
-			}
-			return rec
-		case <-time.After(30 * time.Second):
-			t.Fatal("no log record from idgen serve within 30 s")
-		}
-		return nil
-	}
-	rec := next()
+	cmd, logs, rec := p.cmd, p.logs, p.rec
+	next := func() map[string]any { return p.next(t) }
 	addr, _ := rec["addr"].(string)
-	if rec["msg"] != "serving" || addr == "" || rec["default"] != "orders" {
+	if addr == "" || rec["default"] != "orders" {
 		t.Fatalf("first log record = %v; want msg serving with addr and default orders", rec)
 	}
 

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/idgenkit/idgen/internal/testenv"
 	"github.com/idgenkit/idgen/internal/testenv/zktest"
 	"github.com/idgenkit/idgen/snowflake"
 )
@@ -22,14 +21,7 @@ func TestGenThreeNodesZK(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the idgen binary and starts ZooKeeper")
 	}
-	zks, err := zktest.Start()
-	if err != nil {
-		if testenv.CI() {
-			t.Fatalf("ZooKeeper under CI=true: %v", err)
-		}
-		t.Skipf("ZooKeeper: %v", err)
-	}
-	t.Cleanup(zks.Stop)
+	zkAddr := zktest.StartT(t)
 	bin := filepath.Join(t.TempDir(), "idgen")
 	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/idgen").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
@@ -46,7 +38,7 @@ func TestGenThreeNodesZK(t *testing.T) {
 	}
 	nodes := make([]*node, 3)
 	for i := range nodes {
-		src := fmt.Sprintf("zk://%s/idgen-three?node=host-%d&ttl=6s", zks.Addr, i)
+		src := fmt.Sprintf("zk://%s/idgen-three?node=host-%d&ttl=6s", zkAddr, i)
 		cmd := exec.Command(bin, "gen", "-s", "snowflake?preset=twitter&datacenter=1", "--worker-source", src, "-n", strconv.Itoa(n))
 		cmd.Env = append(cmd.Environ(), "IDGEN_WORKER_SOURCE=", "IDGEN_WORKER_ID=")
 		out, err := cmd.StdoutPipe()

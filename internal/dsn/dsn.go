@@ -196,6 +196,9 @@ func Cause(err error) string {
 	var errno syscall.Errno
 	var dns *net.DNSError
 	var ne net.Error
+	if i := strings.Index(err.Error(), "remote error: tls:"); i >= 0 {
+		return err.Error()[i:] // the server's TLS alert, with what the client's configuration tells of it
+	}
 	switch {
 	case errors.As(err, &pe):
 		return fmt.Sprintf("%s (SQLSTATE %s)", pe.Message, pe.Code)

@@ -6,6 +6,7 @@ package testenv
 import (
 	"net"
 	"os"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -35,6 +36,22 @@ func need(t testing.TB, what, addr string) {
 		t.Fatalf("%s at %s unreachable under CI=true: %v", what, addr, err)
 	}
 	t.Skipf("%s at %s unreachable: %v", what, addr, err)
+}
+
+// Binary returns the path of the program name on PATH; without it the test
+// fails under CI=true and skips otherwise, naming pkg, the package that
+// has it.
+func Binary(t testing.TB, name, pkg string) string {
+	t.Helper()
+	bin, err := exec.LookPath(name)
+	if err == nil {
+		return bin
+	}
+	if CI() {
+		t.Fatalf("%s missing under CI=true (apt-get install %s): %v", name, pkg, err)
+	}
+	t.Skipf("%s missing (apt-get install %s): %v", name, pkg, err)
+	return ""
 }
 
 func env(name, def string) string {

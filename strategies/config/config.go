@@ -41,6 +41,10 @@ var ErrSpec = strategies.ErrSpec
 //	    strategy: sonyflake
 //	    machine: 3
 //	    bits_sequence: 8
+//	tls:                                          # idgen serve's TLS (optional)
+//	  cert: server.pem
+//	  key: server-key.pem
+//	  client_ca: clients-ca.pem                   # mutual TLS
 //
 // Every generator's IDs are unique among all the config's generators,
 // unless a spec's keyspace key names a keyspace of its own (Load refuses
@@ -57,6 +61,44 @@ type Config struct {
 	Default string
 	// Generators in file order.
 	Generators []GeneratorSpec
+	// TLS are the files of the tls table: idgen serve's --tls-cert,
+	// --tls-key and --client-ca. Relative paths are resolved against the
+	// config file's directory.
+	TLS TLSFiles
+}
+
+// TLSFiles are the PEM files of a config's tls table (keys cert, key,
+// client_ca): a server's certificate and key, and the CA its clients'
+// certificates must chain to for mutual TLS.
+type TLSFiles struct {
+	Cert, Key, ClientCA string
+}
+
+// tlsKeys are the keys of the tls table.
+const tlsKeys = "cert, key, client_ca"
+
+// set sets the field of key to value; false for an unknown key.
+func (t *TLSFiles) set(key, value string) bool {
+	switch key {
+	case "cert":
+		t.Cert = value
+	case "key":
+		t.Key = value
+	case "client_ca":
+		t.ClientCA = value
+	default:
+		return false
+	}
+	return true
+}
+
+// resolve makes relative paths relative to dir.
+func (t *TLSFiles) resolve(dir string) {
+	for _, p := range []*string{&t.Cert, &t.Key, &t.ClientCA} {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(dir, *p)
+		}
+	}
 }
 
 // A GeneratorSpec is one named generator of a Config.
@@ -149,7 +191,8 @@ func Load(path string, opts strategies.Options) (*Config, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	c := &Config{Path: path, Options: opts, Default: raw.def}
+	c := &Config{Path: path, Options: opts, Default: raw.def, TLS: raw.tls}
+	c.TLS.resolve(filepath.Dir(path))
 	for _, g := range raw.gens {
 		spec, err := g.toSpec()
 		if err == nil {
@@ -227,6 +270,7 @@ type rawConfig struct {
 	def     string
 	defLine int
 	gens    []rawGen
+	tls     TLSFiles
 }
 
 type rawKV struct {
@@ -305,7 +349,7 @@ func errAt(line int, format string, args ...any) error {
 	return &lineError{line, fmt.Errorf("%w: "+format, append([]any{ErrSpec}, args...)...)}
 }
 
-const topKeys = "default, generators"
+const topKeys = "default, generators, tls"
 
 // duplicateKey is the error about key given twice at line, first at
 // first, in the mapping at path: nil for the top level, ["generators"]
@@ -372,6 +416,20 @@ func readYAML(data []byte) (*rawConfig, error) {
 					return nil, err
 				}
 				raw.gens = append(raw.gens, g)
+			}
+		case "tls":
+			if v.Kind != yaml.MappingNode {
+				return nil, errAt(v.Line, "tls must map %s to file paths", tlsKeys)
+			}
+			keys := keyLines{}
+			for j := 0; j+1 < len(v.Content); j += 2 {
+				kk, vv := v.Content[j], v.Content[j+1]
+				if err := keys.add([]string{"tls"}, kk.Value, kk.Line); err != nil {
+					return nil, err
+				}
+				if vv.Kind != yaml.ScalarNode || !raw.tls.set(kk.Value, vv.Value) {
+					return nil, errAt(kk.Line, "tls: key %q: want one of %s, each a file path", kk.Value, tlsKeys)
+				}
 			}
 		default:
 			return nil, errAt(k.Line, "unknown key %q; valid: %s", k.Value, topKeys)
@@ -449,6 +507,17 @@ func fromAny(m map[string]any, lines map[string]int) (*rawConfig, error) {
 					return nil, errAt(g.line, "generator %q: want a spec string or a table with a strategy key", name)
 				}
 				raw.gens = append(raw.gens, g)
+			}
+		case "tls":
+			tm, ok := v.(map[string]any)
+			if !ok {
+				return nil, errAt(lines[k], "tls must map %s to file paths", tlsKeys)
+			}
+			for kk, vv := range tm {
+				s, ok := vv.(string)
+				if !ok || !raw.tls.set(kk, s) {
+					return nil, errAt(lines["tls."+kk], "tls: key %q: want one of %s, each a file path", kk, tlsKeys)
+				}
 			}
 		default:
 			return nil, errAt(lines[k], "unknown key %q; valid: %s", k, topKeys)

@@ -120,7 +120,7 @@ func TestLoadErrors(t *testing.T) {
 		{name: "yaml no strategy", file: "c.yaml", text: "generators:\n  a:\n    worker: 1\n",
 			msg: `2: generator "a": strategies: invalid spec: no strategy key; valid strategies: ` + strings.Join(strategies.Names(), ", ")},
 		{name: "yaml top key", file: "c.yaml", text: "generators:\n  a: uuidv7\ndefalt: a\n",
-			msg: `3: strategies: invalid spec: unknown key "defalt"; valid: default, generators`},
+			msg: `3: strategies: invalid spec: unknown key "defalt"; valid: default, generators, tls`},
 		{name: "yaml default", file: "c.yaml", text: "default: b\ngenerators:\n  a: uuidv7\n",
 			msg: `1: default "b" is not a generator; valid: a`},
 		{name: "toml unknown key", file: "c.toml", text: "[generators.events]\nstrategy = \"sonyflake\"\nbits_seq = 8\n",
@@ -262,5 +262,36 @@ func TestLoadErrorLine(t *testing.T) {
 				t.Fatalf("Load(%q) = %v; want %s", tc.text, err, want)
 			}
 		})
+	}
+}
+
+// The tls table gives serve's TLS files in each format, relative paths
+// resolved against the file's directory; an unknown key is refused at its
+// line.
+func TestLoadTLS(t *testing.T) {
+	for name, text := range map[string]string{
+		"c.yaml": "generators:\n  a: uuidv7\ntls:\n  cert: s.pem\n  key: /etc/k.pem\n  client_ca: ca.pem\n",
+		"c.toml": "[generators]\na = \"uuidv7\"\n[tls]\ncert = \"s.pem\"\nkey = \"/etc/k.pem\"\nclient_ca = \"ca.pem\"\n",
+		"c.json": `{"generators": {"a": "uuidv7"}, "tls": {"cert": "s.pem", "key": "/etc/k.pem", "client_ca": "ca.pem"}}`,
+	} {
+		path := writeConfig(t, name, text)
+		c, err := config.Load(path, strategies.Options{})
+		if err != nil {
+			t.Fatalf("Load(%s) = %v", name, err)
+		}
+		dir := filepath.Dir(path)
+		want := config.TLSFiles{Cert: filepath.Join(dir, "s.pem"), Key: "/etc/k.pem", ClientCA: filepath.Join(dir, "ca.pem")}
+		if c.TLS != want {
+			t.Errorf("Load(%s).TLS = %+v; want %+v", name, c.TLS, want)
+		}
+	}
+	for name, tc := range map[string]struct{ text, want string }{
+		"c.yaml": {"generators:\n  a: uuidv7\ntls:\n  cert: s.pem\n  ca: x\n", `:5: strategies: invalid spec: tls: key "ca": want one of cert, key, client_ca, each a file path`},
+		"c.json": {"{\"generators\": {\"a\": \"uuidv7\"},\n \"tls\": \"s.pem\"}", `:2: strategies: invalid spec: tls must map cert, key, client_ca to file paths`},
+	} {
+		path := writeConfig(t, name, tc.text)
+		if _, err := config.Load(path, strategies.Options{}); err == nil || err.Error() != path+tc.want {
+			t.Errorf("Load(%s) = %v; want %s", name, err, path+tc.want)
+		}
 	}
 }

@@ -57,19 +57,13 @@ type Process struct {
 // and skipping it otherwise when there is none.
 func binary(t testing.TB) string {
 	t.Helper()
-	bin, err := exec.LookPath("etcd")
-	if err != nil {
-		if testenv.CI() {
-			t.Fatalf("etcd binary missing under CI=true (apt-get install etcd-server): %v", err)
-		}
-		t.Skipf("etcd binary missing (apt-get install etcd-server): %v", err)
-	}
-	return bin
+	return testenv.Binary(t, "etcd", "etcd-server")
 }
 
-// start runs bin on free loopback ports, its data and log in dir, and
-// waits until it serves (at most 30 s).
-func start(bin, dir string) (*Process, error) {
+// start runs bin on free loopback ports, its data and log in dir, the
+// client URL of scheme (http, https) and extra flags, and waits until a
+// client of cfg (its endpoints and timeouts set here) reads (at most 30 s).
+func start(bin, dir, scheme string, extra []string, cfg clientv3.Config) (*Process, error) {
 	cport, err := freePort()
 	if err != nil {
 		return nil, err
@@ -78,23 +72,25 @@ func start(bin, dir string) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	cu := fmt.Sprintf("http://127.0.0.1:%d", cport)
+	cu := fmt.Sprintf("%s://127.0.0.1:%d", scheme, cport)
 	pu := fmt.Sprintf("http://127.0.0.1:%d", pport)
-	p := &Process{Addr: cu[len("http://"):], dir: dir, log: filepath.Join(dir, "etcd.log")}
+	p := &Process{Addr: cu[len(scheme+"://"):], dir: dir, log: filepath.Join(dir, "etcd.log")}
 	out, err := os.Create(p.log)
 	if err != nil {
 		return nil, fmt.Errorf("etcd log: %w", err)
 	}
 	defer out.Close()
-	p.cmd = exec.Command(bin, "--name", "idgen-test", "--data-dir", filepath.Join(dir, "data"),
+	args := append([]string{"--name", "idgen-test", "--data-dir", filepath.Join(dir, "data"),
 		"--listen-client-urls", cu, "--advertise-client-urls", cu,
 		"--listen-peer-urls", pu, "--initial-advertise-peer-urls", pu,
-		"--initial-cluster", "idgen-test="+pu, "--logger", "zap", "--log-level", "error")
+		"--initial-cluster", "idgen-test=" + pu, "--logger", "zap", "--log-level", "error"}, extra...)
+	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = out, out
 	if err := p.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
-	c, err := clientv3.New(clientv3.Config{Endpoints: []string{p.Addr}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	cfg.Endpoints, cfg.DialTimeout, cfg.Logger = []string{p.Addr}, 5*time.Second, zap.NewNop()
+	c, err := clientv3.New(cfg)
 	if err != nil {
 		p.Close()
 		return nil, fmt.Errorf("etcd client of %s: %w", p.Addr, err)
@@ -115,25 +111,12 @@ func start(bin, dir string) (*Process, error) {
 	}
 }
 
-// StartProcess starts an etcd process whose data lives in a temporary
-// directory and waits until it serves (at most 30 s). The process is
-// killed at the end of the test (continued first if stopped).
-func StartProcess(t testing.TB) *Process {
-	t.Helper()
-	p, err := start(binary(t), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	return p
-}
-
 // Start starts an etcd process with its data in dir, and returns it with
 // its client host:port once it serves (at most 30 s). The caller closes
 // it.
 func Start(t testing.TB, dir string) (*Process, string, error) {
 	t.Helper()
-	p, err := start(binary(t), dir)
+	p, err := start(binary(t), dir, "http", nil, clientv3.Config{})
 	if err != nil {
 		return nil, "", err
 	}
@@ -178,7 +161,7 @@ func Shared(t testing.TB) string {
 			err = derr
 			return
 		}
-		if shared, err = start(bin, dir); err != nil {
+		if shared, err = start(bin, dir, "http", nil, clientv3.Config{}); err != nil {
 			err = errors.Join(err, os.RemoveAll(dir))
 		}
 	})

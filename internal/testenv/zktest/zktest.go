@@ -94,6 +94,22 @@ func Start() (*Server, error) {
 	}
 }
 
+// StartT starts a server of the test's own, stopped at its end, and
+// returns its host:port. It fails the test under CI=true when the server
+// cannot start, and skips it otherwise.
+func StartT(t testing.TB) string {
+	t.Helper()
+	s, err := Start()
+	if err != nil {
+		if testenv.CI() {
+			t.Fatalf("ZooKeeper under CI=true: %v", err)
+		}
+		t.Skipf("ZooKeeper: %v", err)
+	}
+	t.Cleanup(s.Stop)
+	return s.Addr
+}
+
 // ok sends the srvr four-letter word and reports whether the server serves.
 func (s *Server) ok() bool {
 	c, err := net.DialTimeout("tcp", s.Addr, time.Second)
