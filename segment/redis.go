@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idgenkit/idgen/internal/storetls"
+	"github.com/idgenkit/idgen/internal/storetls/redistls"
 )
 
 // RedisPrefix starts the keys of the Redis store: biz tag t keeps its
@@ -34,7 +35,7 @@ func openRedis(ctx context.Context, dsn string) (*redis.Client, error) {
 	if _, err := parseDSN(dsn); err != nil {
 		return nil, err
 	}
-	opt, err := storetls.RedisOptions(dsn)
+	opt, err := redistls.RedisOptions(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %q: %v", ErrDSN, Redact(dsn), Redact(err.Error()))
 	}

@@ -14,6 +14,7 @@ import (
 	storedsn "github.com/idgenkit/idgen/internal/dsn"
 	"github.com/idgenkit/idgen/internal/redact"
 	"github.com/idgenkit/idgen/internal/storetls"
+	"github.com/idgenkit/idgen/internal/storetls/redistls"
 )
 
 // Redis is a Source leasing a worker ID in Redis, as CosId's and yitter's
@@ -61,7 +62,7 @@ func OpenRedis(ctx context.Context, rawURL string, cfg RedisConfig) (*Redis, err
 	if strings.ContainsAny(lc.Namespace, "{} ") {
 		return nil, fmt.Errorf("%w: Redis namespace %q must not contain '{', '}' or spaces", ErrConfig, lc.Namespace)
 	}
-	opt, err := storetls.RedisOptions(rawURL)
+	opt, err := redistls.RedisOptions(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("%w: Redis URL %q: %v", ErrConfig, redact.Spec(rawURL), redact.Spec(err.Error()))
 	}
