@@ -38,6 +38,7 @@ import (
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/internal/echo"
+	"github.com/idgenkit/idgen/internal/errclass"
 	"github.com/idgenkit/idgen/prefetch"
 )
 
@@ -51,7 +52,7 @@ const (
 )
 
 // ErrConfig reports a Config that New refuses; the message names the field.
-var ErrConfig = errors.New("client: invalid configuration")
+var ErrConfig = errclass.Invalid("client: invalid configuration")
 
 // Config configures a Generator. Targets is required.
 type Config struct {

@@ -15,6 +15,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/idgenkit/idgen"
 	storedsn "github.com/idgenkit/idgen/internal/dsn"
+	"github.com/idgenkit/idgen/internal/errclass"
 	"github.com/idgenkit/idgen/internal/throwaway"
 )
 
@@ -194,7 +195,7 @@ func (h *myEngine) connect(ctx context.Context, rep *Report, sc *Scenario) error
 
 // ErrConnectMariaDB reports a MariaDB or MySQL server that cannot be
 // reached.
-var ErrConnectMariaDB = errors.New("compare: cannot connect to MariaDB")
+var ErrConnectMariaDB = errclass.Unavailable("compare: cannot connect to MariaDB")
 
 // enableMonitors enables the InnoDB monitor counters that are off, and
 // remembers them to disable them again at the end.

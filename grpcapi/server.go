@@ -26,6 +26,7 @@ import (
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/grpcapi/idgenv1"
 	"github.com/idgenkit/idgen/internal/echo"
+	"github.com/idgenkit/idgen/internal/errclass"
 	"github.com/idgenkit/idgen/internal/serving"
 	"github.com/idgenkit/idgen/snowflake"
 )
@@ -51,7 +52,7 @@ type Options struct {
 }
 
 // ErrConfig reports Options or a generator set that New refuses.
-var ErrConfig = errors.New("grpcapi: invalid configuration")
+var ErrConfig = errclass.Invalid("grpcapi: invalid configuration")
 
 // A Server implements idgen.v1.IDService over a set of named generators.
 // It is safe for concurrent use.

@@ -1,13 +1,14 @@
 package snowflake
 
 import (
-	"errors"
 	"fmt"
 	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/idgenkit/idgen/internal/errclass"
 )
 
 // Field names with a fixed meaning. Every other field is a node field and
@@ -41,7 +42,7 @@ var DefaultEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // ErrInvalidLayout reports a layout that cannot be used; the wrapping error
 // names the field or option at fault and what is allowed.
-var ErrInvalidLayout = errors.New("snowflake: invalid layout")
+var ErrInvalidLayout = errclass.Invalid("snowflake: invalid layout")
 
 // A LayoutField is one field of a Layout: a name and a width in bits.
 type LayoutField struct {

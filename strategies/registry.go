@@ -2,7 +2,6 @@ package strategies
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -10,11 +9,12 @@ import (
 	"time"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/errclass"
 )
 
 // ErrSpec reports a spec that names an unknown strategy or key, or a value
 // its key does not allow. The wrapping error lists the valid choices.
-var ErrSpec = errors.New("strategies: invalid spec")
+var ErrSpec = errclass.Invalid("strategies: invalid spec")
 
 // A Key is one key a strategy's spec accepts.
 type Key struct {

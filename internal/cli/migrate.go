@@ -47,11 +47,7 @@ func newMigrateCmd() *cobra.Command {
 		return conn, nil
 	}
 	wrap := func(err error) error {
-		err = withFlags(err, migrateFlags)
-		if errors.Is(err, migrate.ErrInput) || errors.Is(err, migrate.ErrOrder) {
-			return badInput(err)
-		}
-		return err
+		return withFlags(err, migrateFlags)
 	}
 	cmd := &cobra.Command{
 		Use:   "migrate plan|run|verify|status|pause|resume|revert|discard|finish|abort --dsn DSN --table NAME [--to SPEC] [--time-column COL]",

@@ -5,17 +5,17 @@
 package redistls
 
 import (
-	"errors"
 	"fmt"
 	"net/url"
 
+	"github.com/idgenkit/idgen/internal/errclass"
 	"github.com/idgenkit/idgen/internal/storetls"
 	"github.com/redis/go-redis/v9"
 )
 
 // ErrOption marks an error of RedisOptions that lies in the URL's options
 // (exit 2), not in reaching the server.
-var ErrOption = errors.New("bad store option")
+var ErrOption = errclass.Invalid("bad store option")
 
 // RedisOptions parses a redis:// or rediss:// URL (go-redis's form,
 // redis://[user[:password]@]host:port/db) with the keys of this package:
