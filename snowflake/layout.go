@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/internal/errclass"
 )
 
@@ -140,7 +141,14 @@ func mask(bits int) uint64 {
 	return 1<<uint(bits) - 1
 }
 
+// invalid returns an error wrapping ErrInvalidLayout; string arguments,
+// parts of the input, are cut to about 64 bytes.
 func invalid(format string, args ...any) error {
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = echo.Cut(s)
+		}
+	}
 	return fmt.Errorf("%w: %s", ErrInvalidLayout, fmt.Sprintf(format, args...))
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/internal/errclass"
 )
 
@@ -136,11 +137,11 @@ func (o Options) Resolve(spec string) (*Strategy, *Params, error) {
 	name, _, _ := strings.Cut(strings.TrimSpace(spec), "?")
 	s, ok := registry[name]
 	if !ok {
-		return nil, nil, specError(spec, "", name, fmt.Errorf("%w: unknown strategy %q; valid: %s", ErrSpec, name, strings.Join(Names(), ", ")))
+		return nil, nil, specError(spec, "", name, fmt.Errorf("%w: unknown strategy %s; valid: %s", ErrSpec, quote(name), strings.Join(Names(), ", ")))
 	}
 	parsed, err := parseSpec(spec, func(k string) error {
 		if k != EncodingKey && k != KeyspaceKey && !slices.ContainsFunc(s.Keys, func(key Key) bool { return key.Name == k }) {
-			return fmt.Errorf("%w: %s: unknown key %q; valid keys: %s", ErrSpec, name, k, keyNames(s))
+			return fmt.Errorf("%w: %s: unknown key %s; valid keys: %s", ErrSpec, name, strconv.Quote(echo.CutN(k, echo.Max/2)), keyNames(s))
 		}
 		return nil
 	})

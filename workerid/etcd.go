@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/internal/storetls"
 )
 
@@ -92,7 +93,7 @@ func OpenEtcd(ctx context.Context, cfg EtcdConfig) (*Etcd, error) {
 	c, err := clientv3.New(clientv3.Config{Endpoints: cfg.Endpoints, DialTimeout: cfg.DialTimeout, Logger: zap.NewNop(),
 		TLS: cfg.TLS, Username: cfg.Username, Password: cfg.Password})
 	if err != nil {
-		return nil, fmt.Errorf("%w: workerid: etcd %v: %v", idgen.ErrUnavailable, cfg.Endpoints, etcdWhy(err, cfg))
+		return nil, fmt.Errorf("%w: workerid: etcd %s: %s", idgen.ErrUnavailable, echo.Cut(fmt.Sprint(cfg.Endpoints)), echo.CutN(etcdWhy(err, cfg).Error(), 4*echo.Max))
 	}
 	b := &etcdBackend{c: c, prefix: "/idgen/" + lc.Namespace + "/", max: lc.max(), owner: lc.Owner,
 		ttl: int64(math.Ceil(lc.TTL.Seconds())), endpoints: cfg.Endpoints, now: lc.now}
@@ -147,7 +148,7 @@ type etcdBackend struct {
 }
 
 func (b *etcdBackend) unreachable(err error) error {
-	return fmt.Errorf("%w: workerid: etcd %v: %v", idgen.ErrUnavailable, b.endpoints, err)
+	return fmt.Errorf("%w: workerid: etcd %s: %s", idgen.ErrUnavailable, echo.Cut(fmt.Sprint(b.endpoints)), echo.CutN(err.Error(), 4*echo.Max))
 }
 
 // MaxSkewPeers is how many live peers' lease records (the most recently

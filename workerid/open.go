@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/internal/redact"
 	"github.com/idgenkit/idgen/internal/storetls"
 	"github.com/idgenkit/idgen/strategies"
@@ -40,6 +41,9 @@ func openForSpec(ctx context.Context, rawURL string, space strategies.WorkerSpac
 	}
 	return src, nil
 }
+
+// sourceKinds names the sources Open knows, for an unknown one.
+const sourceKinds = "static:N, env, ordinal[:offset], postgres://, mysql://, redis://, etcd://, zk://, ip[:bits], hostname-hash"
 
 // Open opens the worker ID source a URL names, for a worker space of
 // space.Workers IDs:
@@ -89,8 +93,9 @@ func Open(ctx context.Context, rawURL string, space Space) (Source, error) {
 // nil reads nothing).
 func OpenWith(ctx context.Context, rawURL string, space Space, getenv func(string) string) (Source, error) {
 	bad := func(why string) error {
-		// why may quote rawURL too (url.Parse's errors do).
-		return fmt.Errorf("%w: %s", ErrConfig, redact.Spec(fmt.Sprintf("worker_source %q: %s; want %s", rawURL, why, Doc)))
+		// why may quote rawURL too (url.Parse's errors do): it is cut to
+		// a few echoes' length, passwords masked first.
+		return fmt.Errorf("%w: worker_source %s: %s", ErrConfig, echo.Quote(redact.Spec(rawURL)), echo.CutN(redact.Spec(why), 4*echo.Max))
 	}
 	scheme, rest, _ := strings.Cut(rawURL, ":")
 	if tail, ok := strings.CutPrefix(rawURL, "hostname-hash"); ok {
@@ -206,7 +211,7 @@ func OpenWith(ctx context.Context, rawURL string, space Space, getenv func(strin
 		}
 		return OpenEtcd(ctx, cfg)
 	}
-	return nil, bad("unknown source")
+	return nil, bad("unknown source; want one of " + sourceKinds)
 }
 
 // etcdAuth fills cfg's endpoints and credentials from the hosts part of an

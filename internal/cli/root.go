@@ -234,9 +234,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitCode(err, cause) // quiet, as a process killed by SIGPIPE is: its reader is gone
 	}
 	msg := redact.Spec(strings.ReplaceAll(err.Error(), "\n", "; ")) // no password reaches stderr
-	if !strings.HasPrefix(msg, "idgen: ") {
-		msg = "idgen: " + msg
-	}
+	// One "idgen: " leads the line; the root package's errors inside it
+	// ("serve: -s ...: idgen: layout lifetime exhausted") say it again.
+	msg = "idgen: " + strings.ReplaceAll(msg, "idgen: ", "")
 	fmt.Fprintln(stderr, msg)
 	return exitCode(err, cause)
 }

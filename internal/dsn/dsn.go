@@ -26,6 +26,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/internal/redact"
 )
 
@@ -42,15 +43,15 @@ func Parse(dsn string) (*url.URL, error) {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return nil, fmt.Errorf("%q: %v", redact.Spec(dsn), err)
+		return nil, fmt.Errorf("%s: %v", echo.Quote(redact.Spec(dsn)), err)
 	}
 	switch u.Scheme {
 	case "postgres", "postgresql", "mysql", "redis", "rediss":
 	default:
-		return nil, fmt.Errorf("%q: scheme %q is not one of %s", u.Redacted(), u.Scheme, strings.Join(Schemes(), ", "))
+		return nil, fmt.Errorf("%s: scheme %s is not one of %s", echo.Quote(u.Redacted()), echo.Quote(u.Scheme), strings.Join(Schemes(), ", "))
 	}
 	if u.Host == "" {
-		return nil, fmt.Errorf("%q: no host (want %s://user@host:port/...)", u.Redacted(), u.Scheme)
+		return nil, fmt.Errorf("%s: no host (want %s://user@host:port/...)", echo.Quote(u.Redacted()), u.Scheme)
 	}
 	return u, nil
 }
@@ -65,7 +66,7 @@ func MySQL(dsn string) (*mysql.Config, error) {
 		return nil, err
 	}
 	if u.Scheme != "mysql" {
-		return nil, fmt.Errorf("%q: want a mysql:// URL", u.Redacted())
+		return nil, fmt.Errorf("%s: want a mysql:// URL", echo.Quote(u.Redacted()))
 	}
 	host := u.Host
 	if u.Port() == "" {
@@ -89,7 +90,7 @@ func MySQL(dsn string) (*mysql.Config, error) {
 	}
 	cfg, err := mysql.ParseDSN(text)
 	if err != nil {
-		return nil, fmt.Errorf("%q: %v", u.Redacted(), err)
+		return nil, fmt.Errorf("%s: %v", echo.Quote(u.Redacted()), err)
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 5 * time.Second
@@ -173,11 +174,11 @@ func Connect(dsn string, class, err error) *ConnectError {
 }
 
 func (e *ConnectError) Error() string {
-	who := "database " + e.Database
+	who := "database " + echo.Cut(e.Database)
 	if e.User != "" {
-		who = "user " + e.User + ", " + who
+		who = "user " + echo.Cut(e.User) + ", " + who
 	}
-	return fmt.Sprintf("cannot connect to %s at %s (%s): %s", e.Engine, e.Addr, who, Cause(e.Err))
+	return fmt.Sprintf("cannot connect to %s at %s (%s): %s", e.Engine, echo.Cut(e.Addr), who, Cause(e.Err))
 }
 
 func (e *ConnectError) Unwrap() []error {
@@ -205,7 +206,7 @@ func Cause(err error) string {
 	case errors.As(err, &me):
 		return fmt.Sprintf("%s (error %d)", me.Message, me.Number)
 	case errors.As(err, &dns):
-		return fmt.Sprintf("host %q not found", dns.Name)
+		return fmt.Sprintf("host %s not found", echo.Quote(dns.Name))
 	case errors.As(err, &errno):
 		return errno.Error()
 	case errors.As(err, &ne) && ne.Timeout(), errors.Is(err, context.DeadlineExceeded):
@@ -218,7 +219,7 @@ func Cause(err error) string {
 	for errors.Unwrap(err) != nil {
 		err = errors.Unwrap(err)
 	}
-	return err.Error()
+	return echo.CutN(err.Error(), 4*echo.Max)
 }
 
 // Answered reports whether err is an answer from the server (a PostgreSQL,
