@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
 	storedsn "github.com/idgenkit/idgen/internal/dsn"
+	"github.com/idgenkit/idgen/internal/storetls"
 )
 
 // MySQL is the MySQL/MariaDB Store. A reservation is Leaf's own
@@ -23,9 +25,11 @@ var _ Store = (*MySQL)(nil)
 
 // MySQLConfig converts a URL, mysql://user:pass@host:port/db?param=value, to
 // the driver's Config (user:pass@tcp(host:port)/db?param=value). Port 3306
-// is the default; query parameters are the driver's (timeout, tls, ...). A
-// dial timeout of 5 s applies unless the URL sets timeout. Errors wrap
-// ErrDSN.
+// is the default; query parameters are the driver's (timeout, tls, ...),
+// and the files of package storetls: tls_ca, tls_cert, tls_key,
+// tls_server_name (TLS that verifies the server's certificate and name;
+// not with the driver's tls=) and password_file. A dial timeout of 5 s
+// applies unless the URL sets timeout. Errors wrap ErrDSN.
 func MySQLConfig(dsn string) (*mysql.Config, error) {
 	cfg, err := storedsn.MySQL(dsn)
 	if err != nil {
@@ -33,6 +37,11 @@ func MySQLConfig(dsn string) (*mysql.Config, error) {
 	}
 	return cfg, nil
 }
+
+// MySQLWhy returns err, an error of a connection of cfg (MySQLConfig's),
+// with what the driver logged when err is its bare "invalid connection"
+// (or database/sql's "bad connection" after it).
+func MySQLWhy(err error, cfg *mysql.Config) error { return storedsn.MySQLWhy(err, cfg) }
 
 // openDB opens a database/sql pool on a mysql:// URL and pings it; tune,
 // when given, adjusts the driver's config first.
@@ -56,7 +65,7 @@ func openDB(ctx context.Context, dsn string, tune ...func(*mysql.Config)) (*sql.
 		if nerr := noDatabase(dsn, err); nerr != nil {
 			return nil, nerr
 		}
-		return nil, storedsn.Connect(dsn, ErrUnreachable, err)
+		return nil, storedsn.Connect(dsn, ErrUnreachable, storetls.Explain(MySQLWhy(err, cfg), cfg.TLS))
 	}
 	return db, nil
 }

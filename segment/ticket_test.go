@@ -198,7 +198,14 @@ func TestTicketFailover(t *testing.T) {
 			if err != nil {
 				t.Fatalf("NewTickets() = %v", err)
 			}
+			downs := func(want int) {
+				t.Helper()
+				if down, total := g.ServersDown(); down != want || total != 2 {
+					t.Errorf("ServersDown() = %d, %d; want %d, 2", down, total, want)
+				}
+			}
 			before := take(t, g, 100)
+			downs(0)
 			p.Cut()
 			during := take(t, g, 100)
 			for _, v := range during {
@@ -206,16 +213,19 @@ func TestTicketFailover(t *testing.T) {
 					t.Fatalf("ID %d from the stopped server (even class)", v)
 				}
 			}
+			downs(1) // in its cooldown
 			p.Restore()
 			clk.Add(60 * time.Millisecond) // the cooldown ends
 			after := takeUntilEven(t, g)
 			noDuplicates(t, before, during, after)
+			downs(0)
 
 			p.Cut()
 			servers[0].Close()
 			if _, err := g.Next(ctx); !errors.Is(err, idgen.ErrUnavailable) {
 				t.Fatalf("Next() with both servers down = %v; want ErrUnavailable", err)
 			}
+			downs(2)
 		})
 	}
 }

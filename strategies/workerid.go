@@ -15,8 +15,8 @@ import (
 // (package workerid's Open takes them).
 const WorkerSourceDoc = "worker ID source: static:N, env (IDGEN_WORKER_ID), ordinal[:offset] (hostname name-N), " +
 	"postgres://...[?namespace=&table=&ttl=&workers=&worker_id=&state_file=], etcd://[user@]host:port[,host:port][/namespace][?ttl=&workers=&worker_id=&state_file=&password_file=&tls_ca=&tls_cert=&tls_key=], " +
-	"mysql://user@host:3306/db[?namespace=&table=&ttl=&workers=&worker_id=&state_file=], " +
-	"redis://host:6379/db[?namespace=&ttl=&workers=&worker_id=&state_file=], " +
+	"mysql://user@host:3306/db[?namespace=&table=&ttl=&workers=&worker_id=&state_file=&password_file=&tls_ca=&tls_cert=&tls_key=], " +
+	"redis://[user@]host:6379/db[?namespace=&ttl=&workers=&worker_id=&state_file=&password_file=] (rediss:// with tls_ca=&tls_cert=&tls_key=), " +
 	"zk://[user@]host:port[,host:port][/path][?node=&namespace=&ttl=&workers=&worker_id=&state_file=&password_file=], ip[:bits] (low bits of a private IPv4), " +
 	"hostname-hash?accept_collisions=true"
 

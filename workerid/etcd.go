@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -25,9 +26,13 @@ import (
 // EtcdConfig configures an etcd lease.
 type EtcdConfig struct {
 	LeaseConfig
-	// Endpoints are the etcd client URLs or host:port pairs. Required.
+	// Endpoints are the etcd client URLs or host:port pairs, one per
+	// member. Required. The lease talks to one member at a time, in this
+	// order, and moves to the next after a request fails (a member that
+	// does not answer within an attempt, has no leader, or refuses).
 	Endpoints []string
-	// DialTimeout bounds the first contact at startup. Zero means 5 s.
+	// DialTimeout bounds the first contact at startup, per member: the
+	// first that answers is used. Zero means 5 s.
 	DialTimeout time.Duration
 	// TLS, when not nil, dials the endpoints over TLS with it: its
 	// RootCAs verify the servers, its Certificates authenticate this
@@ -90,24 +95,36 @@ func OpenEtcd(ctx context.Context, cfg EtcdConfig) (*Etcd, error) {
 	if (cfg.Username == "") != (cfg.Password == "") {
 		return nil, fmt.Errorf("%w: etcd: a user needs a password and a password a user", ErrConfig)
 	}
-	c, err := clientv3.New(clientv3.Config{Endpoints: cfg.Endpoints, DialTimeout: cfg.DialTimeout, Logger: zap.NewNop(),
-		TLS: cfg.TLS, Username: cfg.Username, Password: cfg.Password})
-	if err != nil {
-		return nil, fmt.Errorf("%w: workerid: etcd %s: %s", idgen.ErrUnavailable, echo.Cut(fmt.Sprint(cfg.Endpoints)), echo.CutN(etcdWhy(err, cfg).Error(), 4*echo.Max))
-	}
-	b := &etcdBackend{c: c, prefix: "/idgen/" + lc.Namespace + "/", max: lc.max(), owner: lc.Owner,
+	b := &etcdBackend{prefix: "/idgen/" + lc.Namespace + "/", max: lc.max(), owner: lc.Owner,
 		ttl: int64(math.Ceil(lc.TTL.Seconds())), endpoints: cfg.Endpoints, now: lc.now}
-	// A first read, bounded, tells an unreachable cluster from a slow one.
-	rctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
-	_, err = c.Get(rctx, b.prefix+"workers/", clientv3.WithPrefix(), clientv3.WithCountOnly())
-	if err == nil {
-		err = lc.checkSkew(rctx, b.peerClock)
-	} else {
-		err = b.unreachable(etcdWhy(err, cfg))
+	for _, ep := range cfg.Endpoints {
+		c, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, DialTimeout: cfg.DialTimeout, Logger: zap.NewNop(),
+			TLS: cfg.TLS, Username: cfg.Username, Password: cfg.Password})
+		if err != nil {
+			b.close()
+			return nil, fmt.Errorf("%w: workerid: etcd %s: %s", idgen.ErrUnavailable, echo.Cut(fmt.Sprint(cfg.Endpoints)), echo.CutN(etcdWhy(err, cfg).Error(), 4*echo.Max))
+		}
+		b.cs = append(b.cs, c)
 	}
-	cancel()
+	b.hungAt = make([]atomic.Int64, len(b.cs))
+	// A first read, bounded, tells an unreachable cluster from a slow one:
+	// each member in turn, until one answers.
+	for range b.cs {
+		rctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
+		c := b.cl()
+		_, err = c.Get(rctx, b.prefix+"workers/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+		if err == nil {
+			err = lc.checkSkew(rctx, b.peerClock)
+		} else {
+			err = b.unreachable(c, etcdWhy(err, cfg))
+		}
+		cancel()
+		if err == nil || !errors.Is(err, idgen.ErrUnavailable) || ctx.Err() != nil {
+			break
+		}
+	}
 	if err != nil {
-		c.Close()
+		b.close()
 		return nil, err
 	}
 	l, err := open(ctx, b, lc)
@@ -135,7 +152,15 @@ func etcdWhy(err error, cfg EtcdConfig) error {
 }
 
 type etcdBackend struct {
-	c         *clientv3.Client
+	// cs holds a client of each member, in the order of the endpoints;
+	// cur is the one in use, until a request fails (unreachable). A client of all
+	// members round-robins its requests, so that a member frozen or
+	// partitioned away, which keeps its TCP connections, would still get
+	// its share of them: each waits out its attempt, and a renewal that
+	// keeps landing on it loses the lease with a quorum up.
+	cs        []*clientv3.Client
+	cur       atomic.Int32
+	hungAt    []atomic.Int64 // per member: when a request last gave up waiting on it (Unix ns)
 	prefix    string
 	max       int64
 	owner     string
@@ -147,7 +172,37 @@ type etcdBackend struct {
 	leaseID clientv3.LeaseID // of the ID held
 }
 
-func (b *etcdBackend) unreachable(err error) error {
+// cl returns the client of the member in use.
+func (b *etcdBackend) cl() *clientv3.Client { return b.cs[b.cur.Load()] }
+
+// HungMemberPause is how long an etcd lease passes over a member after a
+// request to it gave up waiting (a member frozen or partitioned away),
+// while another has not failed that way: moving on after a quick failure
+// of the next member (no leader yet, the leader changed) must not lead
+// back to the hung one.
+const HungMemberPause = 30 * time.Second
+
+// unreachable moves on, if c is still the member in use, to the next one
+// that has not hung within HungMemberPause (else simply the next), and
+// wraps err: every request that failed to complete (a member that did not
+// answer within its attempt, one without a leader, a connection refused)
+// goes to another member from then on.
+func (b *etcdBackend) unreachable(c *clientv3.Client, err error) error {
+	if i := b.cur.Load(); b.cs[i] == c {
+		now := time.Now().UnixNano()
+		if errors.Is(err, context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded {
+			b.hungAt[i].Store(now)
+		}
+		n := int32(len(b.cs))
+		next := (i + 1) % n
+		for k := int32(1); k < n; k++ {
+			if j := (i + k) % n; b.hungAt[j].Load() == 0 || now-b.hungAt[j].Load() > int64(HungMemberPause) {
+				next = j
+				break
+			}
+		}
+		b.cur.CompareAndSwap(i, next)
+	}
 	return fmt.Errorf("%w: workerid: etcd %s: %s", idgen.ErrUnavailable, echo.Cut(fmt.Sprint(b.endpoints)), echo.CutN(err.Error(), 4*echo.Max))
 }
 
@@ -184,10 +239,11 @@ func parseRecord(v []byte) (t time.Time, ok bool) {
 // half of etcd's one-second rounding). ok is false when no live record has
 // a time.
 func (b *etcdBackend) peerClock(ctx context.Context) (mean time.Time, clock string, ok bool, err error) {
-	resp, err := b.c.Get(ctx, b.prefix+"workers/", clientv3.WithPrefix(),
+	c := b.cl()
+	resp, err := c.Get(ctx, b.prefix+"workers/", clientv3.WithPrefix(),
 		clientv3.WithSort(clientv3.SortByModRevision, clientv3.SortDescend), clientv3.WithLimit(MaxSkewPeers))
 	if err != nil {
-		return mean, "", false, b.unreachable(err)
+		return mean, "", false, b.unreachable(c, err)
 	}
 	var first time.Time
 	var sum time.Duration // from first, so that the sum cannot overflow
@@ -197,9 +253,9 @@ func (b *etcdBackend) peerClock(ctx context.Context) (mean time.Time, clock stri
 		if !has || kv.Lease == 0 {
 			continue
 		}
-		ttl, err := b.c.TimeToLive(ctx, clientv3.LeaseID(kv.Lease))
+		ttl, err := c.TimeToLive(ctx, clientv3.LeaseID(kv.Lease))
 		if err != nil {
-			return mean, "", false, b.unreachable(err)
+			return mean, "", false, b.unreachable(c, err)
 		}
 		if ttl.TTL <= 0 {
 			continue // expired since the read
@@ -226,9 +282,10 @@ func (b *etcdBackend) markKey(id int64) string {
 }
 
 func (b *etcdBackend) acquire(ctx context.Context, w want, clk idgen.Clock) (id, gen int64, hw time.Time, err error) {
-	resp, err := b.c.Get(ctx, b.prefix+"workers/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	c := b.cl()
+	resp, err := c.Get(ctx, b.prefix+"workers/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
 	if err != nil {
-		return 0, 0, hw, b.unreachable(err)
+		return 0, 0, hw, b.unreachable(c, err)
 	}
 	taken := map[int64]bool{}
 	for _, kv := range resp.Kvs {
@@ -237,9 +294,9 @@ func (b *etcdBackend) acquire(ctx context.Context, w want, clk idgen.Clock) (id,
 			taken[n] = true
 		}
 	}
-	marks, err := b.c.Get(ctx, b.prefix+"highwater/", clientv3.WithPrefix())
+	marks, err := c.Get(ctx, b.prefix+"highwater/", clientv3.WithPrefix())
 	if err != nil {
-		return 0, 0, hw, b.unreachable(err)
+		return 0, 0, hw, b.unreachable(c, err)
 	}
 	stored := map[int64]time.Time{}
 	for _, kv := range marks.Kvs {
@@ -258,19 +315,19 @@ func (b *etcdBackend) acquire(ctx context.Context, w want, clk idgen.Clock) (id,
 	if len(candidates) == 0 {
 		return 0, 0, hw, b.full()
 	}
-	g, err := b.c.Grant(ctx, b.ttl)
+	g, err := c.Grant(ctx, b.ttl)
 	if err != nil {
-		return 0, 0, hw, b.unreachable(err)
+		return 0, 0, hw, b.unreachable(c, err)
 	}
 	for _, id := range candidates {
 		key := b.workerKey(id)
-		tr, err := b.c.Txn(ctx).
+		tr, err := c.Txn(ctx).
 			If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
 			Then(clientv3.OpPut(key, b.record(), clientv3.WithLease(g.ID)), clientv3.OpGet(b.markKey(id))).
 			Commit()
 		if err != nil {
 			b.revoke(g.ID)
-			return 0, 0, hw, b.unreachable(err)
+			return 0, 0, hw, b.unreachable(c, err)
 		}
 		if !tr.Succeeded {
 			continue
@@ -292,9 +349,10 @@ func (b *etcdBackend) full() error {
 }
 
 func (b *etcdBackend) revoke(id clientv3.LeaseID) {
+	c := b.cl()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	b.c.Revoke(ctx, id)
+	c.Revoke(ctx, id)
 }
 
 func (b *etcdBackend) lease() clientv3.LeaseID {
@@ -306,22 +364,23 @@ func (b *etcdBackend) lease() clientv3.LeaseID {
 // renew keeps the lease alive, then writes the wall time into the lease
 // record (for the clock check of nodes that start).
 func (b *etcdBackend) renew(ctx context.Context, id, gen int64) error {
+	c := b.cl()
 	lid := b.lease()
-	resp, err := b.c.KeepAliveOnce(ctx, lid)
+	resp, err := c.KeepAliveOnce(ctx, lid)
 	if leaseNotFound(err) || (err == nil && resp.TTL <= 0) {
 		return errGone
 	}
 	if err != nil {
-		return err
+		return b.unreachable(c, err)
 	}
 	key := b.workerKey(id)
-	tr, err := b.c.Txn(ctx).
+	tr, err := c.Txn(ctx).
 		If(clientv3.Compare(clientv3.LeaseValue(key), "=", lid), clientv3.Compare(clientv3.CreateRevision(key), "=", gen)).
 		Then(clientv3.OpPut(key, b.record(), clientv3.WithLease(lid))).
 		Commit()
 	switch {
 	case err != nil:
-		return b.unreachable(err)
+		return b.unreachable(c, err)
 	case !tr.Succeeded:
 		return errGone
 	}
@@ -329,11 +388,12 @@ func (b *etcdBackend) renew(ctx context.Context, id, gen int64) error {
 }
 
 func (b *etcdBackend) release(ctx context.Context, id, gen int64) error {
+	c := b.cl()
 	lid := b.lease()
 	if lid == 0 {
 		return nil
 	}
-	_, err := b.c.Revoke(ctx, lid)
+	_, err := c.Revoke(ctx, lid)
 	if leaseNotFound(err) {
 		err = nil
 	}
@@ -348,13 +408,14 @@ func (b *etcdBackend) release(ctx context.Context, id, gen int64) error {
 }
 
 func (b *etcdBackend) storeMark(ctx context.Context, id, gen int64, mark time.Time) error {
+	c := b.cl()
 	key := b.workerKey(id)
-	tr, err := b.c.Txn(ctx).
+	tr, err := c.Txn(ctx).
 		If(clientv3.Compare(clientv3.LeaseValue(key), "=", b.lease()), clientv3.Compare(clientv3.CreateRevision(key), "=", gen)).
 		Then(clientv3.OpPut(b.markKey(id), mark.UTC().Format(time.RFC3339Nano))).
 		Commit()
 	if err != nil {
-		return b.unreachable(err)
+		return b.unreachable(c, err)
 	}
 	if !tr.Succeeded {
 		return errGone
@@ -367,7 +428,11 @@ func (b *etcdBackend) setMark(ctx context.Context, id, gen int64, mark time.Time
 	return b.storeMark(ctx, id, gen, mark)
 }
 
-func (b *etcdBackend) close() { b.c.Close() }
+func (b *etcdBackend) close() {
+	for _, c := range b.cs {
+		c.Close()
+	}
+}
 
 // leaseNotFound reports etcd's "requested lease not found"
 // (rpctypes.ErrLeaseNotFound, which the client returns as an EtcdError),

@@ -205,7 +205,7 @@ func (c LeaseConfig) heldErr(err error) error {
 	if c.Pin == nil || !errors.Is(err, idgen.ErrNoWorkerIDs) {
 		return err
 	}
-	return fmt.Errorf("%w: worker ID %d of namespace %q is held by a live lease (another node runs with it, "+
+	return fmt.Errorf("%w: worker ID %d of namespace %q (another node runs with it, "+
 		"or a holder that died has not reached its ttl %v); a second holder is refused", ErrWorkerIDHeld, *c.Pin, c.Namespace, c.TTL)
 }
 
@@ -476,7 +476,7 @@ func (l *lease) stepCtx(deadline time.Time) (context.Context, context.CancelFunc
 
 func (l *lease) run() {
 	defer close(l.done)
-	ctx, cancel := l.stepCtx(l.h.deadline)
+	ctx, cancel := l.stepCtx(l.attemptEnd(l.clk.Now()))
 	l.writeAhead(ctx, l.h.deadline.Add(-l.cfg.LostAfter))
 	cancel()
 	tick := make(chan struct{}, 1)
@@ -497,12 +497,27 @@ func (l *lease) run() {
 	}
 }
 
+// attemptEnd is when one store round trip of the renewal goroutine
+// started at now gives up: (LostAfter - RenewEvery) / 2 later, and not past
+// the deadline. Two attempts fit in the freeze a lease rides out, so that
+// one stuck on a store member that does not answer (frozen, partitioned
+// away: its TCP connection stays open) leaves time for a retry on another
+// (the etcd backend moves to the next member after a failure); before, an
+// attempt waited until the deadline, and one such member lost the lease.
+func (l *lease) attemptEnd(now time.Time) time.Time {
+	end := now.Add((l.cfg.LostAfter - l.cfg.RenewEvery) / 2)
+	if l.h.ok && l.h.deadline.Before(end) {
+		return l.h.deadline
+	}
+	return end
+}
+
 // step renews or acquires once and returns the wait before the next step.
 func (l *lease) step() time.Duration {
 	retry := max(l.cfg.RenewEvery/4, 10*time.Millisecond)
 	if l.h.ok {
 		start := l.clk.Now()
-		ctx, cancel := l.stepCtx(l.h.deadline)
+		ctx, cancel := l.stepCtx(l.attemptEnd(start))
 		err := l.b.renew(ctx, l.h.id, l.h.gen)
 		cancel()
 		switch {
@@ -514,7 +529,7 @@ func (l *lease) step() time.Duration {
 				l.giveUp()
 				return 0
 			}
-			ctx, cancel := l.stepCtx(l.h.deadline)
+			ctx, cancel := l.stepCtx(l.attemptEnd(l.clk.Now()))
 			l.writeAhead(ctx, start)
 			cancel()
 			return l.cfg.RenewEvery
@@ -537,7 +552,7 @@ func (l *lease) step() time.Duration {
 	// A generator reads the ID's stored mark (Load) before it issues under
 	// the new identity, and waits or fails by its policy while behind it.
 	l.publish()
-	ctx, cancel = l.stepCtx(l.h.deadline)
+	ctx, cancel = l.stepCtx(l.attemptEnd(l.clk.Now()))
 	l.writeAhead(ctx, start)
 	cancel()
 	return l.cfg.RenewEvery

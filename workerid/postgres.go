@@ -13,6 +13,7 @@ import (
 	"github.com/idgenkit/idgen"
 	storedsn "github.com/idgenkit/idgen/internal/dsn"
 	"github.com/idgenkit/idgen/internal/redact"
+	"github.com/idgenkit/idgen/internal/storetls"
 )
 
 // DefaultTable is the PostgreSQL lease table.
@@ -83,7 +84,7 @@ func OpenPostgres(ctx context.Context, dsn string, cfg PostgresConfig) (*Postgre
 	b := &pgBackend{pool: pool, t: cfg.Table, ns: lc.Namespace, max: lc.max(), owner: lc.Owner, ttl: lc.TTL, dsn: redact.Spec(dsn)}
 	if err := lc.checkSkew(ctx, b.clock); err != nil {
 		pool.Close()
-		return nil, err
+		return nil, storetls.Explain(err, pc.ConnConfig.TLSConfig)
 	}
 	if err := b.init(ctx); err != nil {
 		pool.Close()

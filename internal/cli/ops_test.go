@@ -3,16 +3,24 @@ package cli_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/idgenkit/idgen/internal/cli"
+	"github.com/idgenkit/idgen/internal/testenv"
+	"github.com/idgenkit/idgen/workerid"
 )
 
 // serveWarnings runs serve with args on an address in use, so that it
@@ -131,5 +139,44 @@ func TestInspectHighWater(t *testing.T) {
 	out, _, _ = run("inspect", "2125852419567915008", "-s", spec)
 	if !regexp.MustCompile(`(?m)^high_water +.*: passed 1m0\.\d+s ago; the clock is not behind it$`).MatchString(out) {
 		t.Errorf("inspect with a passed mark:\n%s\nwant \"passed 1m0.…s ago; the clock is not behind it\"", out)
+	}
+}
+
+// TestGenPinnedWorkerIDHeld: gen with a lease URL's worker_id=2 exits 1,
+// naming the worker ID, while another node's live lease holds it; with
+// the ID free it issues under it.
+func TestGenPinnedWorkerIDHeld(t *testing.T) {
+	t.Setenv("IDGEN_WORKER_SOURCE", "")
+	t.Setenv("IDGEN_WORKER_ID", "")
+	dsn := testenv.PostgresDSN(t)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("table", fmt.Sprintf("cli_pin_%d", time.Now().UnixNano()%1e9))
+	q.Set("workers", "4")
+	q.Set("worker_id", "2")
+	u.RawQuery = q.Encode()
+	source := u.String()
+	t.Cleanup(func() {
+		if c, err := pgx.Connect(context.Background(), dsn); err == nil {
+			c.Exec(context.Background(), "DROP TABLE IF EXISTS "+q.Get("table"))
+			c.Close(context.Background())
+		}
+	})
+	holder, err := workerid.Open(context.Background(), source, workerid.Space{Workers: 32})
+	if err != nil {
+		t.Fatalf("the first holder: %v", err)
+	}
+	out, errs, code := run("gen", "-s", "snowflake?preset=twitter", "--worker-source", source)
+	if code != 1 || !strings.Contains(errs, "worker ID held by a live lease: worker ID 2 of namespace \"default\" (") || !strings.Contains(errs, "a second holder is refused") {
+		t.Errorf("gen with worker_id=2 held: exit %d, %q, %s; want exit 1 naming worker ID 2", code, out, errs)
+	}
+	holder.Close()
+	out, errs, code = run("gen", "-s", "snowflake?preset=twitter", "--worker-source", source)
+	v, err := strconv.ParseUint(strings.TrimSpace(out), 10, 64)
+	if code != 0 || err != nil || v>>12&31 != 2 {
+		t.Errorf("gen with worker_id=2 free: exit %d, %q, %s; want an ID of worker 2 (bits 12-16)", code, out, errs)
 	}
 }

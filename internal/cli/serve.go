@@ -63,7 +63,8 @@ beyond loopback needs TLS (--tls-cert and --tls-key; --client-ca for mutual
 TLS, which both transports then require) or --insecure, given on purpose
 (behind a service mesh that terminates mutual TLS). The certificate files
 are read again when they change, at the next handshake, or on SIGHUP:
-connections open keep theirs.`,
+connections open keep theirs. A config file's tls table (cert, key,
+client_ca) sets the same; the flags win.`,
 		Example: `  idgen serve -s 'snowflake?preset=twitter&datacenter=1&worker=7'
   curl 'localhost:8080/api/v1/ids?count=3'
   curl 'localhost:8080/api/v1/ids?count=1000&format=text'
@@ -150,6 +151,11 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	warnSlowIssue(ctx, log, gens, f)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if certs != nil {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "idgen_tls_certificate_expiry_timestamp_seconds",
+			Help: "When the serving certificate in use (--tls-cert, reloaded on change) expires, in Unix seconds."},
+			func() float64 { return float64(certs.Leaf().NotAfter.Unix()) }))
+	}
 	h, err := httpapi.New(gens, httpapi.Options{Default: def, MaxCount: f.maxCount, Timeout: f.timeout, WriteTimeout: f.writeTimeout,
 		Logger: log, Registry: reg})
 	if err != nil {
@@ -274,7 +280,7 @@ func loadServerTLS(ctx context.Context, f serveFlags, log *slog.Logger) (*tlsfil
 	}
 	s.OnReload = func(err error) {
 		if err != nil {
-			log.Warn("TLS files not reloaded: the files in use stay; retried at the next handshake", "err", err)
+			log.Warn("TLS files not reloaded: the files in use stay; tried again when the files change or on SIGHUP", "err", err)
 			return
 		}
 		log.Info("TLS files reloaded", "cert_not_after", s.Leaf().NotAfter, "cert_serial", s.Leaf().SerialNumber.String())
@@ -338,13 +344,20 @@ func (s *httpServer) close() {
 	<-s.served
 }
 
-// opsPaths are the routes --metrics-addr serves apart from the ID API.
-var opsPaths = map[string]bool{"/metrics": true, "/healthz": true, "/readyz": true}
+// opsPath reports whether path is one of the routes --metrics-addr serves
+// apart from the ID API.
+func opsPath(path string) bool {
+	switch path {
+	case "/metrics", "/healthz", "/readyz":
+		return true
+	}
+	return false
+}
 
-// onlyOps serves opsPaths with h, and 404 elsewhere.
+// onlyOps serves the ops routes with h, and 404 elsewhere.
 func onlyOps(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !opsPaths[r.URL.Path] {
+		if !opsPath(r.URL.Path) {
 			http.Error(w, `{"error":"the metrics listener serves /metrics, /healthz and /readyz only"}`, http.StatusNotFound)
 			return
 		}
@@ -352,10 +365,10 @@ func onlyOps(h http.Handler) http.Handler {
 	})
 }
 
-// withoutOps serves h but for opsPaths, which --metrics-addr serves.
+// withoutOps serves h but for the ops routes, which --metrics-addr serves.
 func withoutOps(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if opsPaths[r.URL.Path] {
+		if opsPath(r.URL.Path) {
 			http.Error(w, `{"error":"served on --metrics-addr"}`, http.StatusNotFound)
 			return
 		}

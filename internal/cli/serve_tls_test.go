@@ -161,6 +161,10 @@ func TestServeMutualTLS(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || len(strings.Fields(string(body))) != 2 || resp.ProtoMajor != 2 || resp.TLS.Version < tls.VersionTLS12 {
 		t.Errorf("GET with the client certificate = %d %s %q, TLS %x; want 200 over HTTP/2 and TLS ≥ 1.2 with 2 IDs", resp.StatusCode, resp.Proto, body, resp.TLS.Version)
 	}
+	// A streamed response (above 1,024 IDs) over HTTP/2 and TLS.
+	if ids, err := getIDs(ok, url, 10_000); err != nil {
+		t.Errorf("GET count=10000 over HTTP/2 with TLS: %d IDs, %v; want 10000", len(ids), err)
+	}
 	for _, tc := range []struct{ name, cert, key, want string }{
 		{"no certificate", "", "", "remote error: tls: handshake failure"},
 		{"another CA", f.WrongClient.CertFile, f.WrongClient.KeyFile, "remote error: tls: unknown certificate authority"},
@@ -226,6 +230,10 @@ func TestServeMutualTLS(t *testing.T) {
 		if path == "/metrics" && !strings.Contains(string(body), `idgen_ids_issued_total{generator="default"}`) {
 			t.Errorf("/metrics on --metrics-addr lacks idgen_ids_issued_total:\n%.2000s", body)
 		}
+		expiry := fmt.Sprintf("idgen_tls_certificate_expiry_timestamp_seconds %g\n", float64(f.Server.Cert.NotAfter.Unix()))
+		if path == "/metrics" && !strings.Contains(string(body), expiry) {
+			t.Errorf("/metrics lacks %q", expiry)
+		}
 	}
 	resp, err = ok.Get(url + "/metrics")
 	if err != nil {
@@ -234,6 +242,23 @@ func TestServeMutualTLS(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("GET /metrics on --addr with --metrics-addr = %d; want 404", resp.StatusCode)
+	}
+
+	// The same from a config file's tls table, its paths relative to the
+	// file.
+	cfg := filepath.Join(f.Dir, "idgen.yaml")
+	rel := func(p string) string { return filepath.Base(p) }
+	if err := os.WriteFile(cfg, []byte("generators:\n  orders: snowflake?worker=8\ntls:\n  cert: "+rel(f.Server.CertFile)+
+		"\n  key: "+rel(f.Server.KeyFile)+"\n  client_ca: "+rel(f.CA.CertFile)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pc := startServe(t, bin, "--config", cfg, "--addr", "0.0.0.0:0")
+	curl2 := "https://" + pc.addr(t, "addr")
+	if ids, err := getIDs(ok, curl2, 2); err != nil || pc.rec["mutual_tls"] != true {
+		t.Errorf("serve --config with a tls table: GET = %v, %v, serving record %v; want 2 IDs over mutual TLS", ids, err, pc.rec)
+	}
+	if _, err := getIDs(refusedClient(t, f, "", ""), curl2, 1); err == nil {
+		t.Errorf("serve --config with a tls table: GET without a client certificate got IDs")
 	}
 }
 

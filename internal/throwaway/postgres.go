@@ -328,6 +328,21 @@ func (c *Postgres) Stop() error {
 	return err
 }
 
+// RestartImmediate is `pg_ctl restart -m immediate`: the postmaster gets
+// SIGQUIT (immediate shutdown: every backend ends at once, nothing is
+// flushed, the next start runs crash recovery), then starts again on the
+// same data directory and settings and waits until it is ready (at most
+// 60 s). Errors come from the start (the server's last log lines).
+func (c *Postgres) RestartImmediate(ctx context.Context) error {
+	if c.cmd == nil || c.cmd.Process == nil {
+		return fmt.Errorf("throwaway: restart: the cluster in %s is not running", c.dir)
+	}
+	if err := stopChild(c.cmd, c.exited, syscall.SIGQUIT, syscall.SIGKILL, "the throwaway cluster in "+c.dir); err != nil {
+		return err
+	}
+	return c.start(ctx)
+}
+
 func (c *Postgres) stop() error {
 	if c.cmd == nil || c.cmd.Process == nil {
 		return nil

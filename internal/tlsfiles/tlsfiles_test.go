@@ -134,8 +134,11 @@ func TestRotation(t *testing.T) {
 	if got := serial(); got != first {
 		t.Errorf("serial after a certificate written without its key = %s; want the old %s", got, first)
 	}
-	if len(reloads) == 0 || !errors.Is(reloads[len(reloads)-1], tlsfiles.ErrFiles) {
-		t.Errorf("OnReload after a mismatched pair got %v; want an ErrFiles error", reloads)
+	if len(reloads) != 1 || !errors.Is(reloads[0], tlsfiles.ErrFiles) {
+		t.Errorf("OnReload after a mismatched pair got %v; want one ErrFiles error", reloads)
+	}
+	if got := serial(); got != first || len(reloads) != 1 {
+		t.Errorf("the next handshake with the same mismatched pair: serial %s, %d loads; want the old %s and no new load", got, len(reloads), first)
 	}
 	rename(t, p2.KeyFile, f.Server.KeyFile)
 	second := serial()
