@@ -1,6 +1,7 @@
 package idgen_test
 
 import (
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -48,6 +49,14 @@ func TestTypedIDZeroValue(t *testing.T) {
 	}
 	if err := typed.Scan(nil); !errors.Is(err, idgen.ErrNull) {
 		t.Fatalf("Scan(nil) = %v; want ErrNull", err)
+	}
+	// A nullable column: sql.Null of a TypedID, zero values throughout.
+	var n sql.Null[idgen.TypedID[uuidKind]]
+	if err := n.Scan(u.String()); err != nil || !n.Valid || n.V.ID() != u {
+		t.Fatalf("sql.Null Scan(%q) = %+v, %v; want %v", u.String(), n, err, u)
+	}
+	if err := n.Scan(nil); err != nil || n.Valid {
+		t.Fatalf("sql.Null Scan(nil) = %+v, %v; want not Valid", n, err)
 	}
 }
 

@@ -8,23 +8,27 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
+	"unsafe"
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/grpcapi/idgenv1"
-	"github.com/idgenkit/idgen/httpapi"
 	"github.com/idgenkit/idgen/internal/echo"
+	"github.com/idgenkit/idgen/internal/errclass"
 	"github.com/idgenkit/idgen/internal/serving"
 	"github.com/idgenkit/idgen/snowflake"
 )
@@ -33,10 +37,10 @@ import (
 // and Timeout mean what they mean in httpapi.Options.
 type Options struct {
 	// Default names the generator used when a request names none. Empty
-	// means the only generator when there is one, else httpapi.DefaultName.
+	// means the only generator when there is one, else serving.DefaultName.
 	Default string
 	// MaxCount is the largest count of a Next call and the largest batch
-	// of NextStream. Zero means httpapi.DefaultMaxCount (10,000).
+	// of NextStream. Zero means serving.DefaultMaxCount (10,000).
 	MaxCount int
 	// Timeout bounds how long a call may wait for one batch of IDs; past
 	// it the call ends Unavailable. Zero means no bound but the call's own
@@ -50,7 +54,7 @@ type Options struct {
 }
 
 // ErrConfig reports Options or a generator set that New refuses.
-var ErrConfig = errors.New("grpcapi: invalid configuration")
+var ErrConfig = errclass.Invalid("grpcapi: invalid configuration")
 
 // A Server implements idgen.v1.IDService over a set of named generators.
 // It is safe for concurrent use.
@@ -66,6 +70,25 @@ type Server struct {
 	metrics  *grpcprom.ServerMetrics
 	issued   *prometheus.CounterVec
 	health   *health.Server
+	calls    sync.Pool // *callState
+}
+
+// callState is a Next call's scratch space, pooled: the IDs before they
+// become the answer, and the lazy Options.Timeout bound (no timer unless
+// the generator waits).
+type callState struct {
+	ids []idgen.ID
+	dl  serving.Deadline
+}
+
+// maxPooledIDs bounds the IDs a call returns to the pool.
+const maxPooledIDs = 1024
+
+func (s *Server) putCall(st *callState) {
+	if cap(st.ids) > maxPooledIDs {
+		st.ids = nil
+	}
+	s.calls.Put(st)
 }
 
 type generator struct {
@@ -74,8 +97,9 @@ type generator struct {
 	scheme   *idgen.Scheme
 	layout   string
 	issued   prometheus.Counter
-	nextMax  int // the most IDs a Next answer holds: MaxNextCount
-	batchMax int // the most IDs an IDBatch holds: MaxBatch, and MaxCount
+	spans    []snowflake.Span // a 64-bit Snowflake layout's fields, high to low, as Decompose gives them; nil for other schemes
+	nextMax  int              // the most IDs a Next answer holds: MaxNextCount
+	batchMax int              // the most IDs an IDBatch holds: MaxBatch, and MaxCount
 }
 
 // New returns a Server of gens by name; the map must hold at least one
@@ -86,7 +110,7 @@ func New(gens map[string]idgen.Generator, opts Options) (*Server, error) {
 	}
 	s := &Server{gens: make(map[string]*generator, len(gens)), maxCount: opts.MaxCount, timeout: opts.Timeout, log: opts.Logger}
 	if s.maxCount == 0 {
-		s.maxCount = httpapi.DefaultMaxCount
+		s.maxCount = serving.DefaultMaxCount
 	}
 	if s.maxCount < 1 || s.timeout < 0 {
 		return nil, fmt.Errorf("%w: MaxCount %d must be at least 1 and Timeout %v not negative", ErrConfig, opts.MaxCount, opts.Timeout)
@@ -105,6 +129,9 @@ func New(gens map[string]idgen.Generator, opts Options) (*Server, error) {
 			nextMax: MaxNextCount(g.Scheme()), batchMax: min(MaxBatch(g.Scheme().Size), s.maxCount)}
 		if l, ok := snowflake.LayoutOf(gr.scheme); ok {
 			gr.layout = l.String()
+			if gr.scheme.Size == 8 {
+				gr.spans = l.Spans()
+			}
 		}
 		s.gens[name] = gr
 		s.names = append(s.names, name)
@@ -112,7 +139,7 @@ func New(gens map[string]idgen.Generator, opts Options) (*Server, error) {
 	slices.Sort(s.names)
 	def := opts.Default
 	if def == "" {
-		def = httpapi.DefaultName
+		def = serving.DefaultName
 		if len(gens) == 1 {
 			def = s.names[0]
 		}
@@ -129,13 +156,15 @@ func New(gens map[string]idgen.Generator, opts Options) (*Server, error) {
 		}
 	}
 	s.health = health.NewServer()
+	s.calls.New = func() any { return new(callState) }
 	return s, nil
 }
 
 // StreamWindow is the HTTP/2 flow-control window, in bytes, of the
 // servers NewGRPCServer builds and of package client's connections: a
 // NextStream batch of 10,000 64-bit IDs is 80 KB, past the 64 KiB default.
-const StreamWindow = 1 << 20
+// It is idgenv1.StreamWindow.
+const StreamWindow = idgenv1.StreamWindow
 
 // NewGRPCServer returns a grpc.Server, built with StreamWindow, opts and
 // the metric interceptors, that serves s, the health service (SERVING) and
@@ -188,7 +217,8 @@ func (s *Server) withTimeout(ctx context.Context) (context.Context, context.Canc
 	return ctx, func() {}
 }
 
-// Next issues req.Count IDs with their breakdown. A count whose answer
+// Next issues req.Count IDs, with their breakdown unless
+// req.OmitBreakdown. A count whose answer
 // would pass MaxMessageBytes (MaxNextCount) is InvalidArgument, naming the
 // largest that fits: NextStream carries more.
 func (s *Server) Next(ctx context.Context, req *idgenv1.NextRequest) (*idgenv1.NextResponse, error) {
@@ -205,18 +235,74 @@ func (s *Server) Next(ctx context.Context, req *idgenv1.NextRequest) (*idgenv1.N
 		return nil, status.Errorf(codes.InvalidArgument, "idgen: count %d: a Next answer of generator %q holds at most %d IDs "+
 			"(grpc-go's %d MiB message limit); use NextStream for more", n, g.name, g.nextMax, MaxMessageBytes>>20)
 	}
-	ids := make([]idgen.ID, n)
-	ctx, cancel := s.withTimeout(ctx)
-	defer cancel()
+	st := s.calls.Get().(*callState)
+	defer s.putCall(st)
+	if cap(st.ids) < n {
+		st.ids = make([]idgen.ID, n)
+	}
+	ids := st.ids[:n]
+	if s.timeout > 0 {
+		st.dl.Reset(ctx, start.Add(s.timeout))
+		defer st.dl.Release()
+		ctx = &st.dl
+	}
 	if _, err := idgen.NextN(ctx, g.gen, ids); err != nil {
 		return nil, s.issueError(g, err)
 	}
 	g.issued.Add(float64(n))
-	resp := &idgenv1.NextResponse{Ids: make([]*idgenv1.ID, n), GeneratedAtMs: start.UnixMilli()}
-	for i, id := range ids {
-		resp.Ids[i] = toProto(id)
+	return g.answer(ids, start.UnixMilli(), !req.GetOmitBreakdown()), nil
+}
+
+// answer builds the Next answer of ids in a few allocations whatever their
+// count: one block of ID messages, one of Field messages, one buffer for
+// every value and text; a Snowflake breakdown comes from the layout's
+// spans, not Decompose. breakdown false leaves timestamp_ms and fields
+// out.
+func (g *generator) answer(ids []idgen.ID, at int64, breakdown bool) *idgenv1.NextResponse {
+	n := len(ids)
+	resp := &idgenv1.NextResponse{Ids: make([]*idgenv1.ID, n), GeneratedAtMs: at}
+	msgs := make([]idgenv1.ID, n)
+	buf := make([]byte, 0, n*(g.scheme.Size+20)) // the value and a 64-bit ID's decimal text; UUIDs' longer text grows it
+	var fields []idgenv1.Field
+	var fptrs []*idgenv1.Field
+	if breakdown && g.spans != nil {
+		fields, fptrs = make([]idgenv1.Field, n*len(g.spans)), make([]*idgenv1.Field, n*len(g.spans))
 	}
-	return resp, nil
+	for i, id := range ids {
+		p := &msgs[i]
+		resp.Ids[i] = p
+		start := len(buf)
+		v, is64 := id.Uint64()
+		if is64 {
+			buf = binary.BigEndian.AppendUint64(buf, v)
+		} else {
+			buf = append(buf, id.Bytes()...)
+		}
+		p.Value = buf[start:len(buf):len(buf)]
+		start = len(buf)
+		buf, _ = id.AppendText(buf)
+		// The bytes behind a text are never written again: a later append
+		// writes past them, or to a new array.
+		p.Text = unsafe.String(unsafe.SliceData(buf[start:]), len(buf)-start)
+		if !breakdown {
+			continue
+		}
+		if t := id.Time(); !t.IsZero() {
+			p.TimestampMs = t.UnixMilli()
+		}
+		if g.spans == nil {
+			p.Fields = breakdownOf(id)
+			continue
+		}
+		k := len(g.spans)
+		p.Fields = fptrs[i*k : (i+1)*k : (i+1)*k]
+		for j, sp := range g.spans {
+			f := &fields[i*k+j]
+			f.Name, f.Value, f.Bits = sp.Name, sp.Value(v), uint32(sp.Width)
+			p.Fields[j] = f
+		}
+	}
+	return resp
 }
 
 // NextStream sends req.Count IDs (until the client cancels when 0) in
@@ -305,15 +391,21 @@ func (s *Server) ListGenerators(context.Context, *idgenv1.ListGeneratorsRequest)
 
 // toProto returns id with its breakdown.
 func toProto(id idgen.ID) *idgenv1.ID {
-	fields := id.Scheme().Decompose(id)
-	p := &idgenv1.ID{Value: id.Bytes(), Text: id.String(), Fields: make([]*idgenv1.Field, len(fields))}
+	p := &idgenv1.ID{Value: id.Bytes(), Text: id.String(), Fields: breakdownOf(id)}
 	if t := id.Time(); !t.IsZero() {
 		p.TimestampMs = t.UnixMilli()
 	}
-	for i, f := range fields {
-		p.Fields[i] = &idgenv1.Field{Name: f.Name, Value: f.Value, Bits: uint32(f.Bits)}
-	}
 	return p
+}
+
+// breakdownOf returns id's fields (Scheme.Decompose) as messages.
+func breakdownOf(id idgen.ID) []*idgenv1.Field {
+	fields := id.Scheme().Decompose(id)
+	out := make([]*idgenv1.Field, len(fields))
+	for i, f := range fields {
+		out[i] = &idgenv1.Field{Name: f.Name, Value: f.Value, Bits: uint32(f.Bits)}
+	}
+	return out
 }
 
 // issueError maps an issuing error to its status: Unavailable with
@@ -340,9 +432,23 @@ func (s *Server) issueError(g *generator, err error) error {
 	s.log.Error("grpcapi: issuing IDs failed", "generator", g.name, "code", code.String(), "err", err)
 	st := status.New(code, msg)
 	if code == codes.Unavailable {
-		if d, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(retry)}); err == nil {
-			st = d
-		}
+		p := st.Proto()
+		p.Details = append(p.Details, retryInfo(retry))
+		st = status.FromProto(p)
 	}
 	return st.Err()
+}
+
+// retryInfoURL is the type URL of google.rpc.RetryInfo, the detail an
+// Unavailable status carries.
+const retryInfoURL = "type.googleapis.com/google.rpc.RetryInfo"
+
+// retryInfo returns google.rpc.RetryInfo{retry_delay: d} as an Any, its
+// one field (1, a google.protobuf.Duration) encoded by hand, as the
+// genproto errdetails package would encode it, so that the module does not
+// require genproto for one message.
+func retryInfo(d time.Duration) *anypb.Any {
+	dur, _ := proto.Marshal(durationpb.New(d))
+	b := protowire.AppendTag(nil, 1, protowire.BytesType)
+	return &anypb.Any{TypeUrl: retryInfoURL, Value: protowire.AppendBytes(b, dur)}
 }

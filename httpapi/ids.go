@@ -152,8 +152,9 @@ func (h *Handler) serveIDs(w http.ResponseWriter, r *http.Request, st *reqState,
 	if r.Method == http.MethodHead {
 		ctx := r.Context()
 		if h.timeout > 0 {
-			dc := withLazyDeadline(ctx, st.start.Add(h.timeout))
-			defer dc.release()
+			dc := &st.dl
+			dc.Reset(ctx, st.start.Add(h.timeout))
+			defer dc.Release()
 			ctx = dc
 		}
 		h.headIDs(ctx, w, st, g, q)
@@ -177,7 +178,7 @@ func (h *Handler) serveIDs(w http.ResponseWriter, r *http.Request, st *reqState,
 			}
 		}
 	}
-	is := issuer{h: h, ctx: r.Context(), g: g, start: st.start}
+	is := issuer{h: h, ctx: r.Context(), g: g, start: st.start, dl: &st.dl}
 	n := min(q.count, ChunkIDs)
 	if cap(st.ids) < n {
 		st.ids = make([]idgen.ID, n, max(n, 16))
@@ -244,9 +245,28 @@ func (h *Handler) appendEnd(b []byte, st *reqState, text bool) []byte {
 	if text {
 		return b
 	}
-	b = append(b, `],"generated_at":"`...)
-	b = st.start.UTC().AppendFormat(b, time.RFC3339)
-	return append(b, "\"}\n"...)
+	return append(b, h.stamp(st.start)...)
+}
+
+// A stampText is the end of a JSON answer for one second:
+// `],"generated_at":"2026-06-01T11:07:00Z"}` and a newline.
+type stampText struct {
+	sec  int64
+	text []byte
+}
+
+// stamp returns the end of a JSON answer generated at t: formatted once
+// per second and shared, as the answers of a second all end alike.
+func (h *Handler) stamp(t time.Time) []byte {
+	sec := t.Unix()
+	if s := h.stamps.Load(); s != nil && s.sec == sec {
+		return s.text
+	}
+	b := append(make([]byte, 0, 48), `],"generated_at":"`...)
+	b = t.UTC().AppendFormat(b, time.RFC3339)
+	s := &stampText{sec: sec, text: append(b, "\"}\n"...)}
+	h.stamps.Store(s)
+	return s.text
 }
 
 // availability is a generator that issues from IDs it holds and can tell,
@@ -264,9 +284,10 @@ type issuer struct {
 	h         *Handler
 	ctx       context.Context
 	g         *genRoute
-	start     time.Time     // the request's arrival
-	streaming bool          // past the first chunk
-	spent     time.Duration // of Options.Timeout, once streaming
+	start     time.Time         // the request's arrival
+	dl        *serving.Deadline // the request's, reset for each chunk
+	streaming bool              // past the first chunk
+	spent     time.Duration     // of Options.Timeout, once streaming
 }
 
 func (is *issuer) issue(ids []idgen.ID) error {
@@ -278,8 +299,9 @@ func (is *issuer) issue(ids []idgen.ID) error {
 			t0 = time.Now()
 			deadline = t0.Add(is.h.timeout - is.spent)
 		}
-		dc := withLazyDeadline(ctx, deadline)
-		defer dc.release()
+		dc := is.dl
+		dc.Reset(ctx, deadline)
+		defer dc.Release()
 		ctx = dc
 	}
 	_, err := idgen.NextN(ctx, is.g.gen, ids)

@@ -5,10 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	storedsn "github.com/idgenkit/idgen/internal/dsn"
+	"github.com/idgenkit/idgen/internal/storetls"
 )
 
 // MySQL is the MySQL/MariaDB Store. A reservation is Leaf's own
@@ -23,45 +25,23 @@ var _ Store = (*MySQL)(nil)
 
 // MySQLConfig converts a URL, mysql://user:pass@host:port/db?param=value, to
 // the driver's Config (user:pass@tcp(host:port)/db?param=value). Port 3306
-// is the default; query parameters are the driver's (timeout, tls, ...). A
-// dial timeout of 5 s applies unless the URL sets timeout.
+// is the default; query parameters are the driver's (timeout, tls, ...),
+// and the files of package storetls: tls_ca, tls_cert, tls_key,
+// tls_server_name (TLS that verifies the server's certificate and name;
+// not with the driver's tls=) and password_file. A dial timeout of 5 s
+// applies unless the URL sets timeout. Errors wrap ErrDSN.
 func MySQLConfig(dsn string) (*mysql.Config, error) {
-	u, err := parseDSN(dsn)
+	cfg, err := storedsn.MySQL(dsn)
 	if err != nil {
-		return nil, err
-	}
-	if u.Scheme != "mysql" {
-		return nil, fmt.Errorf("%w: %q: want a mysql:// URL", ErrDSN, u.Redacted())
-	}
-	host := u.Host
-	if u.Port() == "" {
-		host += ":3306"
-	}
-	var cred string
-	if u.User != nil {
-		cred = u.User.Username()
-		if p, ok := u.User.Password(); ok {
-			cred += ":" + p
-		}
-		cred += "@"
-	}
-	db, _ := url.PathUnescape(u.EscapedPath())
-	if len(db) > 0 && db[0] == '/' {
-		db = db[1:]
-	}
-	text := cred + "tcp(" + host + ")/" + db
-	if u.RawQuery != "" {
-		text += "?" + u.RawQuery
-	}
-	cfg, err := mysql.ParseDSN(text)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %q: %v", ErrDSN, u.Redacted(), err)
-	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = 5 * time.Second
+		return nil, fmt.Errorf("%w: %w", ErrDSN, err)
 	}
 	return cfg, nil
 }
+
+// MySQLWhy returns err, an error of a connection of cfg (MySQLConfig's),
+// with what the driver logged when err is its bare "invalid connection"
+// (or database/sql's "bad connection" after it).
+func MySQLWhy(err error, cfg *mysql.Config) error { return storedsn.MySQLWhy(err, cfg) }
 
 // openDB opens a database/sql pool on a mysql:// URL and pings it; tune,
 // when given, adjusts the driver's config first.
@@ -85,7 +65,7 @@ func openDB(ctx context.Context, dsn string, tune ...func(*mysql.Config)) (*sql.
 		if nerr := noDatabase(dsn, err); nerr != nil {
 			return nil, nerr
 		}
-		return nil, unreachable(Redact(dsn), err)
+		return nil, storedsn.Connect(dsn, ErrUnreachable, storetls.Explain(MySQLWhy(err, cfg), cfg.TLS))
 	}
 	return db, nil
 }

@@ -36,9 +36,10 @@ func readmeLibrary(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	v, _ := id.Int64()        // 2123934260623585280, true
-	js, _ := json.Marshal(id) // "\"2123934260623585280\"": 64-bit IDs travel as strings
-	fmt.Println(v > 0, id.String() == string(js[1:len(js)-1]), g.Scheme().Decompose(id)[2])
+	v, ok := id.Int64()       // 2123934260623585280, true: a bigint column takes it
+	js, _ := json.Marshal(id) // "\"2123934260623585280\"": 64-bit IDs travel as JSON strings
+	fmt.Println(ok, v > 0, string(js) == `"`+id.String()+`"`)
+	fmt.Println(g.Scheme().Decompose(id)[2]) // the worker field: {worker 3 5}
 	// README: end
 	return nil
 }
@@ -47,7 +48,9 @@ func Example_library() {
 	if err := readmeLibrary(context.Background()); err != nil {
 		fmt.Println(err)
 	}
-	// Output: true true {worker 3 5}
+	// Output:
+	// true true true
+	// {worker 3 5}
 }
 
 // readmeTyped is the README's TypedID snippet, verbatim between the

@@ -13,22 +13,26 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/internal/storetls"
 )
 
 // EtcdConfig configures an etcd lease.
 type EtcdConfig struct {
 	LeaseConfig
-	// Endpoints are the etcd client URLs or host:port pairs. Required.
+	// Endpoints are the etcd client URLs or host:port pairs, one per
+	// member. Required. The lease talks to one member at a time, in this
+	// order, and moves to the next after a request fails (a member that
+	// does not answer within an attempt, has no leader, or refuses).
 	Endpoints []string
-	// DialTimeout bounds the first contact at startup. Zero means 5 s.
+	// DialTimeout bounds the first contact at startup, per member: the
+	// first that answers is used. Zero means 5 s.
 	DialTimeout time.Duration
 	// TLS, when not nil, dials the endpoints over TLS with it: its
 	// RootCAs verify the servers, its Certificates authenticate this
@@ -98,10 +102,11 @@ func OpenEtcd(ctx context.Context, cfg EtcdConfig) (*Etcd, error) {
 			TLS: cfg.TLS, Username: cfg.Username, Password: cfg.Password})
 		if err != nil {
 			b.close()
-			return nil, fmt.Errorf("%w: workerid: etcd %v: %v", idgen.ErrUnavailable, cfg.Endpoints, etcdWhy(err, cfg))
+			return nil, fmt.Errorf("%w: workerid: etcd %s: %s", idgen.ErrUnavailable, echo.Cut(fmt.Sprint(cfg.Endpoints)), echo.CutN(etcdWhy(err, cfg).Error(), 4*echo.Max))
 		}
 		b.cs = append(b.cs, c)
 	}
+	b.hungAt = make([]atomic.Int64, len(b.cs))
 	// A first read, bounded, tells an unreachable cluster from a slow one:
 	// each member in turn, until one answers.
 	for range b.cs {
@@ -155,6 +160,7 @@ type etcdBackend struct {
 	// keeps landing on it loses the lease with a quorum up.
 	cs        []*clientv3.Client
 	cur       atomic.Int32
+	hungAt    []atomic.Int64 // per member: when a request last gave up waiting on it (Unix ns)
 	prefix    string
 	max       int64
 	owner     string
@@ -169,15 +175,35 @@ type etcdBackend struct {
 // cl returns the client of the member in use.
 func (b *etcdBackend) cl() *clientv3.Client { return b.cs[b.cur.Load()] }
 
-// unreachable moves on to the next member, if c is still the one in use,
-// and wraps err: every request that failed to complete (a member that did
-// not answer within its attempt, a member without a leader, a connection
-// refused) goes to the next member from then on.
+// HungMemberPause is how long an etcd lease passes over a member after a
+// request to it gave up waiting (a member frozen or partitioned away),
+// while another has not failed that way: moving on after a quick failure
+// of the next member (no leader yet, the leader changed) must not lead
+// back to the hung one.
+const HungMemberPause = 30 * time.Second
+
+// unreachable moves on, if c is still the member in use, to the next one
+// that has not hung within HungMemberPause (else simply the next), and
+// wraps err: every request that failed to complete (a member that did not
+// answer within its attempt, one without a leader, a connection refused)
+// goes to another member from then on.
 func (b *etcdBackend) unreachable(c *clientv3.Client, err error) error {
 	if i := b.cur.Load(); b.cs[i] == c {
-		b.cur.CompareAndSwap(i, (i+1)%int32(len(b.cs)))
+		now := time.Now().UnixNano()
+		if errors.Is(err, context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded {
+			b.hungAt[i].Store(now)
+		}
+		n := int32(len(b.cs))
+		next := (i + 1) % n
+		for k := int32(1); k < n; k++ {
+			if j := (i + k) % n; b.hungAt[j].Load() == 0 || now-b.hungAt[j].Load() > int64(HungMemberPause) {
+				next = j
+				break
+			}
+		}
+		b.cur.CompareAndSwap(i, next)
 	}
-	return fmt.Errorf("%w: workerid: etcd %v: %v", idgen.ErrUnavailable, b.endpoints, err)
+	return fmt.Errorf("%w: workerid: etcd %s: %s", idgen.ErrUnavailable, echo.Cut(fmt.Sprint(b.endpoints)), echo.CutN(err.Error(), 4*echo.Max))
 }
 
 // MaxSkewPeers is how many live peers' lease records (the most recently
@@ -341,7 +367,7 @@ func (b *etcdBackend) renew(ctx context.Context, id, gen int64) error {
 	c := b.cl()
 	lid := b.lease()
 	resp, err := c.KeepAliveOnce(ctx, lid)
-	if errors.Is(err, rpctypes.ErrLeaseNotFound) || (err == nil && resp.TTL <= 0) {
+	if leaseNotFound(err) || (err == nil && resp.TTL <= 0) {
 		return errGone
 	}
 	if err != nil {
@@ -368,7 +394,7 @@ func (b *etcdBackend) release(ctx context.Context, id, gen int64) error {
 		return nil
 	}
 	_, err := c.Revoke(ctx, lid)
-	if errors.Is(err, rpctypes.ErrLeaseNotFound) {
+	if leaseNotFound(err) {
 		err = nil
 	}
 	if err == nil {
@@ -406,4 +432,15 @@ func (b *etcdBackend) close() {
 	for _, c := range b.cs {
 		c.Close()
 	}
+}
+
+// leaseNotFound reports etcd's "requested lease not found"
+// (rpctypes.ErrLeaseNotFound, which the client returns as an EtcdError),
+// matched by its gRPC code and text, as the client builds it.
+func leaseNotFound(err error) bool {
+	var e interface {
+		Code() codes.Code
+		error
+	}
+	return errors.As(err, &e) && e.Code() == codes.NotFound && e.Error() == "etcdserver: requested lease not found"
 }

@@ -11,7 +11,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/idgenkit/idgen"
+	storedsn "github.com/idgenkit/idgen/internal/dsn"
 	"github.com/idgenkit/idgen/internal/redact"
+	"github.com/idgenkit/idgen/internal/storetls"
 )
 
 // DefaultTable is the PostgreSQL lease table.
@@ -82,7 +84,7 @@ func OpenPostgres(ctx context.Context, dsn string, cfg PostgresConfig) (*Postgre
 	b := &pgBackend{pool: pool, t: cfg.Table, ns: lc.Namespace, max: lc.max(), owner: lc.Owner, ttl: lc.TTL, dsn: redact.Spec(dsn)}
 	if err := lc.checkSkew(ctx, b.clock); err != nil {
 		pool.Close()
-		return nil, err
+		return nil, storetls.Explain(err, pc.ConnConfig.TLSConfig)
 	}
 	if err := b.init(ctx); err != nil {
 		pool.Close()
@@ -108,6 +110,9 @@ type pgBackend struct {
 func (b *pgBackend) unreachable(err error) error {
 	if errors.Is(err, idgen.ErrNoWorkerIDs) {
 		return err
+	}
+	if !storedsn.Answered(err) {
+		return storedsn.Connect(b.dsn, nil, err)
 	}
 	return fmt.Errorf("%w: workerid: PostgreSQL %s: %v", idgen.ErrUnavailable, b.dsn, err)
 }

@@ -18,7 +18,6 @@ package storetls
 import (
 	"bufio"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -27,6 +26,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/idgenkit/idgen/internal/tlsfiles"
 )
 
 // Keys are the query keys Take removes.
@@ -65,27 +66,18 @@ func Take(q url.Values) (Options, error) {
 func (o Options) TLS() bool { return o.CA != "" || o.Cert != "" || o.ServerName != "" }
 
 // Config loads the files into a TLS client configuration (TLS 1.2 at
-// least). A file that cannot be read, a CA file with no PEM certificate,
-// or a certificate that does not match its key is an error naming the
-// key and the file.
+// least), with tlsfiles.Client (serve's client side too). A file that
+// cannot be read, a CA file with no PEM certificate, or a certificate that
+// does not match its key is an error naming the keys and the file.
 func (o Options) Config() (*tls.Config, error) {
-	c := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: o.ServerName}
-	if o.CA != "" {
-		pem, err := os.ReadFile(o.CA)
-		if err != nil {
-			return nil, fmt.Errorf("tls_ca: %w", err)
-		}
-		c.RootCAs = x509.NewCertPool()
-		if !c.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("tls_ca %s: no PEM certificate in the file", o.CA)
-		}
+	// The CA and the pair are loaded apart so that each error names its
+	// own keys (a certificate path may contain the CA's).
+	c, err := tlsfiles.Client{CAFile: o.CA, ServerName: o.ServerName}.Config(nil)
+	if err != nil {
+		return nil, fmt.Errorf("tls_ca: %w", err)
 	}
-	if o.Cert != "" {
-		pair, err := tls.LoadX509KeyPair(o.Cert, o.Key)
-		if err != nil {
-			return nil, fmt.Errorf("tls_cert %s, tls_key %s: %w", o.Cert, o.Key, err)
-		}
-		c.Certificates = []tls.Certificate{pair}
+	if c, err = (tlsfiles.Client{CertFile: o.Cert, KeyFile: o.Key}).Config(c); err != nil {
+		return nil, fmt.Errorf("tls_cert, tls_key: %w", err)
 	}
 	return c, nil
 }
@@ -119,8 +111,16 @@ func (o Options) Password() (string, error) {
 // name mismatch), or the alert the server sends right after it (its
 // refusal of the client's certificate: "certificate required", "bad
 // certificate", "expired certificate"), or nil when neither comes within
-// timeout. c's ServerName defaults to addr's host.
+// timeout. c's ServerName defaults to addr's host. Its hints name the
+// store URL keys (CertKeys); ProbeFor names the caller's.
 func Probe(addr string, c *tls.Config, timeout time.Duration) error {
+	return ProbeFor(addr, c, timeout, CertKeys)
+}
+
+// ProbeFor is Probe with the hint of ExplainFor: certKeys names the
+// caller's options for the client certificate and key (a CLI's
+// "--tls-cert, --tls-key").
+func ProbeFor(addr string, c *tls.Config, timeout time.Duration, certKeys string) error {
 	c = c.Clone()
 	if c.ServerName == "" {
 		c.ServerName, _, _ = net.SplitHostPort(addr)
@@ -144,24 +144,52 @@ func Probe(addr string, c *tls.Config, timeout time.Duration) error {
 			return nil
 		}
 	}
-	return Explain(err, c)
+	return ExplainFor(err, c, certKeys)
 }
 
-// Explain adds to err, when it is a TLS alert from the server ("remote
-// error: tls: ..."), what the client's configuration c tells of the cause:
-// no client certificate, an expired one, or one the server does not
-// trust. Other errors, or a nil c, are returned as they are.
-func Explain(err error, c *tls.Config) error {
-	if err == nil || c == nil || !strings.Contains(err.Error(), "remote error: tls:") {
+// Explain adds to err, an error of a first connection made with c, what
+// c tells of the cause when the failure may be the server refusing this
+// client: an expired client certificate (always said: it is known here);
+// else, after a TLS alert from the server ("remote error: tls: ...") or a
+// connection the server closed (reset, EOF: a server that closes at once
+// after its alert races it), no client certificate, or one the server
+// does not trust. The server's alert is terse (a server on TLS 1.2 says
+// "bad certificate" for every refusal) and may not even arrive. Other
+// errors, or a nil c, are returned as they are. Stores call it on their
+// first connection only, not on later outages. The hint for a missing
+// certificate names the store URL keys (CertKeys).
+func Explain(err error, c *tls.Config) error { return ExplainFor(err, c, CertKeys) }
+
+// CertKeys names the store URL keys of the client certificate, as
+// Explain's hint says them.
+const CertKeys = "tls_cert, tls_key"
+
+// ExplainFor is Explain for a caller whose options for the client
+// certificate and key are not the store URL keys: certKeys names them in
+// the hint ("... may want a client certificate: " + certKeys).
+func ExplainFor(err error, c *tls.Config, certKeys string) error {
+	if err == nil || c == nil {
 		return err
 	}
-	// The server's alert is terse (a server on TLS 1.2 says "bad
-	// certificate" for every refusal): say what this side knows.
+	if len(c.Certificates) > 0 {
+		if leaf := c.Certificates[0].Leaf; leaf != nil {
+			if now := time.Now(); now.After(leaf.NotAfter) {
+				return fmt.Errorf("%w (the client certificate expired at %s)", err, leaf.NotAfter.UTC().Format(time.RFC3339))
+			} else if now.Before(leaf.NotBefore) {
+				return fmt.Errorf("%w (the client certificate is valid from %s only)", err, leaf.NotBefore.UTC().Format(time.RFC3339))
+			}
+		}
+	}
+	msg := err.Error()
+	closed := false
+	for _, s := range []string{"remote error: tls:", "connection reset by peer", "broken pipe", "EOF", "bad connection", "invalid connection"} {
+		closed = closed || strings.Contains(msg, s)
+	}
+	if !closed {
+		return err
+	}
 	if len(c.Certificates) == 0 {
-		return fmt.Errorf("%w (the server wants a client certificate: tls_cert, tls_key)", err)
+		return fmt.Errorf("%w (the server may want a client certificate: %s)", err, certKeys)
 	}
-	if leaf := c.Certificates[0].Leaf; leaf != nil && time.Now().After(leaf.NotAfter) {
-		return fmt.Errorf("%w (the client certificate expired at %s)", err, leaf.NotAfter.UTC().Format(time.RFC3339))
-	}
-	return fmt.Errorf("%w (the server refused the client certificate: is it signed by a CA the server trusts?)", err)
+	return fmt.Errorf("%w (did the server refuse the client certificate? is it signed by a CA the server trusts?)", err)
 }
