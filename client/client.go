@@ -169,7 +169,10 @@ var (
 // New connects to cfg.Targets, learns the scheme when cfg.Scheme is nil,
 // fills the buffer once (so that an unreachable set of servers fails here)
 // and starts the background refill. Errors wrap ErrConfig or
-// idgen.ErrUnavailable.
+// idgen.ErrUnavailable; with TLS on, the latter says why each server's
+// handshake fails, when it does (a client certificate refused: none,
+// expired, of a CA the server does not trust; a server name or CA that
+// does not match).
 func New(ctx context.Context, cfg Config) (*Generator, error) {
 	if len(cfg.Targets) == 0 {
 		return nil, fmt.Errorf("%w: no Targets", ErrConfig)
@@ -188,19 +191,20 @@ func New(ctx context.Context, cfg Config) (*Generator, error) {
 	}
 	g := &Generator{cfg: cfg, scheme: cfg.Scheme, planner: pl, attempt: make(chan struct{}),
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-	if g.targets, err = dialAll(cfg); err != nil {
+	var tc *tls.Config
+	if g.targets, tc, err = dialAll(cfg); err != nil {
 		return nil, err
 	}
 	if g.scheme == nil {
 		if g.scheme, err = g.learnScheme(ctx); err != nil {
 			g.closeConns()
-			return nil, err
+			return nil, explainTLS(err, cfg.Targets, tc, min(cfg.FetchTimeout, 2*time.Second))
 		}
 	}
 	ids, err := g.fetchAny(ctx, cfg.MinBatch)
 	if err != nil {
 		g.closeConns()
-		return nil, err
+		return nil, explainTLS(err, cfg.Targets, tc, min(cfg.FetchTimeout, 2*time.Second))
 	}
 	g.cur.Store(newBlock(ids))
 	g.fetched, g.usedAt = int64(len(ids)), time.Now()

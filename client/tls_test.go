@@ -9,7 +9,7 @@ import (
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/client"
-	"github.com/idgenkit/idgen/internal/testenv/testcert"
+	"github.com/idgenkit/idgen/internal/testenv/certs"
 	"github.com/idgenkit/idgen/internal/tlsfiles"
 )
 
@@ -40,8 +40,8 @@ func TestHTTPMaxCount(t *testing.T) {
 // expired one gets none (New fails with ErrUnavailable); bad options are
 // ErrConfig.
 func TestMutualTLS(t *testing.T) {
-	f := testcert.New(t)
-	srv, err := tlsfiles.NewServer(f.ServerCert, f.ServerKey, f.CAFile)
+	f := certs.New(t)
+	srv, err := tlsfiles.NewServer(f.Server.CertFile, f.Server.KeyFile, f.CA.CertFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestMutualTLS(t *testing.T) {
 			s := &server{t: t, worker: 10, http: tr.http, tls: srv.Config("h2", "http/1.1")}
 			s.start()
 			t.Cleanup(s.stop)
-			cfg := client.Config{Targets: []string{s.target()}, MinBatch: 10, MaxBatch: 10, CAFile: f.CAFile, CertFile: f.ClientCert, KeyFile: f.ClientKey}
+			cfg := client.Config{Targets: []string{s.target()}, MinBatch: 10, MaxBatch: 10, CAFile: f.CA.CertFile, CertFile: f.Client.CertFile, KeyFile: f.Client.KeyFile}
 			g, err := client.New(ctx, cfg)
 			if err != nil {
 				t.Fatalf("New with the client certificate = %v", err)
@@ -60,10 +60,10 @@ func TestMutualTLS(t *testing.T) {
 				t.Errorf("Next() = %v", err)
 			}
 			g.Close()
-			for _, tc := range []struct{ name, cert, key string }{
-				{"no certificate", "", ""},
-				{"another CA", f.OtherCert, f.OtherKey},
-				{"expired", f.ExpiredCert, f.ExpiredKey},
+			for _, tc := range []struct{ name, cert, key, want string }{
+				{"no certificate", "", "", "remote error: tls: certificate required"},
+				{"another CA", f.WrongClient.CertFile, f.WrongClient.KeyFile, "remote error: tls: unknown certificate authority"},
+				{"expired", f.Expired.CertFile, f.Expired.KeyFile, "remote error: tls: expired certificate"},
 			} {
 				c := cfg
 				c.CertFile, c.KeyFile = tc.cert, tc.key
@@ -76,17 +76,17 @@ func TestMutualTLS(t *testing.T) {
 					c.TLS = &tls.Config{GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &crt, nil }}
 					c.CertFile, c.KeyFile = "", ""
 				}
-				if g, err := client.New(ctx, c); !errors.Is(err, idgen.ErrUnavailable) {
+				if g, err := client.New(ctx, c); !errors.Is(err, idgen.ErrUnavailable) || !strings.Contains(err.Error(), "TLS handshake: "+s.target()+": "+tc.want) {
 					if g != nil {
 						g.Close()
 					}
-					t.Errorf("%s: New = %v; want ErrUnavailable", tc.name, err)
+					t.Errorf("%s: New = %v; want ErrUnavailable saying %q", tc.name, err, tc.want)
 				}
 			}
 			// The server's certificate does not name ids.example.
 			c := cfg
 			c.ServerName = "ids.example"
-			if _, err := client.New(ctx, c); !errors.Is(err, idgen.ErrUnavailable) || !strings.Contains(err.Error(), "ids.example") {
+			if _, err := client.New(ctx, c); !errors.Is(err, idgen.ErrUnavailable) || !strings.Contains(err.Error(), "TLS handshake: "+s.target()+": tls: failed to verify certificate: x509: certificate is valid for localhost, not ids.example") {
 				t.Errorf("New with ServerName ids.example = %v; want ErrUnavailable naming it", err)
 			}
 		})
@@ -96,9 +96,9 @@ func TestMutualTLS(t *testing.T) {
 		cfg  client.Config
 		want string
 	}{
-		{"key without certificate", client.Config{Targets: []string{"127.0.0.1:1"}, KeyFile: f.ClientKey}, "needs both files"},
+		{"key without certificate", client.Config{Targets: []string{"127.0.0.1:1"}, KeyFile: f.Client.KeyFile}, "needs both files"},
 		{"CA file missing", client.Config{Targets: []string{"127.0.0.1:1"}, CAFile: f.Dir + "/none.pem"}, "none.pem"},
-		{"http:// with TLS", client.Config{Targets: []string{"http://127.0.0.1:1"}, CAFile: f.CAFile}, `target "http://127.0.0.1:1" is plaintext HTTP but TLS is configured`},
+		{"http:// with TLS", client.Config{Targets: []string{"http://127.0.0.1:1"}, CAFile: f.CA.CertFile}, `target "http://127.0.0.1:1" is plaintext HTTP but TLS is configured`},
 		{"URL with a query", client.Config{Targets: []string{"https://127.0.0.1:1/?x=1"}}, "want a base URL"},
 	} {
 		if _, err := client.New(ctx, tc.cfg); !errors.Is(err, client.ErrConfig) || !strings.Contains(err.Error(), tc.want) {

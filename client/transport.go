@@ -9,12 +9,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -24,6 +26,7 @@ import (
 	"github.com/idgenkit/idgen/grpcapi"
 	"github.com/idgenkit/idgen/grpcapi/idgenv1"
 	"github.com/idgenkit/idgen/internal/echo"
+	"github.com/idgenkit/idgen/internal/storetls"
 	"github.com/idgenkit/idgen/internal/tlsfiles"
 )
 
@@ -56,10 +59,10 @@ func tlsConfig(cfg Config) (*tls.Config, error) {
 
 // dialAll makes a transport for each of cfg.Targets: HTTP for http:// and
 // https:// URLs, gRPC otherwise.
-func dialAll(cfg Config) ([]transport, error) {
+func dialAll(cfg Config) ([]transport, *tls.Config, error) {
 	tc, err := tlsConfig(cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {
@@ -74,11 +77,11 @@ func dialAll(cfg Config) ([]transport, error) {
 	opts := append([]grpc.DialOption{grpc.WithTransportCredentials(creds),
 		grpc.WithInitialWindowSize(grpcapi.StreamWindow), grpc.WithInitialConnWindowSize(grpcapi.StreamWindow)}, cfg.DialOptions...)
 	var ts []transport
-	fail := func(err error) ([]transport, error) {
+	fail := func(err error) ([]transport, *tls.Config, error) {
 		for _, t := range ts {
 			t.close()
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	for _, t := range cfg.Targets {
 		switch {
@@ -99,7 +102,38 @@ func dialAll(cfg Config) ([]transport, error) {
 			ts = append(ts, &grpcTarget{cc: cc, c: idgenv1.NewIDServiceClient(cc)})
 		}
 	}
-	return ts, nil
+	return ts, tc, nil
+}
+
+// explainTLS adds to err, an attempt on every target that failed, why
+// each target's TLS handshake fails, when it does (storetls.Probe): a
+// refused client certificate shows in the fetch's error as a broken pipe
+// or a reset only, since TLS 1.3 servers check it after the client's
+// handshake ends.
+func explainTLS(err error, targets []string, tc *tls.Config, timeout time.Duration) error {
+	if tc == nil || !errors.Is(err, idgen.ErrUnavailable) {
+		return err
+	}
+	var whys []string
+	for _, t := range targets {
+		addr := t
+		if u, perr := url.Parse(t); perr == nil && (u.Scheme == "https" || u.Scheme == "http") {
+			addr = u.Host
+			if u.Port() == "" {
+				addr = net.JoinHostPort(u.Hostname(), "443")
+			}
+		}
+		if _, _, serr := net.SplitHostPort(addr); serr != nil {
+			continue // a grpc-go target such as dns:///name: not probed
+		}
+		if why := storetls.Probe(addr, tc, timeout); why != nil {
+			whys = append(whys, fmt.Sprintf("%s: %v", t, why))
+		}
+	}
+	if len(whys) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w; TLS handshake: %s", err, strings.Join(whys, "; "))
 }
 
 // grpcTarget is a server of package grpcapi.

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/grpcapi"
@@ -16,21 +17,32 @@ import (
 )
 
 // BenchmarkUnaryNext is Next with count=1 over loopback from parallel
-// clients on one connection; compare BenchmarkHTTPNext in the same run.
+// clients on one connection, with the breakdown (as HTTP's JSON has it)
+// and without (omit_breakdown); compare BenchmarkHTTPNext in the same run.
 func BenchmarkUnaryNext(b *testing.B) {
-	cc := serve(b, map[string]idgen.Generator{"default": newSnowflake(b, 1, snowflake.Config{})}, grpcapi.Options{MaxCount: 10_000})
-	c := idgenv1.NewIDServiceClient(cc)
-	b.SetParallelism(4)
-	b.RunParallel(func(pb *testing.PB) {
-		ctx := context.Background()
-		for pb.Next() {
-			if _, err := c.Next(ctx, &idgenv1.NextRequest{Count: 1}); err != nil {
-				b.Error(err)
-				return
-			}
+	for _, omit := range []bool{false, true} {
+		name := "breakdown"
+		if omit {
+			name = "omit_breakdown"
 		}
-	})
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+		b.Run(name, func(b *testing.B) {
+			cc := serve(b, map[string]idgen.Generator{"default": newSnowflake(b, 1, snowflake.Config{})}, grpcapi.Options{MaxCount: 10_000})
+			c := idgenv1.NewIDServiceClient(cc)
+			b.SetParallelism(4)
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				ctx := context.Background()
+				req := &idgenv1.NextRequest{Count: 1, OmitBreakdown: omit}
+				for pb.Next() {
+					if _, err := c.Next(ctx, req); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+		})
+	}
 }
 
 // BenchmarkHTTPNext is GET /api/v1/ids?count=1 over loopback, keep-alive,
@@ -51,6 +63,7 @@ func BenchmarkHTTPNext(b *testing.B) {
 	url := "http://" + ln.Addr().String() + "/api/v1/ids?count=1"
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	b.SetParallelism(4)
+	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			resp, err := client.Get(url)
@@ -105,5 +118,24 @@ func BenchmarkNextStream(b *testing.B) {
 			}
 			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "ids/s")
 		})
+	}
+}
+
+// BenchmarkNextServer is the Server's Next in process, count=1, without
+// grpc-go around it: the allocations and time the answer itself costs,
+// with Options.Timeout as idgen serve sets it (1 s).
+func BenchmarkNextServer(b *testing.B) {
+	s, err := grpcapi.New(map[string]idgen.Generator{"default": newSnowflake(b, 1, snowflake.Config{})},
+		grpcapi.Options{Timeout: time.Second, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	req := &idgenv1.NextRequest{Count: 1}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Next(ctx, req); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
+	"unsafe"
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
@@ -66,6 +68,25 @@ type Server struct {
 	metrics  *grpcprom.ServerMetrics
 	issued   *prometheus.CounterVec
 	health   *health.Server
+	calls    sync.Pool // *callState
+}
+
+// callState is a Next call's scratch space, pooled: the IDs before they
+// become the answer, and the lazy Options.Timeout bound (no timer unless
+// the generator waits).
+type callState struct {
+	ids []idgen.ID
+	dl  serving.Deadline
+}
+
+// maxPooledIDs bounds the IDs a call returns to the pool.
+const maxPooledIDs = 1024
+
+func (s *Server) putCall(st *callState) {
+	if cap(st.ids) > maxPooledIDs {
+		st.ids = nil
+	}
+	s.calls.Put(st)
 }
 
 type generator struct {
@@ -74,8 +95,9 @@ type generator struct {
 	scheme   *idgen.Scheme
 	layout   string
 	issued   prometheus.Counter
-	nextMax  int // the most IDs a Next answer holds: MaxNextCount
-	batchMax int // the most IDs an IDBatch holds: MaxBatch, and MaxCount
+	spans    []snowflake.Span // a 64-bit Snowflake layout's fields, high to low, as Decompose gives them; nil for other schemes
+	nextMax  int              // the most IDs a Next answer holds: MaxNextCount
+	batchMax int              // the most IDs an IDBatch holds: MaxBatch, and MaxCount
 }
 
 // New returns a Server of gens by name; the map must hold at least one
@@ -105,6 +127,9 @@ func New(gens map[string]idgen.Generator, opts Options) (*Server, error) {
 			nextMax: MaxNextCount(g.Scheme()), batchMax: min(MaxBatch(g.Scheme().Size), s.maxCount)}
 		if l, ok := snowflake.LayoutOf(gr.scheme); ok {
 			gr.layout = l.String()
+			if gr.scheme.Size == 8 {
+				gr.spans = l.Spans()
+			}
 		}
 		s.gens[name] = gr
 		s.names = append(s.names, name)
@@ -129,6 +154,7 @@ func New(gens map[string]idgen.Generator, opts Options) (*Server, error) {
 		}
 	}
 	s.health = health.NewServer()
+	s.calls.New = func() any { return new(callState) }
 	return s, nil
 }
 
@@ -188,7 +214,8 @@ func (s *Server) withTimeout(ctx context.Context) (context.Context, context.Canc
 	return ctx, func() {}
 }
 
-// Next issues req.Count IDs with their breakdown. A count whose answer
+// Next issues req.Count IDs, with their breakdown unless
+// req.OmitBreakdown. A count whose answer
 // would pass MaxMessageBytes (MaxNextCount) is InvalidArgument, naming the
 // largest that fits: NextStream carries more.
 func (s *Server) Next(ctx context.Context, req *idgenv1.NextRequest) (*idgenv1.NextResponse, error) {
@@ -205,18 +232,74 @@ func (s *Server) Next(ctx context.Context, req *idgenv1.NextRequest) (*idgenv1.N
 		return nil, status.Errorf(codes.InvalidArgument, "idgen: count %d: a Next answer of generator %q holds at most %d IDs "+
 			"(grpc-go's %d MiB message limit); use NextStream for more", n, g.name, g.nextMax, MaxMessageBytes>>20)
 	}
-	ids := make([]idgen.ID, n)
-	ctx, cancel := s.withTimeout(ctx)
-	defer cancel()
+	st := s.calls.Get().(*callState)
+	defer s.putCall(st)
+	if cap(st.ids) < n {
+		st.ids = make([]idgen.ID, n)
+	}
+	ids := st.ids[:n]
+	if s.timeout > 0 {
+		st.dl.Reset(ctx, start.Add(s.timeout))
+		defer st.dl.Release()
+		ctx = &st.dl
+	}
 	if _, err := idgen.NextN(ctx, g.gen, ids); err != nil {
 		return nil, s.issueError(g, err)
 	}
 	g.issued.Add(float64(n))
-	resp := &idgenv1.NextResponse{Ids: make([]*idgenv1.ID, n), GeneratedAtMs: start.UnixMilli()}
-	for i, id := range ids {
-		resp.Ids[i] = toProto(id)
+	return g.answer(ids, start.UnixMilli(), !req.GetOmitBreakdown()), nil
+}
+
+// answer builds the Next answer of ids in a few allocations whatever their
+// count: one block of ID messages, one of Field messages, one buffer for
+// every value and text; a Snowflake breakdown comes from the layout's
+// spans, not Decompose. breakdown false leaves timestamp_ms and fields
+// out.
+func (g *generator) answer(ids []idgen.ID, at int64, breakdown bool) *idgenv1.NextResponse {
+	n := len(ids)
+	resp := &idgenv1.NextResponse{Ids: make([]*idgenv1.ID, n), GeneratedAtMs: at}
+	msgs := make([]idgenv1.ID, n)
+	buf := make([]byte, 0, n*(g.scheme.Size+20)) // the value and a 64-bit ID's decimal text; UUIDs' longer text grows it
+	var fields []idgenv1.Field
+	var fptrs []*idgenv1.Field
+	if breakdown && g.spans != nil {
+		fields, fptrs = make([]idgenv1.Field, n*len(g.spans)), make([]*idgenv1.Field, n*len(g.spans))
 	}
-	return resp, nil
+	for i, id := range ids {
+		p := &msgs[i]
+		resp.Ids[i] = p
+		start := len(buf)
+		v, is64 := id.Uint64()
+		if is64 {
+			buf = binary.BigEndian.AppendUint64(buf, v)
+		} else {
+			buf = append(buf, id.Bytes()...)
+		}
+		p.Value = buf[start:len(buf):len(buf)]
+		start = len(buf)
+		buf, _ = id.AppendText(buf)
+		// The bytes behind a text are never written again: a later append
+		// writes past them, or to a new array.
+		p.Text = unsafe.String(unsafe.SliceData(buf[start:]), len(buf)-start)
+		if !breakdown {
+			continue
+		}
+		if t := id.Time(); !t.IsZero() {
+			p.TimestampMs = t.UnixMilli()
+		}
+		if g.spans == nil {
+			p.Fields = breakdownOf(id)
+			continue
+		}
+		k := len(g.spans)
+		p.Fields = fptrs[i*k : (i+1)*k : (i+1)*k]
+		for j, sp := range g.spans {
+			f := &fields[i*k+j]
+			f.Name, f.Value, f.Bits = sp.Name, sp.Value(v), uint32(sp.Width)
+			p.Fields[j] = f
+		}
+	}
+	return resp
 }
 
 // NextStream sends req.Count IDs (until the client cancels when 0) in
@@ -305,15 +388,21 @@ func (s *Server) ListGenerators(context.Context, *idgenv1.ListGeneratorsRequest)
 
 // toProto returns id with its breakdown.
 func toProto(id idgen.ID) *idgenv1.ID {
-	fields := id.Scheme().Decompose(id)
-	p := &idgenv1.ID{Value: id.Bytes(), Text: id.String(), Fields: make([]*idgenv1.Field, len(fields))}
+	p := &idgenv1.ID{Value: id.Bytes(), Text: id.String(), Fields: breakdownOf(id)}
 	if t := id.Time(); !t.IsZero() {
 		p.TimestampMs = t.UnixMilli()
 	}
-	for i, f := range fields {
-		p.Fields[i] = &idgenv1.Field{Name: f.Name, Value: f.Value, Bits: uint32(f.Bits)}
-	}
 	return p
+}
+
+// breakdownOf returns id's fields (Scheme.Decompose) as messages.
+func breakdownOf(id idgen.ID) []*idgenv1.Field {
+	fields := id.Scheme().Decompose(id)
+	out := make([]*idgenv1.Field, len(fields))
+	for i, f := range fields {
+		out[i] = &idgenv1.Field{Name: f.Name, Value: f.Value, Bits: uint32(f.Bits)}
+	}
+	return out
 }
 
 // issueError maps an issuing error to its status: Unavailable with

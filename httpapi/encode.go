@@ -31,9 +31,14 @@ type idEncoder struct {
 
 // sfField is one non-time field of a Snowflake layout.
 type sfField struct {
-	key []byte // `,"worker_id":`
+	key  []byte   // `,"worker_id":`
+	text []string // the decimal text of each value, for fields of up to textBits bits; nil above
 	snowflake.Span
 }
+
+// textBits is the widest field whose values' text an encoder holds (4,096
+// strings for a 12-bit sequence): copied, not formatted, per ID.
+const textBits = 12
 
 // breakdownKey is the JSON name of a Snowflake field in the breakdown.
 func breakdownKey(field string) string {
@@ -61,7 +66,14 @@ func encoderFor(s *idgen.Scheme) *idEncoder {
 			continue
 		}
 		key := append([]byte{','}, strconv.Quote(breakdownKey(f.Name))...)
-		e.fields = append(e.fields, sfField{key: append(key, ':'), Span: f})
+		sf := sfField{key: append(key, ':'), Span: f}
+		if f.Width <= textBits {
+			sf.text = make([]string, 1<<f.Width)
+			for v := range sf.text {
+				sf.text[v] = strconv.Itoa(v)
+			}
+		}
+		e.fields = append(e.fields, sf)
 	}
 	tick, epoch := l.TickTime(1).Sub(l.TickTime(0)), l.TickTime(0)
 	if tick%time.Millisecond == 0 && epoch.Nanosecond()%int(time.Millisecond) == 0 {
@@ -116,7 +128,11 @@ func (e *idEncoder) appendObject(b []byte, id idgen.ID) []byte {
 		}
 		for _, f := range e.fields {
 			b = append(b, f.key...)
-			b = appendUint(b, f.Value(v))
+			if f.text != nil {
+				b = append(b, f.text[f.Value(v)]...)
+			} else {
+				b = appendUint(b, f.Value(v))
+			}
 		}
 		return append(b, "}}"...)
 	}

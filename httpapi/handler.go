@@ -20,6 +20,7 @@ import (
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/internal/echo"
+	"github.com/idgenkit/idgen/internal/serving"
 )
 
 // DefaultMaxCount is the largest count a request may ask for when
@@ -100,8 +101,9 @@ type Handler struct {
 	log      *slog.Logger
 	metrics  *metrics
 	promh    http.Handler
-	openAPI  []byte    // openapi.json with the limits in force
-	pool     sync.Pool // *reqState
+	openAPI  []byte                    // openapi.json with the limits in force
+	pool     sync.Pool                 // *reqState
+	stamps   atomic.Pointer[stampText] // the latest second's end of a JSON answer
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -197,7 +199,8 @@ func (h *Handler) Default() string { return h.def.name }
 type reqState struct {
 	buf   []byte
 	ids   []idgen.ID
-	start time.Time // when the request arrived; generated_at
+	dl    serving.Deadline // Options.Timeout's bound on the issue, no allocation
+	start time.Time        // when the request arrived; generated_at
 	route routeKind
 	code  int
 	wrote bool // the status line is out; a panic can no longer answer 500

@@ -152,8 +152,9 @@ func (h *Handler) serveIDs(w http.ResponseWriter, r *http.Request, st *reqState,
 	if r.Method == http.MethodHead {
 		ctx := r.Context()
 		if h.timeout > 0 {
-			dc := withLazyDeadline(ctx, st.start.Add(h.timeout))
-			defer dc.release()
+			dc := &st.dl
+			dc.Reset(ctx, st.start.Add(h.timeout))
+			defer dc.Release()
 			ctx = dc
 		}
 		h.headIDs(ctx, w, st, g, q)
@@ -170,14 +171,14 @@ func (h *Handler) serveIDs(w http.ResponseWriter, r *http.Request, st *reqState,
 		// A streamed answer commits to 200 after its first chunk: a
 		// generator that can tell says now whether the whole count can be
 		// had, so that a request it cannot serve draws nothing.
-		if a, ok := g.gen.(availability); ok {
+		if a, ok := as[availability](g.gen); ok {
 			if err := a.Available(int64(q.count)); err != nil {
 				h.issueError(w, st, g, err)
 				return
 			}
 		}
 	}
-	is := issuer{h: h, ctx: r.Context(), g: g, start: st.start}
+	is := issuer{h: h, ctx: r.Context(), g: g, start: st.start, dl: &st.dl}
 	n := min(q.count, ChunkIDs)
 	if cap(st.ids) < n {
 		st.ids = make([]idgen.ID, n, max(n, 16))
@@ -244,9 +245,28 @@ func (h *Handler) appendEnd(b []byte, st *reqState, text bool) []byte {
 	if text {
 		return b
 	}
-	b = append(b, `],"generated_at":"`...)
-	b = st.start.UTC().AppendFormat(b, time.RFC3339)
-	return append(b, "\"}\n"...)
+	return append(b, h.stamp(st.start)...)
+}
+
+// A stampText is the end of a JSON answer for one second:
+// `],"generated_at":"2026-06-01T11:07:00Z"}` and a newline.
+type stampText struct {
+	sec  int64
+	text []byte
+}
+
+// stamp returns the end of a JSON answer generated at t: formatted once
+// per second and shared, as the answers of a second all end alike.
+func (h *Handler) stamp(t time.Time) []byte {
+	sec := t.Unix()
+	if s := h.stamps.Load(); s != nil && s.sec == sec {
+		return s.text
+	}
+	b := append(make([]byte, 0, 48), `],"generated_at":"`...)
+	b = t.UTC().AppendFormat(b, time.RFC3339)
+	s := &stampText{sec: sec, text: append(b, "\"}\n"...)}
+	h.stamps.Store(s)
+	return s.text
 }
 
 // availability is a generator that issues from IDs it holds and can tell,
@@ -264,9 +284,10 @@ type issuer struct {
 	h         *Handler
 	ctx       context.Context
 	g         *genRoute
-	start     time.Time     // the request's arrival
-	streaming bool          // past the first chunk
-	spent     time.Duration // of Options.Timeout, once streaming
+	start     time.Time         // the request's arrival
+	dl        *serving.Deadline // the request's, reset for each chunk
+	streaming bool              // past the first chunk
+	spent     time.Duration     // of Options.Timeout, once streaming
 }
 
 func (is *issuer) issue(ids []idgen.ID) error {
@@ -278,8 +299,9 @@ func (is *issuer) issue(ids []idgen.ID) error {
 			t0 = time.Now()
 			deadline = t0.Add(is.h.timeout - is.spent)
 		}
-		dc := withLazyDeadline(ctx, deadline)
-		defer dc.release()
+		dc := is.dl
+		dc.Reset(ctx, deadline)
+		defer dc.Release()
 		ctx = dc
 	}
 	_, err := idgen.NextN(ctx, is.g.gen, ids)
@@ -306,7 +328,7 @@ func (is *issuer) stream() {
 // its error answered as a GET's would be; any other generator is taken to
 // be able to.
 func (h *Handler) headIDs(ctx context.Context, w http.ResponseWriter, st *reqState, g *genRoute, q query) {
-	if r, ok := g.gen.(Readier); ok {
+	if r, ok := as[Readier](g.gen); ok {
 		if err := r.Ready(ctx); err != nil {
 			h.issueError(w, st, g, err)
 			return
@@ -425,8 +447,8 @@ func (h *Handler) appendClocks(b []byte) []byte {
 	n := 0
 	for _, name := range h.names {
 		g := h.gens[name].gen
-		dr, isDrift := g.(ClockDriftReporter)
-		ar, isAhead := g.(ClockAheadReporter)
+		dr, isDrift := as[ClockDriftReporter](g)
+		ar, isAhead := as[ClockAheadReporter](g)
 		if !isDrift && !isAhead {
 			continue
 		}
@@ -450,7 +472,8 @@ func (h *Handler) appendClocks(b []byte) []byte {
 			b = strconv.AppendFloat(b, ar.ClockAhead().Seconds(), 'g', -1, 64)
 		}
 		if words := behindWords(g); words != "" {
-			behind, _ := g.(HighWaterReporter).BehindHighWater()
+			hr, _ := as[HighWaterReporter](g)
+			behind, _ := hr.BehindHighWater()
 			b = append(b, `,"behind_high_water_seconds":`...)
 			b = strconv.AppendFloat(b, behind.Seconds(), 'g', -1, 64)
 			b = append(b, `,"high_water":`...)
@@ -468,7 +491,7 @@ func (h *Handler) appendClocks(b []byte) []byte {
 // at start or at a new lease identity, by how much and until when; else
 // it returns "".
 func behindWords(g idgen.Generator) string {
-	hr, ok := g.(HighWaterReporter)
+	hr, ok := as[HighWaterReporter](g)
 	if !ok {
 		return ""
 	}
@@ -495,7 +518,7 @@ func BehindHighWaterWords(behind time.Duration, mark time.Time) string {
 // ready asks g whether it can issue: Ready when g is a Readier, else one
 // call to Next whose ID is dropped (a gap, never a duplicate).
 func ready(ctx context.Context, g idgen.Generator) error {
-	if r, ok := g.(Readier); ok {
+	if r, ok := as[Readier](g); ok {
 		return r.Ready(ctx)
 	}
 	_, err := g.Next(ctx)

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"math"
 	"net/http"
 	"strconv"
 	"sync/atomic"
@@ -99,17 +100,59 @@ var codes = [...]int{http.StatusOK, http.StatusBadRequest, http.StatusNotFound, 
 	http.StatusInternalServerError, http.StatusServiceUnavailable}
 
 // latencyBuckets span 25 µs to 2.5 s: the target p99 is under 1 ms.
-var latencyBuckets = []float64{25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 250e-3, 1, 2.5}
+var latencyBuckets = [...]float64{25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 250e-3, 1, 2.5}
+
+// latencyBucketsNs are latencyBuckets in nanoseconds.
+var latencyBucketsNs = func() (ns [len(latencyBuckets)]int64) {
+	for i, s := range latencyBuckets {
+		ns[i] = int64(math.Round(s * 1e9))
+	}
+	return ns
+}()
+
+// A latencyHist is the request-path half of one latency histogram series:
+// two atomic adds per request (its bucket, the sum), where a Prometheus
+// Histogram takes four and a float compare-and-swap loop. The count is
+// the buckets' total, summed at scrape time, when the series is exported
+// as a constant histogram. A scrape may see an observation's bucket
+// without its sum, or the reverse: off by one request at most.
+type latencyHist struct {
+	counts [len(latencyBuckets) + 1]atomic.Uint64 // per bucket, not cumulative; the last is +Inf
+	sumNs  atomic.Int64
+}
+
+func (l *latencyHist) observe(d time.Duration) {
+	ns := int64(d)
+	i := 0
+	for i < len(latencyBucketsNs) && ns > latencyBucketsNs[i] {
+		i++
+	}
+	l.counts[i].Add(1)
+	l.sumNs.Add(ns)
+}
+
+// metric returns l as a Prometheus histogram of desc.
+func (l *latencyHist) metric(desc *prometheus.Desc, labels ...string) prometheus.Metric {
+	cum := make(map[float64]uint64, len(latencyBuckets))
+	var n uint64
+	for i, ub := range latencyBuckets {
+		n += l.counts[i].Load()
+		cum[ub] = n
+	}
+	n += l.counts[len(latencyBuckets)].Load()
+	return prometheus.MustNewConstHistogram(desc, n, float64(l.sumNs.Load())/1e9, cum, labels...)
+}
 
 // metrics holds the handler's Prometheus metrics. Request-path updates are
-// atomic adds and one histogram observation; the per-generator counters are
-// read at scrape time by collect.
+// atomic adds; the latency histograms of the common status codes and the
+// per-generator counters are exported at scrape time by collect.
 type metrics struct {
-	h        *Handler
-	latency  *prometheus.HistogramVec
-	observer [numRoutes][len(codes)]prometheus.Observer
-	panics   atomic.Uint64
-	cut      atomic.Uint64 // responses ended without their last chunk
+	h           *Handler
+	latencyDesc *prometheus.Desc
+	hist        [numRoutes][len(codes)]latencyHist
+	latency     *prometheus.HistogramVec // the status codes not in codes, rare
+	panics      atomic.Uint64
+	cut         atomic.Uint64 // responses ended without their last chunk
 
 	issuedDesc, rbFailDesc, rbWaitDesc, seqWaitDesc, remainingDesc, aheadDesc, driftDesc, stallsDesc, errorsDesc, panicsDesc, cutDesc *prometheus.Desc
 	behindDesc, maxAheadDesc, endDesc, leaseHeldDesc, leaseAgeDesc, leaseLostAfterDesc                                                *prometheus.Desc
@@ -121,13 +164,10 @@ func newMetrics(h *Handler) *metrics {
 	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "idgen_http_request_duration_seconds",
 		Help:    "Time to answer an HTTP request of the ID service, by route and status code.",
-		Buckets: latencyBuckets,
+		Buckets: latencyBuckets[:],
 	}, []string{"route", "code"})
-	for r := range numRoutes {
-		for i, c := range codes {
-			m.observer[r][i] = m.latency.WithLabelValues(routeNames[r], strconv.Itoa(c))
-		}
-	}
+	m.latencyDesc = prometheus.NewDesc("idgen_http_request_duration_seconds",
+		"Time to answer an HTTP request of the ID service, by route and status code.", []string{"route", "code"}, nil)
 	gen := []string{"generator"}
 	m.issuedDesc = prometheus.NewDesc("idgen_ids_issued_total", "IDs sent to clients, by generator.", gen, nil)
 	m.rbFailDesc = prometheus.NewDesc("idgen_clock_rollback_failures_total",
@@ -174,9 +214,6 @@ func newMetrics(h *Handler) *metrics {
 }
 
 func (m *metrics) register(reg prometheus.Registerer) error {
-	if err := reg.Register(m.latency); err != nil {
-		return err
-	}
 	return reg.Register(collector{m})
 }
 
@@ -184,7 +221,7 @@ func (m *metrics) register(reg prometheus.Registerer) error {
 func (m *metrics) observe(r routeKind, code int, d time.Duration) {
 	for i, c := range codes {
 		if c == code {
-			m.observer[r][i].Observe(d.Seconds())
+			m.hist[r][i].observe(d)
 			return
 		}
 	}
@@ -196,7 +233,7 @@ type collector struct{ m *metrics }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	m := c.m
-	for _, d := range []*prometheus.Desc{m.issuedDesc, m.rbFailDesc, m.rbWaitDesc, m.seqWaitDesc, m.remainingDesc, m.aheadDesc, m.driftDesc, m.stallsDesc, m.errorsDesc, m.panicsDesc, m.cutDesc,
+	for _, d := range []*prometheus.Desc{m.latencyDesc, m.issuedDesc, m.rbFailDesc, m.rbWaitDesc, m.seqWaitDesc, m.remainingDesc, m.aheadDesc, m.driftDesc, m.stallsDesc, m.errorsDesc, m.panicsDesc, m.cutDesc,
 		m.behindDesc, m.maxAheadDesc, m.endDesc, m.leaseHeldDesc, m.leaseAgeDesc, m.leaseLostAfterDesc, m.segWaitDesc, m.segFetchErrDesc, m.ticketServersDesc, m.ticketDownDesc} {
 		ch <- d
 	}
@@ -204,6 +241,12 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 
 func (c collector) Collect(ch chan<- prometheus.Metric) {
 	m := c.m
+	for r := range numRoutes {
+		for i, code := range codes {
+			ch <- m.hist[r][i].metric(m.latencyDesc, routeNames[r], strconv.Itoa(code))
+		}
+	}
+	m.latency.Collect(ch)
 	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
 	}
@@ -213,32 +256,32 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	for _, name := range m.h.names {
 		g := m.h.gens[name]
 		counter(m.issuedDesc, g.issued.Load(), name)
-		if rc, ok := g.gen.(RollbackCounter); ok {
+		if rc, ok := as[RollbackCounter](g.gen); ok {
 			counter(m.rbFailDesc, rc.ClockRollbackFailures(), name)
 			counter(m.rbWaitDesc, rc.ClockRollbackWaits(), name)
 		} else {
 			counter(m.rbFailDesc, g.rollbackFailures.Load(), name)
 		}
-		if sc, ok := g.gen.(SequenceWaitCounter); ok {
+		if sc, ok := as[SequenceWaitCounter](g.gen); ok {
 			counter(m.seqWaitDesc, sc.SequenceWaits(), name)
 		}
-		if s, ok := g.gen.(segmentStats); ok {
+		if s, ok := as[segmentStats](g.gen); ok {
 			st := s.Stats()
 			gauge(m.remainingDesc, float64(max(0, st.Remaining)), name)
 			counter(m.segWaitDesc, uint64(st.Waits), name)
 			counter(m.segFetchErrDesc, uint64(st.FetchErrors), name)
 		}
-		if hr, ok := g.gen.(HighWaterReporter); ok {
+		if hr, ok := as[HighWaterReporter](g.gen); ok {
 			behind, _ := hr.BehindHighWater()
 			gauge(m.behindDesc, behind.Seconds(), name)
 		}
-		if mr, ok := g.gen.(MaxAheadReporter); ok {
+		if mr, ok := as[MaxAheadReporter](g.gen); ok {
 			gauge(m.maxAheadDesc, mr.MaxAhead().Seconds(), name)
 		}
-		if le, ok := g.gen.(LayoutEnder); ok {
+		if le, ok := as[LayoutEnder](g.gen); ok {
 			gauge(m.endDesc, float64(le.LayoutEnd().Unix()), name)
 		}
-		if lr, ok := g.gen.(LeaseReporter); ok {
+		if lr, ok := as[LeaseReporter](g.gen); ok {
 			if st, ok := lr.LeaseStatus(); ok {
 				held := 0.0
 				if st.Held {
@@ -249,18 +292,18 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 				gauge(m.leaseLostAfterDesc, st.LostAfter.Seconds(), name)
 			}
 		}
-		if tr, ok := g.gen.(TicketServersReporter); ok {
+		if tr, ok := as[TicketServersReporter](g.gen); ok {
 			down, total := tr.ServersDown()
 			gauge(m.ticketServersDesc, float64(total), name)
 			gauge(m.ticketDownDesc, float64(down), name)
 		}
-		if ar, ok := g.gen.(ClockAheadReporter); ok {
+		if ar, ok := as[ClockAheadReporter](g.gen); ok {
 			ch <- prometheus.MustNewConstMetric(m.aheadDesc, prometheus.GaugeValue, ar.ClockAhead().Seconds(), name)
 		}
-		if dr, ok := g.gen.(ClockDriftReporter); ok {
+		if dr, ok := as[ClockDriftReporter](g.gen); ok {
 			ch <- prometheus.MustNewConstMetric(m.driftDesc, prometheus.GaugeValue, dr.ClockDrift().Seconds(), name)
 		}
-		if sc, ok := g.gen.(ClockStallCounter); ok {
+		if sc, ok := as[ClockStallCounter](g.gen); ok {
 			counter(m.stallsDesc, sc.ClockStalls(), name)
 		}
 		for k := range numErrKinds {
@@ -269,6 +312,24 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	counter(m.panicsDesc, m.panics.Load())
 	counter(m.cutDesc, m.cut.Load())
+}
+
+// as finds T in g or in a generator g wraps (an Unwrap() idgen.Generator
+// method, such as the encoding= wrapper of package strategies), so that a
+// wrapped generator keeps its metrics and readiness.
+func as[T any](g idgen.Generator) (T, bool) {
+	for g != nil {
+		if t, ok := g.(T); ok {
+			return t, true
+		}
+		u, ok := g.(interface{ Unwrap() idgen.Generator })
+		if !ok {
+			break
+		}
+		g = u.Unwrap()
+	}
+	var zero T
+	return zero, false
 }
 
 // A segmentStats is a generator that reports segment.Stats: a

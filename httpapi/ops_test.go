@@ -13,6 +13,7 @@ import (
 	"github.com/idgenkit/idgen/idgentest"
 	"github.com/idgenkit/idgen/segment"
 	"github.com/idgenkit/idgen/snowflake"
+	"github.com/idgenkit/idgen/strategies"
 )
 
 // TestBehindHighWater restarts a generator 5 s behind its high-water file
@@ -134,5 +135,26 @@ func TestLeaseStatusAbsent(t *testing.T) {
 	}
 	if _, ok := g.LeaseStatus(); ok {
 		t.Error("LeaseStatus of a lease that is not a LeaseStatusReporter: ok = true; want false")
+	}
+}
+
+// TestEncodedGeneratorMetrics: a generator built with encoding= (a
+// wrapper of the snowflake generator) keeps the snowflake's gauges and its
+// readiness, read through Unwrap.
+func TestEncodedGeneratorMetrics(t *testing.T) {
+	g, err := strategies.Options{}.New(context.Background(), "snowflake?preset=twitter&worker=1&encoding=crockford&rollback=hold")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, _ := serve(t, map[string]idgen.Generator{"default": g}, httpapi.Options{})
+	if got := scrape(t, srv.URL, `idgen_layout_end_timestamp_seconds{generator="default"}`); got != float64(twitter.End().Unix()) {
+		t.Errorf("idgen_layout_end_timestamp_seconds = %v; want %d", got, twitter.End().Unix())
+	}
+	if got := scrape(t, srv.URL, `idgen_clock_max_ahead_seconds{generator="default"}`); got != 10 {
+		t.Errorf("idgen_clock_max_ahead_seconds = %v; want 10", got)
+	}
+	r := get(t, srv.URL+"/readyz")
+	if r.code != http.StatusOK || !strings.Contains(string(r.body), `"clock_ahead_seconds":`) {
+		t.Errorf("GET /readyz = %d %s; want 200 with the clock details", r.code, r.body)
 	}
 }

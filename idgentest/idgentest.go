@@ -68,6 +68,10 @@ type Options struct {
 	// that is an io.Closer returns, matched with errors.Is. Nil means Close
 	// is idempotent: the second call returns nil too.
 	CloseAgain error
+	// NextN is how many IDs the NextN subtest takes in one call. Zero
+	// means 10,000; a generator that pays a store round trip per ID (a
+	// Flickr ticket server on MySQL: one commit each) takes fewer.
+	NextN int
 }
 
 // Run runs the suite as subtests of t. newGenerator builds a fresh
@@ -97,7 +101,11 @@ func Run(t *testing.T, newGenerator func(t *testing.T) idgen.Generator, o Option
 	})
 	t.Run("NextN", func(t *testing.T) {
 		g, ordered := build(t, newGenerator, o, true)
-		dst := make([]idgen.ID, 10_000)
+		size := o.NextN
+		if size == 0 {
+			size = 10_000
+		}
+		dst := make([]idgen.ID, size)
 		n, err := idgen.NextN(context.Background(), g, dst)
 		if err != nil || n != len(dst) {
 			t.Fatalf("NextN(%d) = %d, %v; want %d, nil", len(dst), n, err, len(dst))

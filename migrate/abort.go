@@ -14,7 +14,7 @@ import (
 // triggers and functions, the key function and its sequence, the mapping
 // table, the state row, and the state table when no other migration is
 // recorded); after the swap it reverts first (Revert), then drops them
-// likewise (Finish after Revert). It refuses, wrapping ErrInput, unless
+// likewise (Discard). It refuses, wrapping ErrInput, unless
 // yes, and when the table has no migration recorded. A run that still
 // holds the migration lock makes it fail (not ErrInput): stop the run,
 // then abort again.

@@ -387,7 +387,7 @@ func (s *Status) Write(w io.Writer) error {
 	case s.Phase == phaseDone:
 		phase = "done: the keys are swapped (idgen migrate revert swaps back; finish --yes drops the old keys)"
 	case s.Phase == phaseReverted:
-		phase = "reverted: back on the old keys (idgen migrate finish drops the new ones)"
+		phase = "reverted: back on the old keys (next: idgen migrate discard drops the new ones; idgen migrate run --yes starts over)"
 	case s.Running:
 		phase = s.Phase + ", running"
 	}

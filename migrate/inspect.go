@@ -72,6 +72,10 @@ type Options struct {
 	// OnThrottle, when set, is called when the run starts waiting before a
 	// batch (paused, lag or load over its limit) and when it goes on.
 	OnThrottle func(Throttle)
+	// StartOver makes Run, on a migration that was reverted, drop what the
+	// reverted attempt left (Discard) and migrate anew; without it Run
+	// refuses a reverted migration, wrapping ErrInput.
+	StartOver bool
 	// DryRun makes Run inspect and return the plan, and change nothing:
 	// the plan's WriteDryRun writes it with the DDL Run would run.
 	DryRun bool
@@ -745,7 +749,7 @@ func (p *Plan) Write(w io.Writer) error {
 		_, err := io.WriteString(w, b.String())
 		return err
 	case phaseReverted:
-		fmt.Fprintf(&b, "reverted     migration to %s, back on the old keys (finish drops the new ones)\n", p.To)
+		fmt.Fprintf(&b, "reverted     migration to %s, back on the old keys (discard drops the new ones; run --yes starts over)\n", p.To)
 	default:
 		fmt.Fprintf(&b, "in progress  migration to %s, phase %s (run resumes it; abort undoes it)\n", p.To, p.Phase)
 	}

@@ -146,8 +146,8 @@ func TestMeasure(t *testing.T) {
 			t.Fatalf("run %d: Revert = %v", run, err)
 		}
 		reverts = append(reverts, took)
-		if _, err := migrate.Finish(ctx, runConn, "parent", false); err != nil {
-			t.Fatalf("run %d: Finish after Revert = %v", run, err)
+		if err := migrate.Discard(ctx, runConn, "parent"); err != nil {
+			t.Fatalf("run %d: Discard after Revert = %v", run, err)
 		}
 	}
 	close(stop)

@@ -90,10 +90,9 @@ func (m *migration) revert(ctx context.Context) (time.Duration, error) {
 // when nothing else uses it), the mapping table, the triggers that keep
 // the old keys and the state row (the state table when no other migration
 // is recorded): what remains is the new keys, with the key function (and
-// its sequence) as the key column's default. After Revert it drops the
-// new key columns (with their indexes), the mapping table, the key
-// function and its sequence, and the state row: the table is as before
-// the migration. The report is Verify's (nil after Revert).
+// its sequence) as the key column's default. After Revert it refuses,
+// wrapping ErrInput and naming Discard, which drops what a reverted
+// migration left, and Run with StartOver. The report is Verify's.
 func Finish(ctx context.Context, conn *pgx.Conn, table string, yes bool) (*Report, error) {
 	r, err := finish(ctx, conn, table, yes)
 	return r, withStep(err, "finish table %q", clip(table))
@@ -118,8 +117,10 @@ func finish(ctx context.Context, conn *pgx.Conn, table string, yes bool) (*Repor
 			return r, fmt.Errorf("%w: %d problem(s) in %s; finish changed nothing", ErrVerify, len(r.Problems), r.Table)
 		}
 	case phaseReverted:
+		return nil, inputf("the migration of %s was reverted: finish drops the old keys of a completed migration; "+
+			"discard drops what the reverted one left (the new keys, mapping table, triggers and state), run --yes starts over", p.qtable())
 	default:
-		return nil, inputf("the migration of %s is in phase %s; finish works after run completes (phase done) or after revert (abort undoes a migration in any phase)",
+		return nil, inputf("the migration of %s is in phase %s; finish works after run completes (phase done; abort undoes a migration in any phase)",
 			p.qtable(), p.Phase)
 	}
 	unlock, err := p.lock(ctx, conn)
@@ -129,6 +130,35 @@ func finish(ctx context.Context, conn *pgx.Conn, table string, yes bool) (*Repor
 	defer unlock()
 	_, err = (&migration{conn: conn, p: p}).lockedTx(ctx, stmts(p.finishSQL()), "")
 	return r, err
+}
+
+// Discard drops what a reverted migration of table left, in one
+// transaction: the new key columns (with their indexes), the mapping
+// table, the triggers, the key function and its sequence, and the state
+// row (the state table when no other migration is recorded). The table is
+// then as before the migration, on its old keys, and Run migrates it anew.
+// It refuses, wrapping ErrInput, in any other phase (abort undoes a
+// migration in any phase) and when no migration is recorded.
+func Discard(ctx context.Context, conn *pgx.Conn, table string) error {
+	return withStep(discard(ctx, conn, table), "discard the reverted migration of table %q", clip(table))
+}
+
+func discard(ctx context.Context, conn *pgx.Conn, table string) error {
+	p, err := recorded(ctx, conn, table)
+	if err != nil {
+		return err
+	}
+	if p.Phase != phaseReverted {
+		return inputf("the migration of %s is in phase %s; discard drops what a reverted migration left (abort --yes undoes one in any phase)",
+			p.qtable(), p.Phase)
+	}
+	unlock, err := p.lock(ctx, conn)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	_, err = (&migration{conn: conn, p: p}).lockedTx(ctx, stmts(p.finishSQL()), "")
+	return err
 }
 
 // finishSQL returns the statements that end a migration in phase done

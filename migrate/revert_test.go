@@ -87,8 +87,9 @@ func objects(t *testing.T, conn *pgx.Conn) string {
 }
 
 // TestSelfReferenceRevertFinish migrates a self-referencing table with a
-// child and a grandchild, reverts it and finishes; migrates it again and
-// finishes.
+// child and a grandchild, reverts it and discards the reverted attempt
+// (Run and Finish refuse a reverted migration, naming Discard); migrates
+// it again and finishes.
 func TestSelfReferenceRevertFinish(t *testing.T) {
 	conn, _ := schema(t)
 	ctx := context.Background()
@@ -131,26 +132,34 @@ func TestSelfReferenceRevertFinish(t *testing.T) {
 	if n := count(t, conn, "SELECT count(*) FROM tree WHERE name = 'reverted' AND id < 3000"); n != 0 {
 		t.Errorf("a row inserted after Revert has an old key below 3000; want the sequence's next")
 	}
-	if _, err := migrate.Run(ctx, conn, migrate.Options{Table: "tree"}); !errors.Is(err, migrate.ErrInput) || !strings.Contains(err.Error(), "was reverted") {
-		t.Errorf("Run after Revert = %v; want ErrInput: reverted, finish first", err)
+	if _, err := migrate.Run(ctx, conn, migrate.Options{Table: "tree"}); !errors.Is(err, migrate.ErrInput) ||
+		!strings.Contains(err.Error(), "was reverted; Discard drops what it left (idgen migrate discard), or Run with StartOver (run --yes)") {
+		t.Errorf("Run after Revert = %v; want ErrInput naming Discard and StartOver", err)
+	}
+	if _, err := migrate.Finish(ctx, conn, "tree", true); !errors.Is(err, migrate.ErrInput) ||
+		!strings.Contains(err.Error(), "was reverted: finish drops the old keys of a completed migration; discard drops what the reverted one left") {
+		t.Errorf("Finish after Revert = %v; want ErrInput naming discard", err)
 	}
 	if _, err := migrate.Revert(ctx, conn, "tree"); !errors.Is(err, migrate.ErrInput) {
 		t.Errorf("Revert twice = %v; want ErrInput", err)
 	}
-	if _, err := migrate.Finish(ctx, conn, "tree", false); err != nil {
-		t.Fatalf("Finish after Revert = %v", err)
+	if err := migrate.Discard(ctx, conn, "tree"); err != nil {
+		t.Fatalf("Discard after Revert = %v", err)
 	}
 	if got, want := columns(t, conn, "tree")+" "+columns(t, conn, "note"), "id,parent_id,name id,tree_id"; got != want {
-		t.Errorf("columns after Revert and Finish = %q; want %q", got, want)
+		t.Errorf("columns after Revert and Discard = %q; want %q", got, want)
 	}
 	if got := objects(t, conn); got != before {
-		t.Errorf("objects after Revert and Finish:\n%s\nwant as before:\n%s", got, before)
+		t.Errorf("objects after Revert and Discard:\n%s\nwant as before:\n%s", got, before)
+	}
+	if err := migrate.Discard(ctx, conn, "tree"); !errors.Is(err, migrate.ErrInput) {
+		t.Errorf("Discard twice = %v; want ErrInput (no migration recorded)", err)
 	}
 
 	// Again, to the end.
 	opt.OnBatch = nil
 	if _, err := migrate.Run(ctx, conn, opt); err != nil {
-		t.Fatalf("Run again after Finish = %v", err)
+		t.Fatalf("Run again after Discard = %v", err)
 	}
 	insertTree(t, conn, "after2", "n7")
 	if _, err := migrate.Finish(ctx, conn, "tree", true); err != nil {
@@ -254,7 +263,7 @@ func TestCompositeFK(t *testing.T) {
 	if n := count(t, conn, "SELECT count(*) FROM invoice i LEFT JOIN account a ON (a.tenant, a.id) = (i.tenant, i.account_id) WHERE a.id IS NULL OR a.id > 100000"); n != 0 {
 		t.Errorf("%d invoices reference no account by an old key after Revert", n)
 	}
-	if _, err := migrate.Finish(ctx, conn, "account", false); err != nil {
-		t.Fatalf("Finish after Revert = %v", err)
+	if err := migrate.Discard(ctx, conn, "account"); err != nil {
+		t.Fatalf("Discard after Revert = %v", err)
 	}
 }

@@ -162,8 +162,16 @@ func Run(ctx context.Context, conn *pgx.Conn, opt Options) (*Plan, error) {
 		return p, nil
 	}
 	if p.Phase == phaseReverted {
-		return p, inputf("the migration of %s was reverted; Finish on %s removes what it left, then Run migrates anew",
-			p.qtable(), p.Table)
+		if !opt.StartOver {
+			return p, inputf("the migration of %s was reverted; Discard drops what it left (idgen migrate discard), or Run with StartOver (run --yes) drops it and migrates anew",
+				p.qtable())
+		}
+		if err := discard(ctx, conn, opt.Table); err != nil {
+			return p, withStep(err, "discard the reverted migration")
+		}
+		m.logf("dropped what the reverted migration of %s left; migrating anew", p.qtable())
+		opt.StartOver = false
+		return Run(ctx, conn, opt)
 	}
 	unlock, err := p.lock(ctx, conn)
 	if err != nil {

@@ -33,17 +33,24 @@ type Key struct {
 }
 
 // ParseKeys reads keys from text: either 64 hex digits (one 32-byte key,
-// key ID 0) or a comma-separated list of ID:HEX entries, each ID one
-// Crockford digit ("1:<64 hex>,0:<64 hex>"). The first key issues; all
-// decode. from names the text's source (an environment variable) in
-// errors, which wrap ErrKey and never contain the text.
+// key ID 0) or a list of ID:HEX entries, each ID one Crockford digit
+// ("1:<64 hex>,0:<64 hex>"), separated by commas or newlines (a key
+// file's lines; a line starting with # is a comment). The first key
+// issues; all decode. from names the text's source (an environment
+// variable, a file) in errors, which wrap ErrKey and never contain the
+// text.
 func ParseKeys(from, text string) ([]Key, error) {
-	text = strings.TrimSpace(text)
-	if text == "" {
-		return nil, fmt.Errorf("%w: %s is not set: want 64 hex digits (a %d-byte key), or ID:HEX,ID:HEX for several", ErrKey, from, KeySize)
+	var entries []string
+	for _, line := range strings.Split(text, "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			entries = append(entries, strings.Split(line, ",")...)
+		}
+	}
+	if len(entries) == 0 {
+		return nil, fmt.Errorf("%w: %s is not set or holds no key: want 64 hex digits (a %d-byte key), or ID:HEX,ID:HEX for several", ErrKey, from, KeySize)
 	}
 	var keys []Key
-	for i, entry := range strings.Split(text, ",") {
+	for i, entry := range entries {
 		id, secret := "0", strings.TrimSpace(entry)
 		if k, s, ok := strings.Cut(secret, ":"); ok {
 			id, secret = strings.TrimSpace(k), strings.TrimSpace(s)

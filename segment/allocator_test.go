@@ -20,21 +20,27 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// TestConformance: 8 goroutines × 25,000 IDs cross about 8 segments of
+// the doubling step from 1000 (the suite's default 100,000 each crossed
+// 10, 4 times as long).
 func TestConformance(t *testing.T) {
 	for _, s := range stores {
 		t.Run(s.name, func(t *testing.T) {
 			dsn := s.dsn(t)
 			tag := uniqueTag(t, dsn)
 			initTag(t, dsn, tag, 1000)
-			idgentest.Run(t, func(t *testing.T) idgen.Generator { return dial(t, dsn, segment.Config{Tag: tag}) }, idgentest.Options{})
+			idgentest.Run(t, func(t *testing.T) idgen.Generator { return dial(t, dsn, segment.Config{Tag: tag}) },
+				idgentest.Options{PerGoroutine: 25_000})
 		})
 	}
 }
 
 // Four allocators with separate pools, as four processes would have, share
-// one tag: 4 × 250,000 IDs, none twice, each allocator's increasing.
+// one tag: 4 × 50,000 IDs, none twice, each allocator's increasing. Each
+// fetches 6 segments (1000 doubling to MaxStep 20,000), 24 interleaved
+// fetches of one tag (250,000 each took 5 times as long).
 func TestFourAllocators(t *testing.T) {
-	const per = 250_000
+	const per = 50_000
 	for _, s := range stores {
 		t.Run(s.name, func(t *testing.T) {
 			dsn := s.dsn(t)

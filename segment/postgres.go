@@ -9,6 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/idgenkit/idgen/internal/storetls"
 )
 
 // Postgres is the PostgreSQL Store: one round trip per segment,
@@ -43,7 +45,7 @@ func openPool(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 		if nerr := noDatabase(dsn, err); nerr != nil {
 			return nil, nerr
 		}
-		return nil, unreachable(Redact(dsn), err)
+		return nil, unreachable(Redact(dsn), storetls.Explain(err, cfg.ConnConfig.TLSConfig))
 	}
 	return pool, nil
 }

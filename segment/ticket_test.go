@@ -159,9 +159,11 @@ func TestTickets(t *testing.T) {
 			if odd != 100 {
 				t.Fatalf("round robin over 2 servers gave %d odd IDs of 200; want 100", odd)
 			}
-			per := 1000
+			per, nextN := 1000, 0
 			if kind == "mysql" {
-				per = 250 // Flickr's REPLACE commits (and fsyncs) once per ticket
+				// Flickr's REPLACE commits (and fsyncs) once per ticket:
+				// 10,000 for NextN took 20 s.
+				per, nextN = 250, 1000
 			}
 			idgentest.Run(t, func(t *testing.T) idgen.Generator {
 				g, err := segment.DialTickets(ctx, dsns, name)
@@ -169,7 +171,7 @@ func TestTickets(t *testing.T) {
 					t.Fatalf("DialTickets(%q) = %v", dsns, err)
 				}
 				return g
-			}, idgentest.Options{Goroutines: 4, PerGoroutine: per})
+			}, idgentest.Options{Goroutines: 4, PerGoroutine: per, NextN: nextN})
 		})
 	}
 }
@@ -196,7 +198,14 @@ func TestTicketFailover(t *testing.T) {
 			if err != nil {
 				t.Fatalf("NewTickets() = %v", err)
 			}
+			downs := func(want int) {
+				t.Helper()
+				if down, total := g.ServersDown(); down != want || total != 2 {
+					t.Errorf("ServersDown() = %d, %d; want %d, 2", down, total, want)
+				}
+			}
 			before := take(t, g, 100)
+			downs(0)
 			p.Cut()
 			during := take(t, g, 100)
 			for _, v := range during {
@@ -204,16 +213,19 @@ func TestTicketFailover(t *testing.T) {
 					t.Fatalf("ID %d from the stopped server (even class)", v)
 				}
 			}
+			downs(1) // in its cooldown
 			p.Restore()
 			clk.Add(60 * time.Millisecond) // the cooldown ends
 			after := takeUntilEven(t, g)
 			noDuplicates(t, before, during, after)
+			downs(0)
 
 			p.Cut()
 			servers[0].Close()
 			if _, err := g.Next(ctx); !errors.Is(err, idgen.ErrUnavailable) {
 				t.Fatalf("Next() with both servers down = %v; want ErrUnavailable", err)
 			}
+			downs(2)
 		})
 	}
 }

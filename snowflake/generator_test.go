@@ -439,3 +439,30 @@ func TestUniqueAcrossProcesses(t *testing.T) {
 		}
 	}
 }
+
+// TestJS53BelowTwoTo53 issues js53 IDs at the last tick of the layout's
+// lifetime, the highest worker and the whole sequence: every one is below
+// 2^53, a plain JavaScript number.
+func TestJS53BelowTwoTo53(t *testing.T) {
+	l, err := snowflake.Preset("js53")
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := l.Epoch.Add(time.Duration(1<<41-1) * time.Millisecond)
+	g := mustNew(t, snowflake.Config{Layout: l, Nodes: map[string]int64{"worker": 31}, Clock: idgentest.NewClock(last)})
+	ids := make([]idgen.ID, 128)
+	if n, err := g.NextN(context.Background(), ids); err != nil {
+		t.Fatalf("NextN(128) at the last tick = %d, %v", n, err)
+	}
+	if v, _ := ids[127].Uint64(); v != 1<<53-1 {
+		t.Fatalf("last js53 ID = %d; want 2^53-1", v)
+	}
+	for _, id := range ids {
+		if v, _ := id.Uint64(); v >= 1<<53 {
+			t.Fatalf("js53 ID %d >= 2^53", v)
+		}
+	}
+	if g.Scheme() != (snowflake.JS53{}).Scheme() {
+		t.Fatalf("js53 scheme %p; want snowflake.JS53's", g.Scheme())
+	}
+}

@@ -58,6 +58,7 @@ func TestPresets(t *testing.T) {
 		{"instagram", "time:41,shard:13,sequence:10;tick=1ms;epoch=2011-08-24T21:07:01.721Z;unsigned", "2081-04-30T12:54:37.273Z", 1_024_000, 8192, true},
 		{"sonyflake", "time:39,sequence:8,machine:16;tick=10ms;epoch=2025-01-01T00:00:00Z", "2199-03-19T03:28:58.88Z", 25_600, 65536, false},
 		{"baidu", "time:28,worker:22,sequence:13;tick=1s;epoch=2016-05-20T00:00:00Z", "2024-11-20T21:24:16Z", 8192, 1 << 22, false},
+		{"js53", "time:41,worker:5,sequence:7;tick=1ms;epoch=2026-01-01T00:00:00Z", "2095-09-07T15:47:35.552Z", 128_000, 32, false},
 		{"region", "time:41,region:3,worker:10,sequence:10;tick=1ms;epoch=2026-01-01T00:00:00Z;unsigned", "2095-09-07T15:47:35.552Z", 1_024_000, 8192, true},
 		{"simpleflake", "time:41,random:22;tick=1ms;epoch=2000-01-01T05:00:00Z", "2069-09-06T20:47:35.552Z", 0, 1, false},
 		{"default", "time:41,datacenter:5,worker:5,sequence:12;tick=1ms;epoch=2026-01-01T00:00:00Z", "2095-09-07T15:47:35.552Z", 4_096_000, 1024, false},

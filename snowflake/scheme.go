@@ -68,12 +68,19 @@ func SchemeOf(l Layout) (*idgen.Scheme, error) {
 	return schemeFor(p), nil
 }
 
-// LayoutOf returns the layout behind a Snowflake scheme, and false for any
-// other scheme.
+// LayoutOf returns the layout behind a Snowflake scheme, also one written in
+// another text encoding (a codec with an Unwrap() idgen.Codec method, as
+// the spec key encoding= gives), and false for any other scheme.
 func LayoutOf(s *idgen.Scheme) (Layout, bool) {
-	c, ok := s.Codec.(codec)
-	if !ok {
-		return Layout{}, false
+	cd := s.Codec
+	for {
+		if c, ok := cd.(codec); ok {
+			return c.p.layout, true
+		}
+		u, ok := cd.(interface{ Unwrap() idgen.Codec })
+		if !ok {
+			return Layout{}, false
+		}
+		cd = u.Unwrap()
 	}
-	return c.p.layout, true
 }

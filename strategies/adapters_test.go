@@ -34,9 +34,18 @@ var conformance = []struct {
 	{name: "snowflake", spec: "snowflake?worker=3"},
 }
 
+// perGoroutine is the adapters' conformance size: 8 goroutines × 20,000
+// IDs, hundreds in every millisecond, and the race detector sees a missing
+// lock in them as in the suite's default 100,000 each (5 times as long:
+// a minute for the package under -race).
+const perGoroutine = 20_000
+
 func TestConformance(t *testing.T) {
 	for _, tc := range conformance {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.opts.PerGoroutine == 0 {
+				tc.opts.PerGoroutine = perGoroutine
+			}
 			idgentest.Run(t, fromSpec(tc.spec), tc.opts)
 		})
 	}

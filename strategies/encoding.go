@@ -102,6 +102,10 @@ type encodedCodec struct {
 	enc *public.Encoding
 }
 
+// Unwrap returns the scheme's own codec (snowflake.LayoutOf reads the
+// layout through it).
+func (c encodedCodec) Unwrap() idgen.Codec { return c.Codec }
+
 func (c encodedCodec) AppendText(dst, b []byte) []byte { return c.enc.AppendText(dst, b) }
 func (c encodedCodec) ParseText(b, text []byte) error  { return c.enc.ParseText(b, text) }
 
@@ -113,6 +117,10 @@ type encodedGenerator struct {
 }
 
 func (g *encodedGenerator) Scheme() *idgen.Scheme { return g.scheme }
+
+// Unwrap returns the generator whose IDs it writes in the encoding, so
+// that a server reads its readiness, clock and metrics through it.
+func (g *encodedGenerator) Unwrap() idgen.Generator { return g.inner }
 
 func (g *encodedGenerator) Next(ctx context.Context) (idgen.ID, error) {
 	id, err := g.inner.Next(ctx)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/public"
@@ -22,6 +23,7 @@ func init() {
 		Keys: []Key{
 			{Name: "inner", Doc: "the spec whose IDs are encrypted, URL-escaped (snowflake%3Fpreset%3Dtwitter); required"},
 			{Name: "key_env", Doc: "environment variable holding the key: 64 hex digits, or ID:HEX,ID:HEX to rotate (the first issues); default " + EnvPublicKey},
+			{Name: "key_file", Doc: "file holding the keys instead of key_env: 64 hex digits, or ID:HEX entries, one a line or comma-separated (the first issues); # starts a comment line"},
 			{Name: EncodingKey, Doc: "text of the encrypted bits: " + "crockford (default), crockford-check, base58, base62, base36, hex"},
 			{Name: "tweak", Doc: "FF1 tweak, at most 64 bytes of text (a type name, or a TypeID inner's prefix): the same inner ID under two tweaks gives unrelated public IDs; public, not a secret; default empty, as public IDs issued before tweaks existed"},
 		},
@@ -85,12 +87,7 @@ func publicConfig(p *Params) (public.Config, string, error) {
 	if err != nil {
 		return public.Config{}, "", err
 	}
-	env := p.String("key_env", EnvPublicKey)
-	if p.opts.LookupKey == nil {
-		return public.Config{}, "", fmt.Errorf("%w: public: no key source (the program sets strategies.Options.LookupKey)", ErrSpec)
-	}
-	text, _ := p.opts.LookupKey(env)
-	keys, err := public.ParseKeys(env, text)
+	keys, err := publicKeys(p)
 	if err != nil {
 		return public.Config{}, "", fmt.Errorf("%w: %w", ErrSpec, err)
 	}
@@ -99,4 +96,27 @@ func publicConfig(p *Params) (public.Config, string, error) {
 		return public.Config{}, "", p.bad("tweak", tweak, fmt.Sprintf("at most %d bytes", public.MaxTweakSize))
 	}
 	return public.Config{Keys: keys, Encoding: enc, Tweak: []byte(tweak)}, inner, nil
+}
+
+// publicKeys reads a public spec's keys from key_file, or else from the
+// variable key_env names (through Options.LookupKey). Both given is an
+// error. Errors wrap public.ErrKey and name the file or variable, never
+// the key.
+func publicKeys(p *Params) ([]public.Key, error) {
+	if file := p.String("key_file", ""); file != "" {
+		if p.Has("key_env") {
+			return nil, fmt.Errorf("%w: key_file and key_env both name the key: give one", public.ErrKey)
+		}
+		text, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("%w: key_file: %w", public.ErrKey, err)
+		}
+		return public.ParseKeys("key_file "+file, string(text))
+	}
+	env := p.String("key_env", EnvPublicKey)
+	if p.opts.LookupKey == nil {
+		return nil, fmt.Errorf("%w: public: no key source (the program sets strategies.Options.LookupKey, or the spec key_file=)", public.ErrKey)
+	}
+	text, _ := p.opts.LookupKey(env)
+	return public.ParseKeys(env, text)
 }

@@ -45,7 +45,7 @@ func TestSegmentStrategies(t *testing.T) {
 	if g.Scheme() != segment.Scheme {
 		t.Fatalf("New(%q).Scheme() = %v; want segment.Scheme", spec, g.Scheme())
 	}
-	idgentest.Run(t, fromSpec(spec), idgentest.Options{})
+	idgentest.Run(t, fromSpec(spec), idgentest.Options{PerGoroutine: perGoroutine})
 
 	for _, name := range []string{"segment", "ticket", "instagram"} {
 		spec := name + "?dsn=redis://127.0.0.1:1/0"

@@ -240,7 +240,7 @@ func TestFlake128WorkerSource(t *testing.T) {
 	if err != nil || flakeWorker(id) != 123456789 {
 		t.Fatalf("Next() = %v, %v; want worker 123456789", id, err)
 	}
-	idgentest.Run(t, fromSpec(spec), idgentest.Options{})
+	idgentest.Run(t, fromSpec(spec), idgentest.Options{PerGoroutine: perGoroutine})
 }
 
 func sonyField(t *testing.T, id idgen.ID, name string) uint64 {

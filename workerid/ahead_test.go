@@ -17,64 +17,64 @@ import (
 // the mark written ahead at each renewal covers it, with no store round
 // trip on the request path. Cut for longer, it stops with ErrLeaseLost
 // within LostAfter of its last renewal.
+//
+// The stores run at once (atBackends): the test mostly sleeps.
 func TestStoreFreeze(t *testing.T) {
-	for _, bk := range backends {
-		t.Run(bk.name, func(t *testing.T) {
-			b := bk.setup(t)
-			addr, p := b.via(t)
-			cfg := workerid.LeaseConfig{Space: workerid.Space{Workers: 1}, TTL: 3 * time.Second, RenewEvery: 200 * time.Millisecond, LostAfter: 1500 * time.Millisecond}
-			s := mustOpen(t, b, addr, cfg)
-			g, err := snowflake.New(context.Background(), snowflake.Config{Lease: s, HighWater: s, HighWaterAhead: 50 * time.Millisecond})
-			if err != nil {
-				t.Fatalf("snowflake.New() = %v", err)
-			}
-			seen := map[idgen.ID]bool{}
-			issue := func(d time.Duration) (firstErr error, at time.Duration) {
-				start := time.Now()
-				for time.Since(start) < d {
-					id, err := g.Next(context.Background())
-					if err != nil {
-						return err, time.Since(start)
-					}
-					if seen[id] {
-						t.Fatalf("duplicate ID %s", id)
-					}
-					seen[id] = true
-					time.Sleep(time.Millisecond)
+	atBackends(t, func(t *testing.T, setup func(t *testing.T) backend) {
+		b := setup(t)
+		addr, p := b.via(t)
+		cfg := workerid.LeaseConfig{Space: workerid.Space{Workers: 1}, TTL: 3 * time.Second, RenewEvery: 200 * time.Millisecond, LostAfter: 1500 * time.Millisecond}
+		s := mustOpen(t, b, addr, cfg)
+		g, err := snowflake.New(context.Background(), snowflake.Config{Lease: s, HighWater: s, HighWaterAhead: 50 * time.Millisecond})
+		if err != nil {
+			t.Fatalf("snowflake.New() = %v", err)
+		}
+		seen := map[idgen.ID]bool{}
+		issue := func(d time.Duration) (firstErr error, at time.Duration) {
+			start := time.Now()
+			for time.Since(start) < d {
+				id, err := g.Next(context.Background())
+				if err != nil {
+					return err, time.Since(start)
 				}
-				return nil, d
+				if seen[id] {
+					t.Fatalf("duplicate ID %s", id)
+				}
+				seen[id] = true
+				time.Sleep(time.Millisecond)
 			}
-			if err, _ := issue(300 * time.Millisecond); err != nil {
-				t.Fatalf("Next() with the store up = %v", err)
-			}
+			return nil, d
+		}
+		if err, _ := issue(300 * time.Millisecond); err != nil {
+			t.Fatalf("Next() with the store up = %v", err)
+		}
 
-			p.Cut()
-			err, at := issue(500 * time.Millisecond)
-			p.Restore()
-			if err != nil {
-				t.Fatalf("Next() %v into a 500ms store cut (LostAfter %v) = %v; want IDs", at, cfg.LostAfter, err)
-			}
+		p.Cut()
+		err, at := issue(500 * time.Millisecond)
+		p.Restore()
+		if err != nil {
+			t.Fatalf("Next() %v into a 500ms store cut (LostAfter %v) = %v; want IDs", at, cfg.LostAfter, err)
+		}
 
-			// Renewed again (a gRPC client may take a second to reconnect;
-			// unrenewed for LostAfter, the next issue would fail), then cut
-			// for longer than LostAfter.
-			time.Sleep(cfg.LostAfter)
-			if err, _ := issue(100 * time.Millisecond); err != nil {
-				t.Fatalf("Next() after the store came back = %v", err)
-			}
-			p.Cut()
-			err, at = issue(3 * time.Second)
-			if !errors.Is(err, idgen.ErrLeaseLost) {
-				t.Fatalf("Next() %v into a 3s store cut = %v; want ErrLeaseLost", at, err)
-			}
-			if at > cfg.LostAfter+200*time.Millisecond {
-				t.Errorf("issuing stopped %v into the cut; want within LostAfter (%v)", at, cfg.LostAfter)
-			}
-			if at < cfg.LostAfter-cfg.RenewEvery-100*time.Millisecond {
-				t.Errorf("issuing stopped %v into the cut; want not before LostAfter (%v) after the last renewal", at, cfg.LostAfter)
-			}
-		})
-	}
+		// Renewed again (a gRPC client may take a second to reconnect;
+		// unrenewed for LostAfter, the next issue would fail), then cut
+		// for longer than LostAfter.
+		time.Sleep(cfg.LostAfter)
+		if err, _ := issue(100 * time.Millisecond); err != nil {
+			t.Fatalf("Next() after the store came back = %v", err)
+		}
+		p.Cut()
+		err, at = issue(3 * time.Second)
+		if !errors.Is(err, idgen.ErrLeaseLost) {
+			t.Fatalf("Next() %v into a 3s store cut = %v; want ErrLeaseLost", at, err)
+		}
+		if at > cfg.LostAfter+200*time.Millisecond {
+			t.Errorf("issuing stopped %v into the cut; want within LostAfter (%v)", at, cfg.LostAfter)
+		}
+		if at < cfg.LostAfter-cfg.RenewEvery-100*time.Millisecond {
+			t.Errorf("issuing stopped %v into the cut; want not before LostAfter (%v) after the last renewal", at, cfg.LostAfter)
+		}
+	})
 }
 
 // TestReleaseSettlesMark: Close replaces the mark written ahead (LostAfter

@@ -157,20 +157,25 @@ func signalAll(pids []int, sig syscall.Signal) error {
 // Next fails (with renewals every 10 s, they stopped 5 s into it). Frozen
 // for 20 s, every node stops (Next and Ready fail with ErrLeaseLost) by
 // LostAfter after the freeze, not before LostAfter - RenewEvery, and issues
-// again after the thaw. The four cases run in parallel, each on its own
-// server (about 30 s in all).
+// again after the thaw. The four cases run at once, each on its own
+// server (about 30 s in all): they mostly sleep, so they run in goroutines
+// of their own rather than as parallel subtests, which -parallel (the
+// cores, 2 in CI) would run two at a time (about 50 s).
 func TestProcessFreeze(t *testing.T) {
+	var wg sync.WaitGroup
 	for _, store := range freezables {
 		for _, tc := range []struct {
 			freeze time.Duration
 			stops  bool
 		}{{10 * time.Second, false}, {20 * time.Second, true}} {
-			t.Run(store.name+"/"+tc.freeze.String(), func(t *testing.T) {
-				t.Parallel()
-				testFreeze(t, store.start(t), tc.freeze, tc.stops)
+			wg.Go(func() {
+				t.Run(store.name+"/"+tc.freeze.String(), func(t *testing.T) {
+					testFreeze(t, store.start(t), tc.freeze, tc.stops)
+				})
 			})
 		}
 	}
+	wg.Wait()
 }
 
 // testFreeze runs one case of TestProcessFreeze.

@@ -205,7 +205,7 @@ func (c LeaseConfig) heldErr(err error) error {
 	if c.Pin == nil || !errors.Is(err, idgen.ErrNoWorkerIDs) {
 		return err
 	}
-	return fmt.Errorf("%w: worker ID %d of namespace %q is held by a live lease (another node runs with it, "+
+	return fmt.Errorf("%w: worker ID %d of namespace %q (another node runs with it, "+
 		"or a holder that died has not reached its ttl %v); a second holder is refused", ErrWorkerIDHeld, *c.Pin, c.Namespace, c.TTL)
 }
 

@@ -173,87 +173,99 @@ func TestConcurrentAcquire(t *testing.T) {
 	}
 }
 
+// TestLeaseLostAndReacquired: the stores run at once (atBackends), as the
+// test mostly waits for their TTL.
 func TestLeaseLostAndReacquired(t *testing.T) {
+	atBackends(t, func(t *testing.T, setup func(t *testing.T) backend) {
+		b := setup(t)
+		addr, p := b.via(t)
+		cfg, clk := onClock(fast(1)) // one worker ID: the successor must get the same
+		holder := mustOpen(t, b, addr, cfg)
+		first := holder.Identity()
+		if first == nil || first.WorkerID != 0 {
+			t.Fatalf("Identity() = %+v; want worker 0", first)
+		}
+		g, err := snowflake.New(context.Background(), snowflake.Config{Lease: holder, HighWater: holder})
+		if err != nil {
+			t.Fatalf("snowflake.New() = %v", err)
+		}
+		if _, err := g.Next(context.Background()); err != nil {
+			t.Fatalf("Next() under the lease = %v", err)
+		}
+		lost := holder.Lost()
+		select {
+		case <-lost:
+			t.Fatalf("Lost() closed while the lease is renewed")
+		default:
+		}
+		cut := time.Now()
+		p.Cut()
+		// While the holder's lease is alive on the server nobody else
+		// may take the ID.
+		if s, err := b.open(context.Background(), b.addr, cfg); !errors.Is(err, idgen.ErrNoWorkerIDs) {
+			if s != nil {
+				s.Close()
+			}
+			t.Fatalf("open() while the holder's lease is alive = %v; want ErrNoWorkerIDs", err)
+		}
+		// The holder reports lost before its lease can expire: within
+		// LostAfter of its last renewal (at open: its clock stood still
+		// since), so before cut + TTL.
+		clk.Add(cfg.LostAfter)
+		select {
+		case <-lost:
+		case <-time.After(time.Until(cut.Add(cfg.TTL))):
+			t.Fatalf("lease not reported lost %v after its store was cut (TTL %v)", time.Since(cut), cfg.TTL)
+		}
+		if got := holder.Identity(); got != nil {
+			t.Fatalf("Identity() after lost = %+v; want nil", got)
+		}
+		if id, err := g.Next(context.Background()); !errors.Is(err, idgen.ErrLeaseLost) {
+			t.Fatalf("Next() after lost = %v, %v; want ErrLeaseLost", id, err)
+		}
+		dst := make([]idgen.ID, 8)
+		if n, err := g.NextN(context.Background(), dst); n != 0 || !errors.Is(err, idgen.ErrLeaseLost) {
+			t.Fatalf("NextN() after lost = %d, %v; want 0, ErrLeaseLost", n, err)
+		}
+		// After the TTL another node takes the ID, with a higher
+		// generation.
+		var next leaseSource
+		deadline := time.Now().Add(3 * cfg.TTL)
+		for {
+			s, err := b.open(context.Background(), b.addr, cfg)
+			if err == nil {
+				next = s
+				t.Cleanup(func() { s.Close() })
+				break
+			}
+			if !errors.Is(err, idgen.ErrNoWorkerIDs) || time.Now().After(deadline) {
+				t.Fatalf("open() after the TTL = %v; want the ID", err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if since := time.Since(cut); since < cfg.LostAfter {
+			t.Fatalf("successor acquired %v after the cut, before the holder's LostAfter %v", since, cfg.LostAfter)
+		}
+		got := next.Identity()
+		if got.WorkerID != first.WorkerID || got.Generation <= first.Generation {
+			t.Fatalf("successor identity %+v; want worker %d, generation above %d", got, first.WorkerID, first.Generation)
+		}
+		if id := holder.Identity(); id != nil {
+			t.Fatalf("cut holder's Identity() = %+v while the successor holds the ID; want nil", id)
+		}
+	})
+}
+
+// atBackends runs f as a subtest per backend, all at once, each in a
+// goroutine of its own: for tests that mostly sleep through lease timing,
+// which -parallel (the cores, 2 in CI) would run two at a time, the others
+// waiting.
+func atBackends(t *testing.T, f func(t *testing.T, setup func(t *testing.T) backend)) {
+	var wg sync.WaitGroup
 	for _, bk := range backends {
-		t.Run(bk.name, func(t *testing.T) {
-			b := bk.setup(t)
-			addr, p := b.via(t)
-			cfg, clk := onClock(fast(1)) // one worker ID: the successor must get the same
-			holder := mustOpen(t, b, addr, cfg)
-			first := holder.Identity()
-			if first == nil || first.WorkerID != 0 {
-				t.Fatalf("Identity() = %+v; want worker 0", first)
-			}
-			g, err := snowflake.New(context.Background(), snowflake.Config{Lease: holder, HighWater: holder})
-			if err != nil {
-				t.Fatalf("snowflake.New() = %v", err)
-			}
-			if _, err := g.Next(context.Background()); err != nil {
-				t.Fatalf("Next() under the lease = %v", err)
-			}
-			lost := holder.Lost()
-			select {
-			case <-lost:
-				t.Fatalf("Lost() closed while the lease is renewed")
-			default:
-			}
-			cut := time.Now()
-			p.Cut()
-			// While the holder's lease is alive on the server nobody else
-			// may take the ID.
-			if s, err := b.open(context.Background(), b.addr, cfg); !errors.Is(err, idgen.ErrNoWorkerIDs) {
-				if s != nil {
-					s.Close()
-				}
-				t.Fatalf("open() while the holder's lease is alive = %v; want ErrNoWorkerIDs", err)
-			}
-			// The holder reports lost before its lease can expire: within
-			// LostAfter of its last renewal (at open: its clock stood still
-			// since), so before cut + TTL.
-			clk.Add(cfg.LostAfter)
-			select {
-			case <-lost:
-			case <-time.After(time.Until(cut.Add(cfg.TTL))):
-				t.Fatalf("lease not reported lost %v after its store was cut (TTL %v)", time.Since(cut), cfg.TTL)
-			}
-			if got := holder.Identity(); got != nil {
-				t.Fatalf("Identity() after lost = %+v; want nil", got)
-			}
-			if id, err := g.Next(context.Background()); !errors.Is(err, idgen.ErrLeaseLost) {
-				t.Fatalf("Next() after lost = %v, %v; want ErrLeaseLost", id, err)
-			}
-			dst := make([]idgen.ID, 8)
-			if n, err := g.NextN(context.Background(), dst); n != 0 || !errors.Is(err, idgen.ErrLeaseLost) {
-				t.Fatalf("NextN() after lost = %d, %v; want 0, ErrLeaseLost", n, err)
-			}
-			// After the TTL another node takes the ID, with a higher
-			// generation.
-			var next leaseSource
-			deadline := time.Now().Add(3 * cfg.TTL)
-			for {
-				s, err := b.open(context.Background(), b.addr, cfg)
-				if err == nil {
-					next = s
-					t.Cleanup(func() { s.Close() })
-					break
-				}
-				if !errors.Is(err, idgen.ErrNoWorkerIDs) || time.Now().After(deadline) {
-					t.Fatalf("open() after the TTL = %v; want the ID", err)
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
-			if since := time.Since(cut); since < cfg.LostAfter {
-				t.Fatalf("successor acquired %v after the cut, before the holder's LostAfter %v", since, cfg.LostAfter)
-			}
-			got := next.Identity()
-			if got.WorkerID != first.WorkerID || got.Generation <= first.Generation {
-				t.Fatalf("successor identity %+v; want worker %d, generation above %d", got, first.WorkerID, first.Generation)
-			}
-			if id := holder.Identity(); id != nil {
-				t.Fatalf("cut holder's Identity() = %+v while the successor holds the ID; want nil", id)
-			}
-		})
+		wg.Go(func() { t.Run(bk.name, func(t *testing.T) { f(t, bk.setup) }) })
 	}
+	wg.Wait()
 }
 
 func TestHighWaterRestart(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/internal/redact"
+	"github.com/idgenkit/idgen/internal/storetls"
 	"github.com/idgenkit/idgen/segment"
 )
 
@@ -72,7 +73,6 @@ func OpenMySQL(ctx context.Context, dsn string, cfg MySQLConfig) (*MySQL, error)
 	if err != nil {
 		return nil, fmt.Errorf("%w: MySQL DSN: %v", ErrConfig, err)
 	}
-	mc.Logger = quietLog{}    // a library does not print; errors come back as values
 	mc.ClientFoundRows = true // a renewal or mark that changes nothing still matched its row
 	if mc.ReadTimeout == 0 {
 		mc.ReadTimeout = lc.RenewEvery // a cut connection must not outlive a renewal step
@@ -84,10 +84,10 @@ func OpenMySQL(ctx context.Context, dsn string, cfg MySQLConfig) (*MySQL, error)
 	db := sql.OpenDB(conn)
 	db.SetMaxOpenConns(2)
 	db.SetConnMaxIdleTime(time.Minute)
-	b := &myBackend{db: db, t: cfg.Table, ns: lc.Namespace, max: lc.max(), owner: lc.Owner, ttl: lc.TTL, dsn: redact.Spec(dsn)}
+	b := &myBackend{mc: mc, db: db, t: cfg.Table, ns: lc.Namespace, max: lc.max(), owner: lc.Owner, ttl: lc.TTL, dsn: redact.Spec(dsn)}
 	if err := b.init(ctx); err != nil {
 		db.Close()
-		return nil, err
+		return nil, storetls.Explain(err, mc.TLS)
 	}
 	l, err := open(ctx, b, lc)
 	if err != nil {
@@ -97,6 +97,7 @@ func OpenMySQL(ctx context.Context, dsn string, cfg MySQLConfig) (*MySQL, error)
 }
 
 type myBackend struct {
+	mc    *mysql.Config // for MySQLWhy
 	db    *sql.DB
 	t     string
 	ns    string
@@ -107,7 +108,7 @@ type myBackend struct {
 }
 
 func (b *myBackend) unreachable(err error) error {
-	return fmt.Errorf("%w: workerid: MySQL %s: %v", idgen.ErrUnavailable, b.dsn, err)
+	return fmt.Errorf("%w: workerid: MySQL %s: %v", idgen.ErrUnavailable, b.dsn, segment.MySQLWhy(err, b.mc))
 }
 
 // init creates the table and the space's missing rows, under a named lock
@@ -248,9 +249,3 @@ func (b *myBackend) setMark(ctx context.Context, id, gen int64, mark time.Time) 
 }
 
 func (b *myBackend) close() { b.db.Close() }
-
-// quietLog drops the driver's own log lines (a cut connection's "unexpected
-// EOF"): the failure reaches the lease as an error.
-type quietLog struct{}
-
-func (quietLog) Print(...any) {}

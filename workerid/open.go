@@ -20,8 +20,8 @@ const DefaultLeaseWorkers = 1024
 // Doc describes the worker source URLs Open takes, for key docs and flags.
 const Doc = "worker ID source: static:N, env (IDGEN_WORKER_ID), ordinal[:offset] (hostname name-N), " +
 	"postgres://...[?namespace=&table=&ttl=&workers=&worker_id=&state_file=], etcd://[user@]host:port[,host:port][/namespace][?ttl=&workers=&worker_id=&state_file=&password_file=&tls_ca=&tls_cert=&tls_key=], " +
-	"mysql://user@host:3306/db[?namespace=&table=&ttl=&workers=&worker_id=&state_file=], " +
-	"redis://host:6379/db[?namespace=&ttl=&workers=&worker_id=&state_file=], " +
+	"mysql://user@host:3306/db[?namespace=&table=&ttl=&workers=&worker_id=&state_file=&password_file=&tls_ca=&tls_cert=&tls_key=], " +
+	"redis://[user@]host:6379/db[?namespace=&ttl=&workers=&worker_id=&state_file=&password_file=] (rediss:// with tls_ca=&tls_cert=&tls_key=), " +
 	"zk://[user@]host:port[,host:port][/path][?node=&namespace=&ttl=&workers=&worker_id=&state_file=&password_file=], ip[:bits] (low bits of a private IPv4), " +
 	"hostname-hash?accept_collisions=true"
 

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/workerid"
@@ -90,5 +91,36 @@ func TestPinURL(t *testing.T) {
 	_, err = workerid.Open(context.Background(), u.String(), space)
 	if !errors.Is(err, workerid.ErrConfig) || !strings.Contains(err.Error(), `worker_id "8": want an integer in [0, 7]`) {
 		t.Fatalf("Open(workers=8&worker_id=8) = %v; want ErrConfig naming the range [0, 7]", err)
+	}
+}
+
+// TestLeaseStatusAge: a lease's status, on a test clock, while its store
+// is cut: the renewal age grows with the clock and the lease stays held
+// until the age reaches LostAfter; then it is lost, and the age goes on
+// counting from the last good renewal.
+func TestLeaseStatusAge(t *testing.T) {
+	b := backends[0].setup(t) // postgres
+	addr, p := b.via(t)
+	cfg, clk := onClock(fast(4))
+	s := mustOpen(t, b, addr, cfg)
+	markWrittenAhead(t, clk)
+	status := func() idgen.LeaseStatus { return s.(idgen.LeaseStatusReporter).LeaseStatus() }
+	if st := status(); st != (idgen.LeaseStatus{Held: true, LostAfter: time.Second}) {
+		t.Fatalf("LeaseStatus() after open = %+v; want held, 0s old, LostAfter 1s", st)
+	}
+	p.Cut()
+	clk.Add(400 * time.Millisecond) // past a renewal, which fails
+	if st := status(); st != (idgen.LeaseStatus{Held: true, SinceRenewal: 400 * time.Millisecond, LostAfter: time.Second}) {
+		t.Errorf("LeaseStatus() 400ms after the last renewal = %+v; want held, 400ms old", st)
+	}
+	lost := s.Lost()
+	clk.Add(700 * time.Millisecond)
+	select {
+	case <-lost:
+	case <-time.After(10 * time.Second):
+		t.Fatal("lease not lost 10 s after the test clock passed LostAfter")
+	}
+	if st := status(); st != (idgen.LeaseStatus{Held: false, SinceRenewal: 1100 * time.Millisecond, LostAfter: time.Second}) {
+		t.Errorf("LeaseStatus() after LostAfter = %+v; want not held, 1.1s old", st)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/internal/redact"
+	"github.com/idgenkit/idgen/internal/storetls"
 )
 
 // DefaultTable is the PostgreSQL lease table.
@@ -82,7 +83,7 @@ func OpenPostgres(ctx context.Context, dsn string, cfg PostgresConfig) (*Postgre
 	b := &pgBackend{pool: pool, t: cfg.Table, ns: lc.Namespace, max: lc.max(), owner: lc.Owner, ttl: lc.TTL, dsn: redact.Spec(dsn)}
 	if err := lc.checkSkew(ctx, b.clock); err != nil {
 		pool.Close()
-		return nil, err
+		return nil, storetls.Explain(err, pc.ConnConfig.TLSConfig)
 	}
 	if err := b.init(ctx); err != nil {
 		pool.Close()

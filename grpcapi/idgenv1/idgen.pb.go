@@ -29,7 +29,11 @@ type NextRequest struct {
 	// The generator's name; empty means the server's default generator.
 	Generator string `protobuf:"bytes,1,opt,name=generator,proto3" json:"generator,omitempty"`
 	// How many IDs, 1 to the server's max count; 0 means 1.
-	Count         uint32 `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
+	Count uint32 `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
+	// True: each ID carries its value and text only, no timestamp_ms and no
+	// fields (Decode gives them for any ID): a smaller answer, cheaper to
+	// build and to parse. False (the default) keeps the breakdown.
+	OmitBreakdown bool `protobuf:"varint,3,opt,name=omit_breakdown,json=omitBreakdown,proto3" json:"omit_breakdown,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -76,6 +80,13 @@ func (x *NextRequest) GetCount() uint32 {
 		return x.Count
 	}
 	return 0
+}
+
+func (x *NextRequest) GetOmitBreakdown() bool {
+	if x != nil {
+		return x.OmitBreakdown
+	}
+	return false
 }
 
 type NextResponse struct {
@@ -609,10 +620,11 @@ var File_idgen_v1_idgen_proto protoreflect.FileDescriptor
 
 const file_idgen_v1_idgen_proto_rawDesc = "" +
 	"\n" +
-	"\x14idgen/v1/idgen.proto\x12\bidgen.v1\"A\n" +
+	"\x14idgen/v1/idgen.proto\x12\bidgen.v1\"h\n" +
 	"\vNextRequest\x12\x1c\n" +
 	"\tgenerator\x18\x01 \x01(\tR\tgenerator\x12\x14\n" +
-	"\x05count\x18\x02 \x01(\rR\x05count\"V\n" +
+	"\x05count\x18\x02 \x01(\rR\x05count\x12%\n" +
+	"\x0eomit_breakdown\x18\x03 \x01(\bR\romitBreakdown\"V\n" +
 	"\fNextResponse\x12\x1e\n" +
 	"\x03ids\x18\x01 \x03(\v2\f.idgen.v1.IDR\x03ids\x12&\n" +
 	"\x0fgenerated_at_ms\x18\x02 \x01(\x03R\rgeneratedAtMs\"z\n" +

@@ -136,6 +136,10 @@ func TestBadInput(t *testing.T) {
 		{"count zero", []string{"gen", "-n", "0"}, "-n 0: want at least 1"},
 		{"bad format", []string{"gen", "--format", "xml"}, `--format "xml": want text or json`},
 		{"unknown flag", []string{"gen", "--bogus"}, "unknown flag: --bogus"},
+		{"TLS without --from", []string{"gen", "--tls-ca", "ca.pem"}, "--generator and the --tls-* flags apply to --from"},
+		{"--from beside -s", []string{"gen", "--from", "127.0.0.1:1", "-s", "uuidv7"}, "--from takes the IDs from idgen servers; leave out -s and --worker-source"},
+		{"--from a URL with a query", []string{"gen", "--from", "https://127.0.0.1:1/?a=1"}, `target "https://127.0.0.1:1/?a=1": want a base URL`},
+		{"--from http:// with TLS", []string{"gen", "--from", "http://127.0.0.1:1", "--tls-server-name", "ids"}, "is plaintext HTTP but TLS is configured; use https://"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

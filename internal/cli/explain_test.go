@@ -9,21 +9,12 @@ import (
 // explained with the 1ms tick and 2026-01-01 epoch it applies, in the body
 // as in the header.
 func TestExplainDefaults(t *testing.T) {
-	out, errs, code := run("explain", "time:41,worker:10,sequence:12")
-	if code != 0 {
-		t.Fatalf("explain exit %d: %s", code, errs)
-	}
-	for _, want := range []string{
+	out := explainHas(t, "time:41,worker:10,sequence:12",
 		"layout  time:41,worker:10,sequence:12;tick=1ms;epoch=2026-01-01T00:00:00Z\n",
 		"\ntick           1ms\n",
 		"\nepoch          2026-01-01T00:00:00Z\n",
 		"\nlifetime ends  2095-09-07T15:47:35.552Z  (69.7 years after the epoch; ",
-		"\nper node       4,096,000 IDs/s           (4,096 per 1ms tick)\n",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("explain time:41,worker:10,sequence:12 lacks %q:\n%s", want, out)
-		}
-	}
+		"\nper node       4,096,000 IDs/s           (4,096 per 1ms tick)\n")
 	full, _, _ := run("explain", "time:41,worker:10,sequence:12;tick=1ms;epoch=2026-01-01T00:00:00Z")
 	if out != full {
 		t.Errorf("explain without defaults =\n%s\nwith them written out =\n%s\nwant the same", out, full)
@@ -100,4 +91,31 @@ func TestExplainWarnings(t *testing.T) {
 			t.Errorf("explain(%q) warns:\n%s", name, out)
 		}
 	}
+}
+
+// TestExplainJS53 checks that explain states the js53 preset's limits:
+// its lifetime, workers and rate, and that its IDs never pass 2^53-1.
+func TestExplainJS53(t *testing.T) {
+	explainHas(t, "snowflake?preset=js53",
+		"layout  time:41,worker:5,sequence:7;tick=1ms;epoch=2026-01-01T00:00:00Z\n",
+		"\nlifetime ends  2095-09-07T15:47:35.552Z  (69.7 years after the epoch; ",
+		"\nper node       128,000 IDs/s             (128 per 1ms tick)\n",
+		"\nnodes          32                        (worker 5 bits)\n",
+		"\npasses 2^53-1  never                     (a 53-bit layout)\n")
+}
+
+// explainHas runs explain arg, checks it succeeds and that its output has
+// every one of wants, and returns the output.
+func explainHas(t *testing.T, arg string, wants ...string) string {
+	t.Helper()
+	out, errs, code := run("explain", arg)
+	if code != 0 {
+		t.Fatalf("explain %s exit %d: %s", arg, code, errs)
+	}
+	for _, want := range wants {
+		if !strings.Contains(out, want) {
+			t.Errorf("explain %s lacks %q:\n%s", arg, want, out)
+		}
+	}
+	return out
 }

@@ -25,6 +25,7 @@ func newGenCmd() *cobra.Command {
 		spec, workerSource string
 		n                  int
 		format             string
+		remote             remoteFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "gen",
@@ -32,7 +33,8 @@ func newGenCmd() *cobra.Command {
 		Example: `  idgen gen -s 'snowflake?preset=twitter&datacenter=1&worker=3' -n 5
   idgen gen -s 'snowflake?layout=time:41,worker:10,sequence:12;tick=1ms&worker=7&rollback=wait-then-fail&max_wait=10ms'
   idgen gen -s uuidv7 -n 3 --format json
-  idgen gen -s 'snowflake?preset=twitter&datacenter=1' --worker-source 'postgres://postgres@db:5432/idgen'`,
+  idgen gen -s 'snowflake?preset=twitter&datacenter=1' --worker-source 'postgres://postgres@db:5432/idgen'
+  idgen gen --from ids-a:9443 --from https://ids-b:8443 --tls-ca ca.pem --tls-cert client.pem --tls-key client-key.pem -n 3`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if n < 1 {
@@ -40,6 +42,20 @@ func newGenCmd() *cobra.Command {
 			}
 			if format != "text" && format != "json" {
 				return badInput(fmt.Errorf("--format %q: want text or json", format))
+			}
+			if len(remote.from) == 0 && remote.set() {
+				return badInput(errors.New("--generator and the --tls-* flags apply to --from"))
+			}
+			if len(remote.from) > 0 {
+				if cmd.Flags().Changed("spec") || workerSource != "" {
+					return badInput(errors.New("--from takes the IDs from idgen servers; leave out -s and --worker-source"))
+				}
+				g, err := remote.dial(cmd.Context(), n)
+				if err != nil {
+					return err
+				}
+				defer g.Close()
+				return gen(cmd, g, n, format == "json")
 			}
 			given := spec
 			spec, origin, err := withWorkerSource(spec, workerSource)
@@ -69,6 +85,7 @@ func newGenCmd() *cobra.Command {
 	cmd.Flags().IntVarP(&n, "count", "n", 1, "how many IDs")
 	cmd.Flags().StringVar(&format, "format", "text", "text (one ID per line) or json (one object per line)")
 	cmd.Flags().StringVar(&workerSource, "worker-source", "", strategies.WorkerSourceDoc+"; sets the spec's worker_source (default $"+envWorkerSource+")")
+	remote.register(cmd)
 	return cmd
 }
 

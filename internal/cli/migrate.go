@@ -59,7 +59,7 @@ func newMigrateCmd() *cobra.Command {
 		return err
 	}
 	cmd := &cobra.Command{
-		Use:   "migrate plan|run|verify|status|pause|resume|revert|finish|abort --dsn DSN --table NAME [--to SPEC] [--time-column COL]",
+		Use:   "migrate plan|run|verify|status|pause|resume|revert|discard|finish|abort --dsn DSN --table NAME [--to SPEC] [--time-column COL]",
 		Short: "Migrate a PostgreSQL table's primary key to Snowflake or UUIDv7 keys, live",
 		Long: `migrate moves a table from bigserial/integer keys to Snowflake keys, or from
 UUIDv4 keys to UUIDv7 keys, while the application keeps writing: a new key
@@ -71,15 +71,18 @@ idgen_migrate_state: after an interruption, run the same command again.
 
   plan    inspect the table and print what run will do, or refuse (exit 2)
           the shapes of schema it cannot migrate; changes nothing
-  run     migrate (or resume); --dry-run prints the plan and the DDL
+  run     migrate (or resume); --dry-run prints the plan and the DDL;
+          after revert, --yes drops the reverted attempt and starts over
   verify  check counts, key uniqueness, foreign keys, the mapping, and
           that no foreign key or view is left on an *_old column
   status  phase, rows done and total, rate, ETA, lag, paused or not
   pause   make a running migration wait before its next batch
   resume  let it go on (--batch, --chunk-time: new batch sizes)
   revert  after the swap: back to the old keys, in one short transaction
-  finish  verify, then drop the old keys, mapping table, triggers and
-          state (--yes: revert is no longer possible after it)
+  discard after revert: drop what the reverted migration left (the new
+          keys, mapping table, triggers, state); the table is as before
+  finish  after a completed run: verify, then drop the old keys, mapping
+          table, triggers and state (--yes: revert is no longer possible)
   abort   from any phase: drop everything the migration added and leave
           the table as it was (--yes)
 
@@ -185,6 +188,7 @@ active, or while paused; it says so on stderr.`,
 	run.Flags().DurationVar(&opt.MaxLag, "max-lag", migrate.DefaultMaxLag, "wait before a batch while a standby's replay lag is over this")
 	run.Flags().IntVar(&opt.MaxActive, "max-active", 0, "wait before a batch while more client backends than this are active (0: no limit)")
 	run.Flags().BoolVar(&opt.DryRun, "dry-run", false, "print the plan and the DDL; change nothing")
+	run.Flags().BoolVar(&opt.StartOver, "yes", false, "after revert: drop what the reverted migration left and migrate anew")
 	var set migrate.Setting
 	control := func(use, short string, s migrate.Setting) *cobra.Command {
 		return &cobra.Command{
@@ -226,15 +230,15 @@ active, or while paused; it says so on stderr.`,
 			if err != nil {
 				return wrap(err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "reverted %s to its old keys (the swap back took %v); the new keys stay in *_idgen_new columns until finish\n",
-				opt.Table, took.Round(time.Millisecond))
+			fmt.Fprintf(cmd.OutOrStdout(), "reverted %s to its old keys (the swap back took %v); the new keys stay in *_idgen_new columns: "+
+				"idgen migrate discard drops them, idgen migrate run --yes starts over\n", opt.Table, took.Round(time.Millisecond))
 			return nil
 		}),
 	}
 	var yes bool
 	finish := &cobra.Command{
 		Use:   "finish",
-		Short: "Verify, then drop the old key columns, the mapping table, triggers and state (after revert: the new ones)",
+		Short: "After a completed run: verify, then drop the old key columns, the mapping table, triggers and state; --yes",
 		Args:  cobra.NoArgs,
 		RunE: withConn(func(cmd *cobra.Command, conn *pgx.Conn) error {
 			r, err := migrate.Finish(cmd.Context(), conn, opt.Table, yes)
@@ -264,7 +268,19 @@ active, or while paused; it says so on stderr.`,
 		}),
 	}
 	abort.Flags().BoolVar(&yes, "yes", false, "drop everything the migration added")
-	cmd.AddCommand(plan, run, verify, pause, resume, status, revert, finish, abort)
+	discard := &cobra.Command{
+		Use:   "discard",
+		Short: "After revert: drop what the reverted migration left (new key columns, mapping table, triggers, state)",
+		Args:  cobra.NoArgs,
+		RunE: withConn(func(cmd *cobra.Command, conn *pgx.Conn) error {
+			if err := migrate.Discard(cmd.Context(), conn, opt.Table); err != nil {
+				return wrap(err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "discarded the reverted migration of %s: its new keys, mapping table, triggers and state are dropped; the table is on its old keys as before\n", opt.Table)
+			return nil
+		}),
+	}
+	cmd.AddCommand(plan, run, verify, pause, resume, status, revert, discard, finish, abort)
 	return cmd
 }
 

@@ -416,7 +416,14 @@ func TestMigrateControlCommand(t *testing.T) {
 		{[]string{"migrate", "finish"}, 2, "revert is no longer possible after it; give --yes"},
 		{[]string{"migrate", "revert"}, 0, "reverted " + table + " to its old keys"},
 		{[]string{"migrate", "revert"}, 2, "is in phase reverted; revert works after the swap"},
-		{[]string{"migrate", "finish"}, 0, "finished " + table},
+		// After revert, each word says what it does, and status the next.
+		{[]string{"migrate", "status"}, 0, "phase    reverted: back on the old keys (next: idgen migrate discard drops the new ones; idgen migrate run --yes starts over)\n"},
+		{[]string{"migrate", "finish", "--yes"}, 2, "was reverted: finish drops the old keys of a completed migration; discard drops what the reverted one left"},
+		{[]string{"migrate", "run"}, 2, "was reverted; Discard drops what it left (idgen migrate discard), or Run with StartOver (run --yes)"},
+		{[]string{"migrate", "run", "--yes", "--to", "snowflake", "--time-column", "at"}, 0, "phase done"},
+		{[]string{"migrate", "revert"}, 0, "idgen migrate discard drops them, idgen migrate run --yes starts over"},
+		{[]string{"migrate", "discard"}, 0, "discarded the reverted migration of " + table},
+		{[]string{"migrate", "discard"}, 2, "has no migration recorded"},
 		{[]string{"migrate", "status"}, 2, "has no migration recorded"},
 	}
 	for _, st := range steps {
@@ -426,7 +433,7 @@ func TestMigrateControlCommand(t *testing.T) {
 		}
 	}
 	if n := countRows(t, dsn, "SELECT count(*) FROM "+table+" WHERE id > 2000"); n != 0 {
-		t.Errorf("%d rows keep a new key after revert and finish", n)
+		t.Errorf("%d rows keep a new key after revert and discard", n)
 	}
 }
 

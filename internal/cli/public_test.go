@@ -2,7 +2,9 @@ package cli_test
 
 import (
 	"encoding/json"
+	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -133,5 +135,92 @@ func TestConvertEncoding(t *testing.T) {
 	_, errOut, code = run("convert", "1541815603606036480", "--encoding", "base99")
 	if code != 2 || !strings.Contains(errOut, `--encoding "base99": want one of`) {
 		t.Fatalf("convert --encoding base99 = exit %d, %q; want exit 2 naming it", code, errOut)
+	}
+}
+
+// TestPublicKeyFileRotation: keys from key_file=; a rotation (a new key
+// first in the file, the old one kept) issues IDs under the new key ID
+// while every ID issued under the old key decodes to the same inner ID;
+// dropping the old key refuses its IDs by name; a holder of the old key
+// alone cannot decode the new IDs.
+func TestPublicKeyFileRotation(t *testing.T) {
+	t.Setenv("IDGEN_PUBLIC_KEY", "")
+	const keyA = cliPublicKey
+	const keyB = "ffeeddccbbaa99887766554433221100fedcba9876543210fedcba9876543210"
+	file := filepath.Join(t.TempDir(), "public.keys")
+	write := func(text string) {
+		t.Helper()
+		if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec := "public?inner=snowflake%3Fpreset%3Dtwitter%26worker%3D1&key_file=" + url.QueryEscape(file)
+	gen := func() []string {
+		t.Helper()
+		out, errs, code := run("gen", "-s", spec, "-n", "3")
+		if code != 0 || len(strings.Fields(out)) != 3 {
+			t.Fatalf("gen with key_file: exit %d, %q, %s", code, out, errs)
+		}
+		return strings.Fields(out)
+	}
+	inner := func(id string) string {
+		t.Helper()
+		out, errs, code := run("inspect", id, "-s", spec, "--json")
+		var r struct{ Inner struct{ ID string } }
+		if code != 0 || json.Unmarshal([]byte(out), &r) != nil || r.Inner.ID == "" {
+			t.Fatalf("inspect %s: exit %d, %q, %s", id, code, out, errs)
+		}
+		return r.Inner.ID
+	}
+	write(keyA + "\n")
+	old := gen()
+	before := map[string]string{}
+	for _, id := range old {
+		if id[0] != '0' {
+			t.Fatalf("ID %s under a bare key: want key ID 0 first", id)
+		}
+		before[id] = inner(id)
+	}
+
+	write("# rotated: B issues, A still decodes\n1:" + keyB + "\n0:" + keyA + "\n")
+	for _, id := range gen() {
+		if id[0] != '1' {
+			t.Fatalf("ID %s after the rotation: want key ID 1 first", id)
+		}
+		inner(id)
+	}
+	for _, id := range old {
+		if got := inner(id); got != before[id] {
+			t.Fatalf("ID %s under the old key decodes to %s after the rotation; before it %s", id, got, before[id])
+		}
+	}
+	fresh := gen()[0]
+
+	// The old key dropped: its IDs are refused, naming the key ID.
+	write("1:" + keyB + "\n")
+	if out, errs, code := run("inspect", old[0], "-s", spec); code != 2 || !strings.Contains(errs, "names key ID 0, which no configured key has") {
+		t.Fatalf("inspect an old ID without its key: exit %d, %q, %s; want exit 2 naming key ID 0", code, out, errs)
+	}
+	// A holder of the old key alone cannot decode the new IDs.
+	write("0:" + keyA + "\n")
+	if out, errs, code := run("inspect", fresh, "-s", spec); code != 2 || !strings.Contains(errs, "names key ID 1, which no configured key has") {
+		t.Fatalf("inspect a new ID with the old key alone: exit %d, %q, %s; want exit 2 naming key ID 1", code, out, errs)
+	}
+
+	write("# no key yet\n")
+	for _, c := range []struct {
+		name, spec, want string
+	}{
+		{"empty file", spec, "key_file " + file + " is not set or holds no key"},
+		{"missing file", "public?inner=snowflake&key_file=/nonexistent/keys", "key_file: open /nonexistent/keys"},
+		{"key_file and key_env", spec + "&key_env=IDGEN_PUBLIC_KEY", "key_file and key_env both name the key: give one"},
+	} {
+		if out, errs, code := run("gen", "-s", c.spec); code != 2 || out != "" || !strings.Contains(errs, c.want) {
+			t.Errorf("%s: exit %d, %q, %s; want exit 2 and %q", c.name, code, out, errs, c.want)
+		}
+	}
+	write("0:" + keyA[:60] + "\n")
+	if _, errs, code := run("gen", "-s", spec); code != 2 || !strings.Contains(errs, "want 64 hex digits") || strings.Contains(errs, keyA[:16]) {
+		t.Errorf("short key in the file: exit %d, %s; want exit 2, the key not shown", code, errs)
 	}
 }

@@ -251,12 +251,19 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}()
 
 	root := newRoot(stdin, stdout, stderr)
-	root.SetArgs(args)
+	root.SetArgs(append([]string{}, args...)) // never nil: cobra reads os.Args[1:] for nil
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
 	}
 	cause := context.Cause(ctx)
+	if !errors.As(cause, new(interrupted)) && outputBroken() {
+		// The reader of stdout or stderr went away and the command failed
+		// on it (a write's EPIPE) before the SIGPIPE above stopped it:
+		// which comes first is the scheduler's choice (on a loaded
+		// machine, often the error). Either way, it stopped on SIGPIPE.
+		cause = interrupted{syscall.SIGPIPE}
+	}
 	if errors.Is(err, context.Canceled) && errors.As(cause, new(interrupted)) {
 		err = cause // "interrupted (SIGINT)", not "context canceled"
 	}

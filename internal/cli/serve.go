@@ -64,7 +64,8 @@ beyond loopback needs TLS (--tls-cert and --tls-key; --client-ca for mutual
 TLS, which both transports then require) or --insecure, given on purpose
 (behind a service mesh that terminates mutual TLS). The certificate files
 are read again when they change, at the next handshake, or on SIGHUP:
-connections open keep theirs.`,
+connections open keep theirs. A config file's tls table (cert, key,
+client_ca) sets the same; the flags win.`,
 		Example: `  idgen serve -s 'snowflake?preset=twitter&datacenter=1&worker=7'
   curl 'localhost:8080/api/v1/ids?count=3'
   curl 'localhost:8080/api/v1/ids?count=1000&format=text'
@@ -137,7 +138,7 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 		return err
 	}
 
-	gens, def, err := loadGenerators(ctx, f, cfg, opts)
+	gens, def, err := loadGenerators(ctx, f, cfg, opts, log)
 	if err != nil {
 		return err
 	}
@@ -151,6 +152,11 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	warnSlowIssue(ctx, log, gens, f)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if certs != nil {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "idgen_tls_certificate_expiry_timestamp_seconds",
+			Help: "When the serving certificate in use (--tls-cert, reloaded on change) expires, in Unix seconds."},
+			func() float64 { return float64(certs.Leaf().NotAfter.Unix()) }))
+	}
 	h, err := httpapi.New(gens, httpapi.Options{Default: def, MaxCount: f.maxCount, Timeout: f.timeout, WriteTimeout: f.writeTimeout,
 		Logger: log, Registry: reg})
 	if err != nil {
@@ -275,7 +281,7 @@ func loadServerTLS(ctx context.Context, f serveFlags, log *slog.Logger) (*tlsfil
 	}
 	s.OnReload = func(err error) {
 		if err != nil {
-			log.Warn("TLS files not reloaded: the files in use stay; retried at the next handshake", "err", err)
+			log.Warn("TLS files not reloaded: the files in use stay; tried again when the files change or on SIGHUP", "err", err)
 			return
 		}
 		log.Info("TLS files reloaded", "cert_not_after", s.Leaf().NotAfter, "cert_serial", s.Leaf().SerialNumber.String())
@@ -339,13 +345,20 @@ func (s *httpServer) close() {
 	<-s.served
 }
 
-// opsPaths are the routes --metrics-addr serves apart from the ID API.
-var opsPaths = map[string]bool{"/metrics": true, "/healthz": true, "/readyz": true}
+// opsPath reports whether path is one of the routes --metrics-addr serves
+// apart from the ID API.
+func opsPath(path string) bool {
+	switch path {
+	case "/metrics", "/healthz", "/readyz":
+		return true
+	}
+	return false
+}
 
-// onlyOps serves opsPaths with h, and 404 elsewhere.
+// onlyOps serves the ops routes with h, and 404 elsewhere.
 func onlyOps(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !opsPaths[r.URL.Path] {
+		if !opsPath(r.URL.Path) {
 			http.Error(w, `{"error":"the metrics listener serves /metrics, /healthz and /readyz only"}`, http.StatusNotFound)
 			return
 		}
@@ -353,10 +366,10 @@ func onlyOps(h http.Handler) http.Handler {
 	})
 }
 
-// withoutOps serves h but for opsPaths, which --metrics-addr serves.
+// withoutOps serves h but for the ops routes, which --metrics-addr serves.
 func withoutOps(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if opsPaths[r.URL.Path] {
+		if opsPath(r.URL.Path) {
 			http.Error(w, `{"error":"served on --metrics-addr"}`, http.StatusNotFound)
 			return
 		}
@@ -398,15 +411,18 @@ func serveGRPC(f serveFlags, gens map[string]idgen.Generator, def string, log *s
 }
 
 // loadGenerators builds the generators of --config or -s, and names the
-// default one, with opts (Notify set).
-func loadGenerators(ctx context.Context, f serveFlags, cfg *config.Config, opts strategies.Options) (map[string]idgen.Generator, string, error) {
+// default one, with opts (Notify set). A worker source's warning (a
+// hostname hash that can collide) is logged at WARN with the generator's
+// name, as gen prints it.
+func loadGenerators(ctx context.Context, f serveFlags, cfg *config.Config, opts strategies.Options, log *slog.Logger) (map[string]idgen.Generator, string, error) {
 	if cfg != nil {
-		return loadConfig(ctx, cfg)
+		return loadConfig(ctx, cfg, log)
 	}
 	spec, origin, err := withWorkerSource(f.spec, f.workerSource)
 	if err != nil {
 		return nil, "", badInput(fmt.Errorf("serve: %w", err))
 	}
+	opts.Warn = warnLog(log, httpapi.DefaultName)
 	g, err := opts.New(ctx, spec)
 	if err != nil {
 		err, _ = sourceConflict(err, origin)
@@ -429,10 +445,20 @@ func closeGenerators(log *slog.Logger, gens map[string]idgen.Generator) {
 	}
 }
 
-// loadConfig builds every generator of a config file.
-func loadConfig(ctx context.Context, c *config.Config) (map[string]idgen.Generator, string, error) {
+// warnLog returns a strategies.Options.Warn that logs a worker source's
+// warning for generator name.
+func warnLog(log *slog.Logger, name string) func(string) {
+	return func(msg string) { log.Warn(msg, "generator", name) }
+}
+
+// loadConfig builds every generator of a config file (loaded by
+// config.Load with Warn unset, so each warning is logged once, here).
+func loadConfig(ctx context.Context, c *config.Config, log *slog.Logger) (map[string]idgen.Generator, string, error) {
 	gens := make(map[string]idgen.Generator, len(c.Generators))
 	for _, gs := range c.Generators {
+		// Load checked each spec with Warn unset: each warning is logged
+		// once, when the generator that serves is built.
+		c.Options.Warn = warnLog(log, gs.Name)
 		g, err := c.New(ctx, gs.Name)
 		if err != nil {
 			closeGenerators(slog.New(slog.DiscardHandler), gens)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -18,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idgenkit/idgen/internal/testenv/testcert"
+	"github.com/idgenkit/idgen/internal/testenv/certs"
 	"github.com/idgenkit/idgen/internal/tlsfiles"
 )
 
@@ -89,9 +90,9 @@ func (p *serveProc) addr(t *testing.T, key string) string {
 // httpsClient trusts f's CA and presents cert (none when empty) whatever
 // CAs the server names, as curl does. Each request opens a new connection,
 // HTTP/1.1.
-func httpsClient(t *testing.T, f *testcert.Files, cert, key string) *http.Client {
+func httpsClient(t *testing.T, f *certs.Set, cert, key string) *http.Client {
 	t.Helper()
-	c, err := tlsfiles.Client{CAFile: f.CAFile, CertFile: cert, KeyFile: key}.Config(nil)
+	c, err := tlsfiles.Client{CAFile: f.CA.CertFile, CertFile: cert, KeyFile: key}.Config(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func httpsClient(t *testing.T, f *testcert.Files, cert, key string) *http.Client
 // the client's certificate within the handshake, so that its alert is the
 // handshake's error (with TLS 1.3 it comes after, as a read or write
 // error).
-func refusedClient(t *testing.T, f *testcert.Files, cert, key string) *http.Client {
+func refusedClient(t *testing.T, f *certs.Set, cert, key string) *http.Client {
 	c := httpsClient(t, f, cert, key)
 	c.Transport.(*http.Transport).TLSClientConfig.MaxVersion = tls.VersionTLS12
 	return c
@@ -141,15 +142,15 @@ func TestServeMutualTLS(t *testing.T) {
 		t.Skip("builds the idgen binary")
 	}
 	bin := buildIdgen(t)
-	f := testcert.New(t)
-	p := startServe(t, bin, "-s", "snowflake?worker=7", "--addr", "0.0.0.0:0", "--metrics-addr", "127.0.0.1:0",
-		"--tls-cert", f.ServerCert, "--tls-key", f.ServerKey, "--client-ca", f.CAFile)
+	f := certs.New(t)
+	p := startServe(t, bin, "-s", "snowflake?worker=7", "--addr", "0.0.0.0:0", "--metrics-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
+		"--tls-cert", f.Server.CertFile, "--tls-key", f.Server.KeyFile, "--client-ca", f.CA.CertFile)
 	if p.rec["tls"] != true || p.rec["mutual_tls"] != true {
 		t.Errorf("serving record = %v; want tls and mutual_tls true", p.rec)
 	}
 	url := "https://" + p.addr(t, "addr")
 
-	ok := httpsClient(t, f, f.ClientCert, f.ClientKey)
+	ok := httpsClient(t, f, f.Client.CertFile, f.Client.KeyFile)
 	ok.Transport.(*http.Transport).ForceAttemptHTTP2 = true
 	resp, err := ok.Get(url + "/api/v1/ids?count=2&format=text")
 	if err != nil {
@@ -160,10 +161,14 @@ func TestServeMutualTLS(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || len(strings.Fields(string(body))) != 2 || resp.ProtoMajor != 2 || resp.TLS.Version < tls.VersionTLS12 {
 		t.Errorf("GET with the client certificate = %d %s %q, TLS %x; want 200 over HTTP/2 and TLS ≥ 1.2 with 2 IDs", resp.StatusCode, resp.Proto, body, resp.TLS.Version)
 	}
+	// A streamed response (above 1,024 IDs) over HTTP/2 and TLS.
+	if ids, err := getIDs(ok, url, 10_000); err != nil {
+		t.Errorf("GET count=10000 over HTTP/2 with TLS: %d IDs, %v; want 10000", len(ids), err)
+	}
 	for _, tc := range []struct{ name, cert, key, want string }{
 		{"no certificate", "", "", "remote error: tls: handshake failure"},
-		{"another CA", f.OtherCert, f.OtherKey, "remote error: tls: unknown certificate authority"},
-		{"expired", f.ExpiredCert, f.ExpiredKey, "remote error: tls: expired certificate"},
+		{"another CA", f.WrongClient.CertFile, f.WrongClient.KeyFile, "remote error: tls: unknown certificate authority"},
+		{"expired", f.Expired.CertFile, f.Expired.KeyFile, "remote error: tls: expired certificate"},
 	} {
 		if _, err := getIDs(refusedClient(t, f, tc.cert, tc.key), url, 1); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: GET = %v; want a TLS alert with %q", tc.name, err, tc.want)
@@ -179,13 +184,35 @@ func TestServeMutualTLS(t *testing.T) {
 		out, err := exec.Command("curl", append([]string{"-sS", "--max-time", "30"}, args...)...).CombinedOutput()
 		return string(out), err
 	}
-	out, err := curl("--cacert", f.CAFile, "--cert", f.ClientCert, "--key", f.ClientKey, url+"/api/v1/ids?count=3&format=text")
+	out, err := curl("--cacert", f.CA.CertFile, "--cert", f.Client.CertFile, "--key", f.Client.KeyFile, url+"/api/v1/ids?count=3&format=text")
 	if err != nil || len(strings.Fields(out)) != 3 {
 		t.Errorf("curl with the client certificate = %q, %v; want 3 IDs", out, err)
 	}
-	out, err = curl("--cacert", f.CAFile, url+"/api/v1/ids")
+	out, err = curl("--cacert", f.CA.CertFile, url+"/api/v1/ids")
 	if err == nil || strings.Contains(out, "ids") {
 		t.Errorf("curl without a client certificate = %q, %v; want a failure and no IDs", out, err)
+	}
+
+	// idgen gen --from, package client over gRPC and HTTPS.
+	for _, target := range []string{p.addr(t, "grpc_addr"), url} {
+		gen := func(args ...string) (string, string, int) {
+			cmd := exec.Command(bin, append([]string{"gen", "--from", target, "-n", "3", "--tls-ca", f.CA.CertFile}, args...)...)
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			cmd.Run()
+			return stdout.String(), stderr.String(), cmd.ProcessState.ExitCode()
+		}
+		if out, errOut, code := gen("--tls-cert", f.Client.CertFile, "--tls-key", f.Client.KeyFile); code != 0 || len(strings.Fields(out)) != 3 {
+			t.Errorf("idgen gen --from %s with the client certificate = %d, %q, stderr %q; want 0 and 3 IDs", target, code, out, errOut)
+		}
+		if out, errOut, code := gen(); code != 1 || out != "" || !strings.Contains(errOut, "idgen: --from: idgen: ID store unavailable: no server answered") || !strings.Contains(errOut, "TLS handshake: "+target+": remote error: tls: certificate required") {
+			t.Errorf("idgen gen --from %s without a client certificate = %d, %q, stderr %q; want 1, no ID, unavailable", target, code, out, errOut)
+		}
+		_, errOut, _ := gen()
+		t.Logf("idgen gen --from %s without a client certificate: %s", target, errOut)
+		if out, errOut, code := gen("--tls-cert", f.Client.CertFile); code != 2 || out != "" || !strings.Contains(errOut, "needs both files") {
+			t.Errorf("idgen gen --from %s --tls-cert without --tls-key = %d, %q, stderr %q; want 2 naming both files", target, code, out, errOut)
+		}
 	}
 
 	// The metrics listener: plain HTTP, no certificate, ops routes only.
@@ -200,8 +227,12 @@ func TestServeMutualTLS(t *testing.T) {
 		if resp.StatusCode != code {
 			t.Errorf("GET %s on --metrics-addr = %d %q; want %d", path, resp.StatusCode, body, code)
 		}
-		if path == "/metrics" && !strings.Contains(string(body), `idgen_ids_issued_total{generator="default"} 5`) {
-			t.Errorf("/metrics on --metrics-addr lacks the 5 IDs issued over TLS:\n%.2000s", body)
+		if path == "/metrics" && !strings.Contains(string(body), `idgen_ids_issued_total{generator="default"}`) {
+			t.Errorf("/metrics on --metrics-addr lacks idgen_ids_issued_total:\n%.2000s", body)
+		}
+		expiry := fmt.Sprintf("idgen_tls_certificate_expiry_timestamp_seconds %g\n", float64(f.Server.Cert.NotAfter.Unix()))
+		if path == "/metrics" && !strings.Contains(string(body), expiry) {
+			t.Errorf("/metrics lacks %q", expiry)
 		}
 	}
 	resp, err = ok.Get(url + "/metrics")
@@ -211,6 +242,40 @@ func TestServeMutualTLS(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("GET /metrics on --addr with --metrics-addr = %d; want 404", resp.StatusCode)
+	}
+
+	// The same from a config file's tls table, its paths relative to the
+	// file.
+	cfg := filepath.Join(f.Dir, "idgen.yaml")
+	rel := func(p string) string { return filepath.Base(p) }
+	if err := os.WriteFile(cfg, []byte("generators:\n  orders: snowflake?worker=8\ntls:\n  cert: "+rel(f.Server.CertFile)+
+		"\n  key: "+rel(f.Server.KeyFile)+"\n  client_ca: "+rel(f.CA.CertFile)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pc := startServe(t, bin, "--config", cfg, "--addr", "0.0.0.0:0")
+	curl2 := "https://" + pc.addr(t, "addr")
+	if ids, err := getIDs(ok, curl2, 2); err != nil || pc.rec["mutual_tls"] != true {
+		t.Errorf("serve --config with a tls table: GET = %v, %v, serving record %v; want 2 IDs over mutual TLS", ids, err, pc.rec)
+	}
+	if _, err := getIDs(refusedClient(t, f, "", ""), curl2, 1); err == nil {
+		t.Errorf("serve --config with a tls table: GET without a client certificate got IDs")
+	}
+}
+
+// copyFile copies src to dst through a temporary file renamed over dst, as
+// a certificate manager replaces a file: a reader sees the old file or the
+// new, never half of one.
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst+".tmp", data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(dst+".tmp", dst); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -225,15 +290,15 @@ func TestServeRotation(t *testing.T) {
 		t.Skip("builds the idgen binary")
 	}
 	bin := buildIdgen(t)
-	f := testcert.New(t)
+	f := certs.New(t)
 	clientCA := filepath.Join(f.Dir, "clients-ca.pem") // the clients' CA, apart from the one they trust
-	testcert.Write(t, clientCA, f.CA.PEM)
-	p := startServe(t, bin, "-s", "snowflake?worker=7", "--addr", "127.0.0.1:0",
-		"--tls-cert", f.ServerCert, "--tls-key", f.ServerKey, "--client-ca", clientCA)
+	copyFile(t, f.CA.CertFile, clientCA)
+	p := startServe(t, bin, "-s", "snowflake?worker=7", "--addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
+		"--tls-cert", f.Server.CertFile, "--tls-key", f.Server.KeyFile, "--client-ca", clientCA)
 	url := "https://" + p.addr(t, "addr")
 	serial := func() string {
 		t.Helper()
-		resp, err := httpsClient(t, f, f.ClientCert, f.ClientKey).Get(url + "/healthz")
+		resp, err := httpsClient(t, f, f.Client.CertFile, f.Client.KeyFile).Get(url + "/healthz")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -241,10 +306,27 @@ func TestServeRotation(t *testing.T) {
 		return resp.TLS.PeerCertificates[0].SerialNumber.String()
 	}
 	first := serial()
+	// The gRPC listener's certificate, from a handshake offering h2.
+	grpcSerial := func() string {
+		t.Helper()
+		c, err := tlsfiles.Client{CAFile: f.CA.CertFile, CertFile: f.Client.CertFile, KeyFile: f.Client.KeyFile}.Config(&tls.Config{NextProtos: []string{"h2"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn, err := tls.Dial("tcp", p.addr(t, "grpc_addr"), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		return conn.ConnectionState().PeerCertificates[0].SerialNumber.String()
+	}
+	if got := grpcSerial(); got != first {
+		t.Fatalf("gRPC serves serial %s, HTTPS %s; want the same certificate", got, first)
+	}
 
 	// The keep-alive client counts its connections.
 	var dials atomic.Int32
-	kc, _ := tlsfiles.Client{CAFile: f.CAFile, CertFile: f.ClientCert, KeyFile: f.ClientKey}.Config(nil)
+	kc, _ := tlsfiles.Client{CAFile: f.CA.CertFile, CertFile: f.Client.CertFile, KeyFile: f.Client.KeyFile}.Config(nil)
 	keep := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: kc, ForceAttemptHTTP2: true,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			dials.Add(1)
@@ -259,7 +341,7 @@ func TestServeRotation(t *testing.T) {
 		firstErr       atomic.Value
 	)
 	for i := range loaders + 1 {
-		c := httpsClient(t, f, f.ClientCert, f.ClientKey)
+		c := httpsClient(t, f, f.Client.CertFile, f.Client.KeyFile)
 		if i == loaders {
 			c = keep
 		}
@@ -282,11 +364,14 @@ func TestServeRotation(t *testing.T) {
 	}
 	time.Sleep(500 * time.Millisecond)
 	before := requests.Load()
-	c2, k2 := f.CA.Valid(t, "server 2", testcert.Server)
-	// The key first, then the certificate: between the two the pair does
-	// not match, and serve keeps the old one.
-	testcert.Write(t, f.ServerKey, k2)
-	testcert.Write(t, f.ServerCert, c2)
+	p2, err := f.Issue("server2", certs.ServerKind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The key first, then the certificate, each renamed over the old: between
+	// the two the pair does not match, and serve keeps the old one.
+	copyFile(t, p2.KeyFile, f.Server.KeyFile)
+	copyFile(t, p2.CertFile, f.Server.CertFile)
 	deadline := time.Now().Add(30 * time.Second)
 	second := serial()
 	for second == first && time.Now().Before(deadline) {
@@ -299,6 +384,9 @@ func TestServeRotation(t *testing.T) {
 	if second == first {
 		t.Fatalf("the certificate served is still serial %s 30 s after the files were swapped", first)
 	}
+	if got := grpcSerial(); got != second {
+		t.Errorf("gRPC serves serial %s after the swap; want the new %s", got, second)
+	}
 	if n := errs.Load(); n != 0 {
 		t.Errorf("%d of %d requests failed during the rotation; want none; first: %v", n, requests.Load(), firstErr.Load())
 	}
@@ -308,12 +396,8 @@ func TestServeRotation(t *testing.T) {
 	t.Logf("%d requests, %d of them before the swap, none failed", requests.Load(), before)
 
 	// A new client CA, loaded on SIGHUP.
-	ca2 := testcert.NewCA(t, "idgen test CA 2")
-	cc, ck := ca2.Valid(t, "client 2", testcert.Client)
-	newCert, newKey := filepath.Join(f.Dir, "client2.pem"), filepath.Join(f.Dir, "client2-key.pem")
-	testcert.Write(t, newCert, cc)
-	testcert.Write(t, newKey, ck)
-	testcert.Write(t, clientCA, ca2.PEM)
+	copyFile(t, f.WrongCA.CertFile, clientCA)
+	newCert, newKey := f.WrongClient.CertFile, f.WrongClient.KeyFile
 	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +406,7 @@ func TestServeRotation(t *testing.T) {
 	if rec := p.next(t); rec["msg"] != "TLS files reloaded" {
 		t.Fatalf("log record after SIGHUP = %v; want TLS files reloaded", rec)
 	}
-	if _, err := getIDs(refusedClient(t, f, f.ClientCert, f.ClientKey), url, 1); err == nil || !strings.Contains(err.Error(), "unknown certificate authority") {
+	if _, err := getIDs(refusedClient(t, f, f.Client.CertFile, f.Client.KeyFile), url, 1); err == nil || !strings.Contains(err.Error(), "unknown certificate authority") {
 		t.Errorf("a client certificate of the old CA after the CA changed: %v; want unknown certificate authority", err)
 	}
 	if _, err := getIDs(httpsClient(t, f, newCert, newKey), url, 1); err != nil {
@@ -333,5 +417,97 @@ func TestServeRotation(t *testing.T) {
 	}
 	if err := p.cmd.Wait(); err != nil {
 		t.Errorf("idgen serve exited with %v after SIGHUP and SIGTERM; want 0", err)
+	}
+}
+
+// readmeBlock returns the fenced block after the README's
+// "<!-- example: NAME -->" line, continuation lines joined.
+func readmeBlock(t *testing.T, readme, name string) []string {
+	t.Helper()
+	_, rest, ok := strings.Cut(readme, "<!-- example: "+name+" -->\n```bash\n")
+	if !ok {
+		t.Fatalf("README.md has no bash block marked example: %s", name)
+	}
+	block, _, _ := strings.Cut(rest, "```")
+	return strings.Split(strings.TrimSpace(strings.ReplaceAll(block, "\\\n", "")), "\n")
+}
+
+// freePort returns a loopback port free a moment ago.
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	return port
+}
+
+// TestReadmeMutualTLS runs the README's mutual-TLS example as written, in
+// bash with the idgen binary on PATH, but for the ports (8443, 9443, 9100:
+// free ones instead): openssl makes the certificates, serve runs, and each
+// client line does what its comment says.
+func TestReadmeMutualTLS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the idgen binary")
+	}
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports := strings.NewReplacer("8443", freePort(t), "9443", freePort(t), "9100", freePort(t))
+	readme := ports.Replace(string(data))
+	bin := buildIdgen(t)
+	dir := t.TempDir()
+	env := append(os.Environ(), "PATH="+filepath.Dir(bin)+":"+os.Getenv("PATH"))
+	bash := func(line string) *exec.Cmd {
+		cmd := exec.Command("bash", "-c", line)
+		cmd.Dir, cmd.Env = dir, env
+		return cmd
+	}
+	for _, line := range readmeBlock(t, readme, "mtls-certs") {
+		if out, err := bash(line).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", line, err, out)
+		}
+	}
+	serve := readmeBlock(t, readme, "mtls-serve")
+	if len(serve) != 1 {
+		t.Fatalf("the mtls-serve block has %d commands; want 1", len(serve))
+	}
+	srv := bash("exec " + serve[0])
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
+
+	client := readmeBlock(t, readme, "mtls-client")
+	want := []struct {
+		ok  bool
+		ids int // lines of output
+	}{{true, 2}, {false, 0}, {true, 2}, {true, 2}, {true, 0}}
+	if len(client) != len(want) {
+		t.Fatalf("the mtls-client block has %d commands; want %d", len(client), len(want))
+	}
+	ready := client[len(client)-1]
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, err := bash(ready).CombinedOutput()
+		if err == nil && strings.Contains(string(out), `"status":"ready"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v, %s 30 s after serve started", ready, err, out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for i, line := range client[:len(client)-1] {
+		cmd := bash(line)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if ids := strings.Fields(stdout.String()); (err == nil) != want[i].ok || len(ids) != want[i].ids {
+			t.Errorf("%s = %v, stdout %q, stderr %q; want success %t and %d IDs", line, err, stdout.String(), stderr.String(), want[i].ok, want[i].ids)
+		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,10 +21,7 @@ func TestGenThreeNodesZK(t *testing.T) {
 		t.Skip("builds the idgen binary and starts ZooKeeper")
 	}
 	zkAddr := zktest.StartT(t)
-	bin := filepath.Join(t.TempDir(), "idgen")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/idgen").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildIdgen(t)
 	const n = 100000 // a megabyte of output: a process blocks on its pipe, holding its lease, until read
 	l, _ := snowflake.Preset("twitter")
 	type node struct {

@@ -18,7 +18,6 @@ package storetls
 import (
 	"bufio"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -27,6 +26,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/idgenkit/idgen/internal/tlsfiles"
 )
 
 // Keys are the query keys Take removes.
@@ -65,27 +66,17 @@ func Take(q url.Values) (Options, error) {
 func (o Options) TLS() bool { return o.CA != "" || o.Cert != "" || o.ServerName != "" }
 
 // Config loads the files into a TLS client configuration (TLS 1.2 at
-// least). A file that cannot be read, a CA file with no PEM certificate,
-// or a certificate that does not match its key is an error naming the
-// key and the file.
+// least), with tlsfiles.Client (serve's client side too). A file that
+// cannot be read, a CA file with no PEM certificate, or a certificate that
+// does not match its key is an error naming the keys and the file.
 func (o Options) Config() (*tls.Config, error) {
-	c := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: o.ServerName}
-	if o.CA != "" {
-		pem, err := os.ReadFile(o.CA)
-		if err != nil {
-			return nil, fmt.Errorf("tls_ca: %w", err)
+	c, err := tlsfiles.Client{CAFile: o.CA, CertFile: o.Cert, KeyFile: o.Key, ServerName: o.ServerName}.Config(nil)
+	if err != nil {
+		key := "tls_cert, tls_key"
+		if o.CA != "" && strings.Contains(err.Error(), o.CA) {
+			key = "tls_ca"
 		}
-		c.RootCAs = x509.NewCertPool()
-		if !c.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("tls_ca %s: no PEM certificate in the file", o.CA)
-		}
-	}
-	if o.Cert != "" {
-		pair, err := tls.LoadX509KeyPair(o.Cert, o.Key)
-		if err != nil {
-			return nil, fmt.Errorf("tls_cert %s, tls_key %s: %w", o.Cert, o.Key, err)
-		}
-		c.Certificates = []tls.Certificate{pair}
+		return nil, fmt.Errorf("%s: %w", key, err)
 	}
 	return c, nil
 }
@@ -147,21 +138,39 @@ func Probe(addr string, c *tls.Config, timeout time.Duration) error {
 	return Explain(err, c)
 }
 
-// Explain adds to err, when it is a TLS alert from the server ("remote
-// error: tls: ..."), what the client's configuration c tells of the cause:
-// no client certificate, an expired one, or one the server does not
-// trust. Other errors, or a nil c, are returned as they are.
+// Explain adds to err, an error of a first connection made with c, what
+// c tells of the cause when the failure may be the server refusing this
+// client: an expired client certificate (always said: it is known here);
+// else, after a TLS alert from the server ("remote error: tls: ...") or a
+// connection the server closed (reset, EOF: a server that closes at once
+// after its alert races it), no client certificate, or one the server
+// does not trust. The server's alert is terse (a server on TLS 1.2 says
+// "bad certificate" for every refusal) and may not even arrive. Other
+// errors, or a nil c, are returned as they are. Stores call it on their
+// first connection only, not on later outages.
 func Explain(err error, c *tls.Config) error {
-	if err == nil || c == nil || !strings.Contains(err.Error(), "remote error: tls:") {
+	if err == nil || c == nil {
 		return err
 	}
-	// The server's alert is terse (a server on TLS 1.2 says "bad
-	// certificate" for every refusal): say what this side knows.
+	if len(c.Certificates) > 0 {
+		if leaf := c.Certificates[0].Leaf; leaf != nil {
+			if now := time.Now(); now.After(leaf.NotAfter) {
+				return fmt.Errorf("%w (the client certificate expired at %s)", err, leaf.NotAfter.UTC().Format(time.RFC3339))
+			} else if now.Before(leaf.NotBefore) {
+				return fmt.Errorf("%w (the client certificate is valid from %s only)", err, leaf.NotBefore.UTC().Format(time.RFC3339))
+			}
+		}
+	}
+	msg := err.Error()
+	closed := false
+	for _, s := range []string{"remote error: tls:", "connection reset by peer", "broken pipe", "EOF", "bad connection", "invalid connection"} {
+		closed = closed || strings.Contains(msg, s)
+	}
+	if !closed {
+		return err
+	}
 	if len(c.Certificates) == 0 {
-		return fmt.Errorf("%w (the server wants a client certificate: tls_cert, tls_key)", err)
+		return fmt.Errorf("%w (the server may want a client certificate: tls_cert, tls_key)", err)
 	}
-	if leaf := c.Certificates[0].Leaf; leaf != nil && time.Now().After(leaf.NotAfter) {
-		return fmt.Errorf("%w (the client certificate expired at %s)", err, leaf.NotAfter.UTC().Format(time.RFC3339))
-	}
-	return fmt.Errorf("%w (the server refused the client certificate: is it signed by a CA the server trusts?)", err)
+	return fmt.Errorf("%w (did the server refuse the client certificate? is it signed by a CA the server trusts?)", err)
 }

@@ -25,6 +25,10 @@ type PostgresConfig struct {
 	// written after the defaults (PostgresSettings), so that they win.
 	// Empty means none.
 	Settings []string
+	// HBA are pg_hba.conf lines put before initdb's (trust for every
+	// local and host connection), so that they win: "hostssl all idgen
+	// 127.0.0.1/32 scram-sha-256 clientcert=verify-full". Empty means none.
+	HBA []string
 	// Keep leaves the stopped cluster's directory in place after Stop.
 	Keep bool
 }
@@ -198,10 +202,25 @@ func StartPostgres(ctx context.Context, cfg PostgresConfig) (*Postgres, error) {
 	if err != nil {
 		return fail(err)
 	}
+	if err := prepend(filepath.Join(c.DataDir(), "pg_hba.conf"), cfg.HBA); err != nil {
+		return fail(err)
+	}
 	if err := c.start(ctx); err != nil {
 		return fail(err)
 	}
 	return c, nil
+}
+
+// prepend writes lines at the top of the file (nothing when none).
+func prepend(path string, lines []string) error {
+	if len(lines) == 0 {
+		return nil
+	}
+	old, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append([]byte(strings.Join(lines, "\n")+"\n"), old...), 0o600)
 }
 
 // start runs the postmaster as a child, in its own process group, with

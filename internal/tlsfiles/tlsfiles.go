@@ -32,15 +32,16 @@ var ErrFiles = errors.New("tls: unusable certificate files")
 // again when they did: new handshakes then use the new certificate and CA,
 // and connections already open keep theirs. Reload does the same at once,
 // for SIGHUP. A reload that fails (a certificate written before its key)
-// keeps the files in use and is retried at the next handshake.
+// keeps the files in use, and is tried again once the files change again.
 type Server struct {
 	CertFile, KeyFile, ClientCA string
 	// OnReload, when set, is called after each load after the first with the
 	// error, nil for a load that took effect. It must not block.
 	OnReload func(error)
 
-	mu  sync.Mutex                  // serialises loads
-	cur atomic.Pointer[serverFiles] // what handshakes use
+	mu     sync.Mutex                    // serialises loads
+	cur    atomic.Pointer[serverFiles]   // what handshakes use
+	failed atomic.Pointer[[]os.FileInfo] // the stats of the files whose load failed last, until one succeeds
 }
 
 // serverFiles is one load of the files: what was read and the stat of each
@@ -71,16 +72,25 @@ func (s *Server) paths() []string {
 	return p
 }
 
+// stat returns the files' stats, nil for a file that is not there.
+func (s *Server) stat() []os.FileInfo {
+	var stats []os.FileInfo
+	for _, p := range s.paths() {
+		fi, _ := os.Stat(p)
+		stats = append(stats, fi)
+	}
+	return stats
+}
+
 // load reads the files, their stats first so that a change during the read
 // is seen again at the next check.
 func (s *Server) load() (*serverFiles, error) {
-	f := &serverFiles{}
-	for _, p := range s.paths() {
-		fi, err := os.Stat(p)
-		if err != nil {
+	f := &serverFiles{stats: s.stat()}
+	for i, p := range s.paths() {
+		if f.stats[i] == nil {
+			_, err := os.Stat(p)
 			return nil, fmt.Errorf("%w: %w", ErrFiles, err)
 		}
-		f.stats = append(f.stats, fi)
 	}
 	cert, err := tls.LoadX509KeyPair(s.CertFile, s.KeyFile)
 	if err != nil {
@@ -95,19 +105,22 @@ func (s *Server) load() (*serverFiles, error) {
 	return f, nil
 }
 
-// changed reports whether any file differs from its stat in f.
-func (s *Server) changed(f *serverFiles) bool {
-	for i, p := range s.paths() {
-		fi, err := os.Stat(p)
-		if err != nil {
-			return true // gone mid-rotation: try, fail, keep the old
+// same reports whether two sets of stats describe the same files: same
+// inode, size and modification time, or both absent.
+func same(a, b []os.FileInfo) bool {
+	for i := range a {
+		x, y := a[i], b[i]
+		if x == nil || y == nil {
+			if x != y {
+				return false
+			}
+			continue
 		}
-		old := f.stats[i]
-		if !os.SameFile(old, fi) || !old.ModTime().Equal(fi.ModTime()) || old.Size() != fi.Size() {
-			return true
+		if !os.SameFile(x, y) || !x.ModTime().Equal(y.ModTime()) || x.Size() != y.Size() {
+			return false
 		}
 	}
-	return false
+	return true
 }
 
 // Reload loads the files now, whether or not they changed. On error the
@@ -119,9 +132,13 @@ func (s *Server) Reload() error {
 }
 
 func (s *Server) reloadLocked() error {
+	stats := s.stat()
 	f, err := s.load()
 	if err == nil {
 		s.cur.Store(f)
+		s.failed.Store(nil)
+	} else {
+		s.failed.Store(&stats)
 	}
 	if s.OnReload != nil {
 		s.OnReload(err)
@@ -133,13 +150,20 @@ func (s *Server) reloadLocked() error {
 // first when they changed.
 func (s *Server) current() *serverFiles {
 	f := s.cur.Load()
-	if !s.changed(f) {
+	now := s.stat()
+	if same(now, f.stats) {
 		return f
+	}
+	if failed := s.failed.Load(); failed != nil && same(now, *failed) {
+		return f // tried already: the same files fail the same way
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if f2 := s.cur.Load(); f2 != f { // another handshake reloaded
 		return f2
+	}
+	if failed := s.failed.Load(); failed != nil && same(now, *failed) {
+		return f
 	}
 	s.reloadLocked()
 	return s.cur.Load()

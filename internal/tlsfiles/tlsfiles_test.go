@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idgenkit/idgen/internal/testenv/testcert"
+	"github.com/idgenkit/idgen/internal/testenv/certs"
 	"github.com/idgenkit/idgen/internal/tlsfiles"
 )
 
@@ -55,14 +55,14 @@ func dial(addr string, cfg *tls.Config) (*tls.ConnectionState, error) {
 }
 
 func TestMutualTLS(t *testing.T) {
-	f := testcert.New(t)
-	s, err := tlsfiles.NewServer(f.ServerCert, f.ServerKey, f.CAFile)
+	f := certs.New(t)
+	s, err := tlsfiles.NewServer(f.Server.CertFile, f.Server.KeyFile, f.CA.CertFile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := listen(t, s.Config())
 	client := func(cert, key string) *tls.Config {
-		c, err := tlsfiles.Client{CAFile: f.CAFile, CertFile: cert, KeyFile: key}.Config(nil)
+		c, err := tlsfiles.Client{CAFile: f.CA.CertFile, CertFile: cert, KeyFile: key}.Config(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,28 +73,28 @@ func TestMutualTLS(t *testing.T) {
 		}
 		return c
 	}
-	if st, err := dial(addr, client(f.ClientCert, f.ClientKey)); err != nil || st.Version < tls.VersionTLS12 {
+	if st, err := dial(addr, client(f.Client.CertFile, f.Client.KeyFile)); err != nil || st.Version < tls.VersionTLS12 {
 		t.Fatalf("handshake with the CA's client certificate = %v, %v; want TLS ≥ 1.2", st, err)
 	}
 	for _, tc := range []struct {
 		name, cert, key, want string
 	}{
 		{"no certificate", "", "", "certificate required"},
-		{"another CA", f.OtherCert, f.OtherKey, "unknown certificate authority"},
-		{"expired", f.ExpiredCert, f.ExpiredKey, "expired certificate"},
+		{"another CA", f.WrongClient.CertFile, f.WrongClient.KeyFile, "unknown certificate authority"},
+		{"expired", f.Expired.CertFile, f.Expired.KeyFile, "expired certificate"},
 	} {
 		if _, err := dial(addr, client(tc.cert, tc.key)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: handshake = %v; want an error with %q", tc.name, err, tc.want)
 		}
 	}
 	// TLS 1.1 is refused.
-	old := client(f.ClientCert, f.ClientKey)
+	old := client(f.Client.CertFile, f.Client.KeyFile)
 	old.MinVersion, old.MaxVersion = tls.VersionTLS10, tls.VersionTLS11
 	if _, err := dial(addr, old); err == nil || !strings.Contains(err.Error(), "protocol version") {
 		t.Errorf("TLS 1.1 handshake = %v; want a protocol version error", err)
 	}
 	// A client that does not trust the CA refuses the server.
-	bare, _ := tlsfiles.Client{CertFile: f.ClientCert, KeyFile: f.ClientKey, ServerName: "localhost"}.Config(nil)
+	bare, _ := tlsfiles.Client{CertFile: f.Client.CertFile, KeyFile: f.Client.KeyFile, ServerName: "localhost"}.Config(nil)
 	if _, err := dial(addr, bare); err == nil || !strings.Contains(err.Error(), "unknown authority") {
 		t.Errorf("handshake without the CA among the roots = %v; want unknown authority", err)
 	}
@@ -103,15 +103,15 @@ func TestMutualTLS(t *testing.T) {
 // Files replaced under a running listener take effect at the next
 // handshake; a load that fails keeps the files in use; Reload loads at once.
 func TestRotation(t *testing.T) {
-	f := testcert.New(t)
+	f := certs.New(t)
 	var reloads []error
-	s, err := tlsfiles.NewServer(f.ServerCert, f.ServerKey, "")
+	s, err := tlsfiles.NewServer(f.Server.CertFile, f.Server.KeyFile, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.OnReload = func(err error) { reloads = append(reloads, err) }
 	addr := listen(t, s.Config())
-	cc, _ := tlsfiles.Client{CAFile: f.CAFile}.Config(nil)
+	cc, _ := tlsfiles.Client{CAFile: f.CA.CertFile}.Config(nil)
 	serial := func() string {
 		t.Helper()
 		st, err := dial(addr, cc)
@@ -126,15 +126,21 @@ func TestRotation(t *testing.T) {
 	}
 
 	// A certificate without its key: refused, the old pair stays.
-	c2, k2 := f.CA.Valid(t, "server 2", testcert.Server)
-	testcert.Write(t, f.ServerCert, c2)
+	p2, err := f.Issue("server2", certs.ServerKind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rename(t, p2.CertFile, f.Server.CertFile)
 	if got := serial(); got != first {
 		t.Errorf("serial after a certificate written without its key = %s; want the old %s", got, first)
 	}
-	if len(reloads) == 0 || !errors.Is(reloads[len(reloads)-1], tlsfiles.ErrFiles) {
-		t.Errorf("OnReload after a mismatched pair got %v; want an ErrFiles error", reloads)
+	if len(reloads) != 1 || !errors.Is(reloads[0], tlsfiles.ErrFiles) {
+		t.Errorf("OnReload after a mismatched pair got %v; want one ErrFiles error", reloads)
 	}
-	testcert.Write(t, f.ServerKey, k2)
+	if got := serial(); got != first || len(reloads) != 1 {
+		t.Errorf("the next handshake with the same mismatched pair: serial %s, %d loads; want the old %s and no new load", got, len(reloads), first)
+	}
+	rename(t, p2.KeyFile, f.Server.KeyFile)
 	second := serial()
 	if second == first {
 		t.Fatalf("serial after rotation = %s; want a new certificate", second)
@@ -153,27 +159,36 @@ func TestRotation(t *testing.T) {
 }
 
 func TestBadFiles(t *testing.T) {
-	f := testcert.New(t)
+	f := certs.New(t)
 	notPEM := filepath.Join(t.TempDir(), "ca.txt")
 	os.WriteFile(notPEM, []byte("not a certificate"), 0o600)
 	for _, tc := range []struct {
 		name, cert, key, ca, want string
 	}{
-		{"missing cert", filepath.Join(f.Dir, "none.pem"), f.ServerKey, "", "none.pem"},
-		{"key of another", f.ServerCert, f.ClientKey, "", "private key does not match"},
-		{"CA not PEM", f.ServerCert, f.ServerKey, notPEM, "ca.txt holds no PEM certificate"},
+		{"missing cert", filepath.Join(f.Dir, "none.pem"), f.Server.KeyFile, "", "none.pem"},
+		{"key of another", f.Server.CertFile, f.Client.KeyFile, "", "private key does not match"},
+		{"CA not PEM", f.Server.CertFile, f.Server.KeyFile, notPEM, "ca.txt holds no PEM certificate"},
 	} {
 		_, err := tlsfiles.NewServer(tc.cert, tc.key, tc.ca)
 		if !errors.Is(err, tlsfiles.ErrFiles) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: NewServer = %v; want ErrFiles with %q", tc.name, err, tc.want)
 		}
 	}
-	if _, err := (tlsfiles.Client{CertFile: f.ClientCert}).Config(nil); !errors.Is(err, tlsfiles.ErrFiles) || !strings.Contains(err.Error(), "needs both files") {
+	if _, err := (tlsfiles.Client{CertFile: f.Client.CertFile}).Config(nil); !errors.Is(err, tlsfiles.ErrFiles) || !strings.Contains(err.Error(), "needs both files") {
 		t.Errorf("Client{CertFile only}.Config = %v; want ErrFiles naming both files", err)
 	}
 	base := &tls.Config{MinVersion: tls.VersionTLS10, ServerName: "a"}
 	c, err := tlsfiles.Client{ServerName: "b"}.Config(base)
 	if err != nil || c.MinVersion != tls.VersionTLS12 || c.ServerName != "b" || base.ServerName != "a" {
 		t.Errorf("Client{ServerName: b}.Config(base) = %v, %v; want a clone with TLS 1.2 and b", c, err)
+	}
+}
+
+// rename moves src over dst, as a certificate manager replaces a file: a
+// reader sees the old file or the new, never half of one.
+func rename(t *testing.T, src, dst string) {
+	t.Helper()
+	if err := os.Rename(src, dst); err != nil {
+		t.Fatal(err)
 	}
 }

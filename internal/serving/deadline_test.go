@@ -1,4 +1,4 @@
-package httpapi
+package serving
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 func TestDeadlineCtx(t *testing.T) {
 	// Unasked, it has a deadline and no timer; asked, it expires on time.
 	start := time.Now()
-	c := withLazyDeadline(context.Background(), start.Add(20*time.Millisecond))
+	c := NewDeadline(context.Background(), start.Add(20*time.Millisecond))
 	if d, ok := c.Deadline(); !ok || !d.Equal(start.Add(20*time.Millisecond)) {
 		t.Fatalf("Deadline() = %v, %v; want start+20ms, true", d, ok)
 	}
@@ -27,12 +27,12 @@ func TestDeadlineCtx(t *testing.T) {
 	if waited := time.Since(start); waited < 20*time.Millisecond {
 		t.Fatalf("Done after %v; want at least 20ms", waited)
 	}
-	c.release()
+	c.Release()
 
 	// An earlier parent deadline wins, and the parent's cancel reaches it.
 	parent, cancel := context.WithTimeout(context.Background(), time.Millisecond)
 	defer cancel()
-	c = withLazyDeadline(parent, time.Now().Add(time.Hour))
+	c = NewDeadline(parent, time.Now().Add(time.Hour))
 	if d, _ := c.Deadline(); d.After(time.Now().Add(time.Minute)) {
 		t.Fatalf("Deadline() = %v; want the parent's, 1ms away", d)
 	}
@@ -40,11 +40,11 @@ func TestDeadlineCtx(t *testing.T) {
 	if err := c.Err(); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Err() after the parent expired = %v; want DeadlineExceeded", err)
 	}
-	c.release()
+	c.Release()
 
 	// Released unasked: canceled from then on, never a nil channel.
-	c = withLazyDeadline(context.Background(), time.Now().Add(time.Hour))
-	c.release()
+	c = NewDeadline(context.Background(), time.Now().Add(time.Hour))
+	c.Release()
 	select {
 	case <-c.Done():
 	default:
@@ -53,4 +53,29 @@ func TestDeadlineCtx(t *testing.T) {
 	if err := c.Err(); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Err() of a released context = %v; want Canceled", err)
 	}
+}
+
+// A released Deadline reset for the next request (it lives in the
+// pooled request state) is lazy and open again, with the new deadline.
+func TestDeadlineCtxReset(t *testing.T) {
+	c := NewDeadline(context.Background(), time.Now().Add(-time.Second))
+	<-c.Done() // past: the timer fires at once
+	c.Release()
+	d := time.Now().Add(time.Hour)
+	c.Reset(context.Background(), d)
+	if c.timed != nil || c.released {
+		t.Fatal("reset kept the last use's timer or release")
+	}
+	if got, _ := c.Deadline(); !got.Equal(d) {
+		t.Errorf("Deadline() after reset = %v; want %v", got, d)
+	}
+	select {
+	case <-c.Done():
+		t.Fatal("Done() after reset is closed")
+	default:
+	}
+	if err := c.Err(); err != nil {
+		t.Errorf("Err() after reset = %v; want nil", err)
+	}
+	c.Release()
 }

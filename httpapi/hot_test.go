@@ -1,0 +1,87 @@
+package httpapi
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/idgenkit/idgen/snowflake"
+)
+
+// The end of a JSON answer is formatted once per second: the same bytes
+// within a second, the next second's after.
+func TestStamp(t *testing.T) {
+	var h Handler
+	t0 := time.Date(2026, 6, 1, 11, 7, 0, 0, time.FixedZone("x", 3600))
+	a := h.stamp(t0)
+	b := h.stamp(t0.Add(999 * time.Millisecond))
+	c := h.stamp(t0.Add(time.Second))
+	if want := `],"generated_at":"2026-06-01T10:07:00Z"}` + "\n"; string(a) != want || &a[0] != &b[0] {
+		t.Errorf("stamp(t0), stamp(t0+999ms) = %q, %q; want %q, shared", a, b, want)
+	}
+	if want := `],"generated_at":"2026-06-01T10:07:01Z"}` + "\n"; string(c) != want {
+		t.Errorf("stamp(t0+1s) = %q; want %q", c, want)
+	}
+}
+
+// A latency lands in the bucket whose upper bound it does not pass (le),
+// as a Prometheus histogram places it; count and sum follow.
+func TestLatencyHist(t *testing.T) {
+	var l latencyHist
+	for _, d := range []time.Duration{25 * time.Microsecond, 25*time.Microsecond + 1, time.Second, 3 * time.Second} {
+		l.observe(d)
+	}
+	desc := prometheus.NewDesc("x", "x", nil, nil)
+	var m dto.Metric
+	if err := l.metric(desc).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	h := m.GetHistogram()
+	got := map[float64]uint64{}
+	for _, b := range h.GetBucket() {
+		got[b.GetUpperBound()] = b.GetCumulativeCount()
+	}
+	for ub, want := range map[float64]uint64{25e-6: 1, 50e-6: 2, 0.25: 2, 1: 3, 2.5: 3} {
+		if got[ub] != want {
+			t.Errorf("bucket le=%v = %d; want %d", ub, got[ub], want)
+		}
+	}
+	if h.GetSampleCount() != 4 || h.GetSampleSum() != 4.000050001 {
+		t.Errorf("count, sum = %d, %v; want 4, 4.000050001", h.GetSampleCount(), h.GetSampleSum())
+	}
+}
+
+// The field texts held for narrow fields give the digits formatting gives.
+func TestEncoderFieldText(t *testing.T) {
+	l, _ := snowflake.Preset("twitter")
+	sch, err := snowflake.SchemeOf(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := encoderFor(sch)
+	if len(e.fields) != 3 {
+		t.Fatalf("twitter's non-time fields: %d; want 3", len(e.fields))
+	}
+	for _, f := range e.fields {
+		if f.text == nil || len(f.text) != 1<<f.Width {
+			t.Fatalf("field %s (%d bits): %d texts; want %d", f.Name, f.Width, len(f.text), 1<<f.Width)
+		}
+		for v, s := range f.text {
+			if s != strconv.Itoa(v) {
+				t.Fatalf("field %s: text[%d] = %q", f.Name, v, s)
+			}
+		}
+	}
+	var v uint64
+	for i, x := range []uint64{31, 17, 4095} { // datacenter, worker, sequence: high to low
+		v |= x << e.fields[i].Shift
+	}
+	b := string(e.appendObject(nil, sch.FromUint64(v)))
+	if !strings.HasSuffix(b, `"datacenter_id":31,"worker_id":17,"sequence_number":4095}}`) {
+		t.Errorf("appendObject = %s; want datacenter 31, worker 17, sequence 4095", b)
+	}
+}
