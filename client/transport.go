@@ -3,6 +3,7 @@ package client
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -23,7 +24,6 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/idgenkit/idgen"
-	"github.com/idgenkit/idgen/grpcapi"
 	"github.com/idgenkit/idgen/grpcapi/idgenv1"
 	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/internal/storetls"
@@ -75,7 +75,7 @@ func dialAll(cfg Config) ([]transport, *tls.Config, error) {
 		creds = credentials.NewTLS(tc)
 	}
 	opts := append([]grpc.DialOption{grpc.WithTransportCredentials(creds),
-		grpc.WithInitialWindowSize(grpcapi.StreamWindow), grpc.WithInitialConnWindowSize(grpcapi.StreamWindow)}, cfg.DialOptions...)
+		grpc.WithInitialWindowSize(idgenv1.StreamWindow), grpc.WithInitialConnWindowSize(idgenv1.StreamWindow)}, cfg.DialOptions...)
 	var ts []transport
 	fail := func(err error) ([]transport, *tls.Config, error) {
 		for _, t := range ts {
@@ -110,12 +110,15 @@ func dialAll(cfg Config) ([]transport, *tls.Config, error) {
 // refused client certificate shows in the fetch's error as a broken pipe
 // or a reset only, since TLS 1.3 servers check it after the client's
 // handshake ends.
-func explainTLS(err error, targets []string, tc *tls.Config, timeout time.Duration) error {
+// The hint for a missing certificate names cfg.CertNames.
+func explainTLS(err error, cfg Config, tc *tls.Config) error {
 	if tc == nil || !errors.Is(err, idgen.ErrUnavailable) {
 		return err
 	}
+	timeout := min(cfg.FetchTimeout, 2*time.Second)
+	names := cmp.Or(cfg.CertNames, "CertFile, KeyFile")
 	var whys []string
-	for _, t := range targets {
+	for _, t := range cfg.Targets {
 		addr := t
 		if u, perr := url.Parse(t); perr == nil && (u.Scheme == "https" || u.Scheme == "http") {
 			addr = u.Host
@@ -126,7 +129,7 @@ func explainTLS(err error, targets []string, tc *tls.Config, timeout time.Durati
 		if _, _, serr := net.SplitHostPort(addr); serr != nil {
 			continue // a grpc-go target such as dns:///name: not probed
 		}
-		if why := storetls.Probe(addr, tc, timeout); why != nil {
+		if why := storetls.ProbeFor(addr, tc, timeout, names); why != nil {
 			whys = append(whys, fmt.Sprintf("%s: %v", t, why))
 		}
 	}
@@ -155,10 +158,10 @@ func (t *grpcTarget) generators(ctx context.Context) (string, []genInfo, error) 
 }
 
 // fetch streams n IDs, in batches that fit in grpc-go's default 4 MiB
-// message (grpcapi.MaxBatch): a server whose max count is larger would
+// message (idgenv1.MaxBatch): a server whose max count is larger would
 // otherwise send batches the connection refuses.
 func (t *grpcTarget) fetch(ctx context.Context, gen string, scheme *idgen.Scheme, n int64) ([]idgen.ID, error) {
-	batch := uint32(min(n, int64(grpcapi.MaxBatch(scheme.Size))))
+	batch := uint32(min(n, int64(idgenv1.MaxBatch(scheme.Size))))
 	st, err := t.c.NextStream(ctx, &idgenv1.NextStreamRequest{Generator: gen, Count: uint64(n), BatchSize: batch})
 	if err != nil {
 		return nil, err
