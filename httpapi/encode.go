@@ -1,8 +1,10 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/hex"
 	"strconv"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -27,6 +29,14 @@ type idEncoder struct {
 	l       snowflake.Layout
 	msTick  int64 // ms per tick when the tick is whole ms and the epoch ms-aligned, else 0
 	epochMs int64
+	lastTS  atomic.Pointer[tickText] // the latest tick's timestamp_ms digits
+}
+
+// A tickText is a tick's timestamp_ms in decimal: the IDs of a tick (and
+// the one-ID answers of a busy server, many per ms) share it.
+type tickText struct {
+	tick uint64
+	text []byte
 }
 
 // sfField is one non-time field of a Snowflake layout.
@@ -121,10 +131,16 @@ func (e *idEncoder) appendObject(b []byte, id idgen.ID) []byte {
 		b = appendHex64(b, v)
 		b = append(b, `","breakdown":{"timestamp_ms":`...)
 		tick := e.time.Value(v)
-		if e.msTick != 0 {
-			b = strconv.AppendInt(b, e.epochMs+int64(tick)*e.msTick, 10)
+		if t := e.lastTS.Load(); t != nil && t.tick == tick {
+			b = append(b, t.text...)
 		} else {
-			b = strconv.AppendInt(b, e.l.TickTime(int64(tick)).UnixMilli(), 10)
+			start := len(b)
+			if e.msTick != 0 {
+				b = strconv.AppendInt(b, e.epochMs+int64(tick)*e.msTick, 10)
+			} else {
+				b = strconv.AppendInt(b, e.l.TickTime(int64(tick)).UnixMilli(), 10)
+			}
+			e.lastTS.Store(&tickText{tick: tick, text: bytes.Clone(b[start:])})
 		}
 		for _, f := range e.fields {
 			b = append(b, f.key...)
