@@ -70,11 +70,15 @@ func scanJSONIDs(r io.Reader, out []uint64, pause time.Duration) ([]uint64, stri
 
 // count=200,000 with MaxCount raised: the body is complete (every ID,
 // increasing, then generated_at), chunked, and the server's memory does
-// not grow with the count. The server's WriteTimeout (1 s) is shorter than
-// the whole response takes to read at the client's pace (a pause of 10 ms
-// every 1,000 IDs or so: 200 pauses, 2 s): it applies to each chunk's
-// write (about 170 KB, some 10 ms of reading), not to the response.
-// (A million IDs with 1 ms pauses showed the same in 25 s under -race.)
+// not grow with the count. The server's WriteTimeout (3 s) is shorter than
+// the whole response takes to read at the client's pace (a pause of 20 ms
+// every 1,000 IDs or so: 200 pauses, at least 4 s on any machine): it
+// applies to each chunk's write (about 170 KB, some 20-80 ms of reading),
+// not to the response. The margin per chunk: with a 1 s WriteTimeout, one
+// chunk's read took over 1 s once at load 30 on 2 cores under -race (the
+// transfer was cut after 155,349 IDs, 9.1 s in); 3 s is 40× the slowest
+// chunk seen otherwise. (A million IDs with 1 ms pauses showed the same in
+// 25 s under -race.)
 //
 // Heap bound: the test process's heap objects (server and client) may
 // grow by at most 16 MiB while the response streams. Streamed, a request
@@ -86,12 +90,12 @@ func TestStreamLarge(t *testing.T) {
 	const count = 200_000
 	g := newSnowflake(t, newFakeClock(time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)), snowflake.Fail, map[string]int64{"datacenter": 1, "worker": 2})
 	h, err := httpapi.New(map[string]idgen.Generator{"default": g}, httpapi.Options{
-		MaxCount: count, WriteTimeout: time.Second, Logger: slog.New(slog.DiscardHandler)})
+		MaxCount: count, WriteTimeout: 3 * time.Second, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewUnstartedServer(h)
-	srv.Config.WriteTimeout = time.Second
+	srv.Config.WriteTimeout = 3 * time.Second
 	srv.Start()
 	defer srv.Close()
 
@@ -103,7 +107,7 @@ func TestStreamLarge(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	start := time.Now()
-	ids, tail, err := scanJSONIDs(resp.Body, ids, 10*time.Millisecond)
+	ids, tail, err := scanJSONIDs(resp.Body, ids, 20*time.Millisecond)
 	took := time.Since(start)
 	growth := stop()
 	if err != nil {

@@ -106,6 +106,7 @@ func OpenEtcd(ctx context.Context, cfg EtcdConfig) (*Etcd, error) {
 		}
 		b.cs = append(b.cs, c)
 	}
+	b.hungAt = make([]atomic.Int64, len(b.cs))
 	// A first read, bounded, tells an unreachable cluster from a slow one:
 	// each member in turn, until one answers.
 	for range b.cs {
@@ -159,6 +160,7 @@ type etcdBackend struct {
 	// keeps landing on it loses the lease with a quorum up.
 	cs        []*clientv3.Client
 	cur       atomic.Int32
+	hungAt    []atomic.Int64 // per member: when a request last gave up waiting on it (Unix ns)
 	prefix    string
 	max       int64
 	owner     string
@@ -173,13 +175,33 @@ type etcdBackend struct {
 // cl returns the client of the member in use.
 func (b *etcdBackend) cl() *clientv3.Client { return b.cs[b.cur.Load()] }
 
-// unreachable moves on to the next member, if c is still the one in use,
-// and wraps err: every request that failed to complete (a member that did
-// not answer within its attempt, a member without a leader, a connection
-// refused) goes to the next member from then on.
+// HungMemberPause is how long an etcd lease passes over a member after a
+// request to it gave up waiting (a member frozen or partitioned away),
+// while another has not failed that way: moving on after a quick failure
+// of the next member (no leader yet, the leader changed) must not lead
+// back to the hung one.
+const HungMemberPause = 30 * time.Second
+
+// unreachable moves on, if c is still the member in use, to the next one
+// that has not hung within HungMemberPause (else simply the next), and
+// wraps err: every request that failed to complete (a member that did not
+// answer within its attempt, one without a leader, a connection refused)
+// goes to another member from then on.
 func (b *etcdBackend) unreachable(c *clientv3.Client, err error) error {
 	if i := b.cur.Load(); b.cs[i] == c {
-		b.cur.CompareAndSwap(i, (i+1)%int32(len(b.cs)))
+		now := time.Now().UnixNano()
+		if errors.Is(err, context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded {
+			b.hungAt[i].Store(now)
+		}
+		n := int32(len(b.cs))
+		next := (i + 1) % n
+		for k := int32(1); k < n; k++ {
+			if j := (i + k) % n; b.hungAt[j].Load() == 0 || now-b.hungAt[j].Load() > int64(HungMemberPause) {
+				next = j
+				break
+			}
+		}
+		b.cur.CompareAndSwap(i, next)
 	}
 	return fmt.Errorf("%w: workerid: etcd %v: %v", idgen.ErrUnavailable, b.endpoints, err)
 }
