@@ -6,43 +6,73 @@ import (
 	"time"
 )
 
+// The two classes of error. Every sentinel error of idgen's packages
+// matches one of them with errors.Is (the few that match neither say why
+// in their doc), so that a program tells "change the input" from "try
+// again later" without knowing each package's sentinels: idgen's CLI
+// exits 2 for the first and 1 for the second, and its servers answer 400
+// and 503.
+var (
+	// ErrInvalid reports input the caller must change before trying again:
+	// a spec, configuration value, key, DSN, layout or ID outside what is
+	// allowed. The error wrapping it names the input (cut to about 64
+	// characters) and what is allowed.
+	ErrInvalid = errors.New("idgen: invalid input")
+
+	// ErrUnavailable reports that a store, server or resource a generator
+	// needs failed or cannot be reached (a store-backed generator with
+	// nothing left to hand out, a lease store down, a lease lost): the
+	// input was fine, and trying again later may work.
+	ErrUnavailable = errors.New("idgen: ID store unavailable")
+)
+
+// A sentinel is a sentinel error of a class: its text is its own, and it
+// matches the class with errors.Is. Other packages make theirs with
+// internal/errclass.
+type sentinel struct {
+	msg   string
+	class error
+}
+
+func (e *sentinel) Error() string { return e.msg }
+func (e *sentinel) Unwrap() error { return e.class }
+
+func invalid(msg string) error     { return &sentinel{msg, ErrInvalid} }
+func unavailable(msg string) error { return &sentinel{msg, ErrUnavailable} }
+
 // Sentinel errors. Match them with errors.Is; each package wraps them with
-// the value at fault.
+// the value at fault. Each matches ErrInvalid or ErrUnavailable.
 var (
 	// ErrClockRollback reports that the clock went back behind the last tick
 	// a generator issued. The error returned is a *ClockRollbackError.
-	ErrClockRollback = errors.New("idgen: clock moved backwards")
+	ErrClockRollback = unavailable("idgen: clock moved backwards")
 
 	// ErrLayoutExhausted reports that the current time no longer fits the
 	// layout's time field: the layout's lifetime is over. A generator never
 	// wraps into the sign bit or a neighbouring field.
-	ErrLayoutExhausted = errors.New("idgen: layout lifetime exhausted")
+	ErrLayoutExhausted = invalid("idgen: layout lifetime exhausted")
 
 	// ErrBeforeEpoch reports that the clock reads a time before the layout's epoch.
-	ErrBeforeEpoch = errors.New("idgen: clock is before the epoch")
+	ErrBeforeEpoch = invalid("idgen: clock is before the epoch")
 
 	// ErrSyntax reports text that is not an ID of the scheme.
-	ErrSyntax = errors.New("idgen: invalid ID syntax")
+	ErrSyntax = invalid("idgen: invalid ID syntax")
 
 	// ErrNoScheme reports an ID that has no scheme, such as the zero ID.
-	ErrNoScheme = errors.New("idgen: ID has no scheme")
+	ErrNoScheme = invalid("idgen: ID has no scheme")
 
 	// ErrOutOfRange reports a value outside the range its field allows.
-	ErrOutOfRange = errors.New("idgen: value out of range")
+	ErrOutOfRange = invalid("idgen: value out of range")
 
 	// ErrLeaseLost reports that the node's worker-ID lease can no longer be
 	// trusted; no ID is issued until it is reacquired.
-	ErrLeaseLost = errors.New("idgen: worker ID lease lost")
+	ErrLeaseLost = unavailable("idgen: worker ID lease lost")
 
 	// ErrNoWorkerIDs reports that every worker ID of the space is held.
-	ErrNoWorkerIDs = errors.New("idgen: no free worker ID")
-
-	// ErrUnavailable reports that a store-backed generator has nothing left to
-	// hand out and its store cannot be reached.
-	ErrUnavailable = errors.New("idgen: ID store unavailable")
+	ErrNoWorkerIDs = unavailable("idgen: no free worker ID")
 
 	// ErrClosed reports a call on a closed generator.
-	ErrClosed = errors.New("idgen: generator closed")
+	ErrClosed = unavailable("idgen: generator closed")
 )
 
 // ClockRollbackError reports that the clock read Now, behind the last tick
@@ -63,3 +93,7 @@ func (e *ClockRollbackError) Error() string {
 
 // Is reports whether target is ErrClockRollback.
 func (e *ClockRollbackError) Is(target error) bool { return target == ErrClockRollback }
+
+// Unwrap returns ErrClockRollback, through which the error matches its
+// class, ErrUnavailable.
+func (e *ClockRollbackError) Unwrap() error { return ErrClockRollback }

@@ -2,12 +2,11 @@ package idgen
 
 import (
 	"database/sql/driver"
-	"errors"
 )
 
 // ErrNull reports an SQL NULL scanned into an ID (ID.Scan), which has no
 // NULL of its own: scan a nullable column into a NullID.
-var ErrNull = errors.New("idgen: NULL is not an ID")
+var ErrNull = invalid("idgen: NULL is not an ID")
 
 // A NullID is an ID that may be SQL NULL or JSON null, as sql.NullString is
 // a string that may be NULL. Valid is false for NULL.

@@ -12,8 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 	"io"
 	"runtime"
 	"strings"
@@ -23,6 +21,7 @@ import (
 	"time"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/numfmt"
 	"github.com/idgenkit/idgen/internal/redact"
 	"github.com/idgenkit/idgen/strategies"
 )
@@ -190,16 +189,11 @@ func WriteTable(w io.Writer, rs []Result) error {
 		if r.Scheme.TimeOrdered {
 			ordered = "yes"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%d\t%s\t%d\t%s\n", r.Spec, thousands(uint64(r.PerSecond()+0.5)), r.NsPerID(),
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%d\t%s\t%d\t%s\n", r.Spec, numfmt.Thousands(uint64(r.PerSecond()+0.5)), r.NsPerID(),
 			r.Scheme.Size, ordered, r.TextLen, r.Scheme.Column)
 	}
 	return tw.Flush()
 }
-
-func thousands(v uint64) string { return english.Sprintf("%d", v) }
-
-// english prints numbers with thousands separators: 1234567 -> "1,234,567".
-var english = message.NewPrinter(language.English)
 
 // SplitSpecs splits comma-separated lists of specs ("uuidv7,ulid,xid"; the
 // flag may repeat) into specs. A comma inside a spec, as in

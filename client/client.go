@@ -38,9 +38,8 @@ import (
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/internal/echo"
+	"github.com/idgenkit/idgen/internal/errclass"
 	"github.com/idgenkit/idgen/prefetch"
-	"github.com/idgenkit/idgen/snowflake"
-	"github.com/idgenkit/idgen/strategies"
 )
 
 // Defaults of Config's zero values.
@@ -53,7 +52,7 @@ const (
 )
 
 // ErrConfig reports a Config that New refuses; the message names the field.
-var ErrConfig = errors.New("client: invalid configuration")
+var ErrConfig = errclass.Invalid("client: invalid configuration")
 
 // Config configures a Generator. Targets is required.
 type Config struct {
@@ -66,8 +65,9 @@ type Config struct {
 	// server's default.
 	Generator string
 	// Scheme is the IDs' scheme. Nil means the one the first server lists
-	// for Generator (a Snowflake layout, or any scheme of package
-	// strategies by name).
+	// for Generator, found by idgen.FindScheme among the packages the
+	// program links: a Snowflake layout (package snowflake), or a scheme of
+	// package strategies (or of a store package such as segment) by name.
 	Scheme *idgen.Scheme
 	// MinBatch and MaxBatch bound a fetch, in IDs. Zero means 1000 and
 	// 1,000,000.
@@ -100,7 +100,7 @@ type Config struct {
 	CertNames string
 	// DialOptions are passed to grpc.NewClient after the client's own:
 	// transport credentials (TLS, or plaintext when TLS is off) and
-	// grpcapi.StreamWindow flow-control windows. A later option wins.
+	// idgenv1.StreamWindow flow-control windows. A later option wins.
 	DialOptions []grpc.DialOption
 	// HTTPClient fetches from http:// and https:// targets. Nil means a
 	// client of its own with the TLS configuration above.
@@ -244,16 +244,9 @@ func (g *Generator) learnScheme(ctx context.Context) (*idgen.Scheme, error) {
 			if gen.name != name {
 				continue
 			}
-			if gen.layout != "" {
-				l, err := snowflake.ParseLayout(gen.layout)
-				if err != nil {
-					return nil, fmt.Errorf("client: generator %q: layout %q: %w", name, echo.Cut(gen.layout), err)
-				}
-				return snowflake.SchemeOf(l)
-			}
-			s, err := strategies.SchemeOf(gen.scheme)
+			s, err := idgen.FindScheme(gen.scheme, gen.layout)
 			if err != nil {
-				return nil, fmt.Errorf("client: generator %q: scheme %q unknown here; set Config.Scheme: %w", name, echo.Cut(gen.scheme), err)
+				return nil, fmt.Errorf("client: generator %q: %w; set Config.Scheme", name, err)
 			}
 			return s, nil
 		}

@@ -24,7 +24,6 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/idgenkit/idgen"
-	"github.com/idgenkit/idgen/grpcapi"
 	"github.com/idgenkit/idgen/grpcapi/idgenv1"
 	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/internal/storetls"
@@ -76,7 +75,7 @@ func dialAll(cfg Config) ([]transport, *tls.Config, error) {
 		creds = credentials.NewTLS(tc)
 	}
 	opts := append([]grpc.DialOption{grpc.WithTransportCredentials(creds),
-		grpc.WithInitialWindowSize(grpcapi.StreamWindow), grpc.WithInitialConnWindowSize(grpcapi.StreamWindow)}, cfg.DialOptions...)
+		grpc.WithInitialWindowSize(idgenv1.StreamWindow), grpc.WithInitialConnWindowSize(idgenv1.StreamWindow)}, cfg.DialOptions...)
 	var ts []transport
 	fail := func(err error) ([]transport, *tls.Config, error) {
 		for _, t := range ts {
@@ -159,10 +158,10 @@ func (t *grpcTarget) generators(ctx context.Context) (string, []genInfo, error) 
 }
 
 // fetch streams n IDs, in batches that fit in grpc-go's default 4 MiB
-// message (grpcapi.MaxBatch): a server whose max count is larger would
+// message (idgenv1.MaxBatch): a server whose max count is larger would
 // otherwise send batches the connection refuses.
 func (t *grpcTarget) fetch(ctx context.Context, gen string, scheme *idgen.Scheme, n int64) ([]idgen.ID, error) {
-	batch := uint32(min(n, int64(grpcapi.MaxBatch(scheme.Size))))
+	batch := uint32(min(n, int64(idgenv1.MaxBatch(scheme.Size))))
 	st, err := t.c.NextStream(ctx, &idgenv1.NextStreamRequest{Generator: gen, Count: uint64(n), BatchSize: batch})
 	if err != nil {
 		return nil, err

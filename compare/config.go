@@ -1,13 +1,13 @@
 package compare
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"regexp"
 	"strings"
 	"time"
 
+	"github.com/idgenkit/idgen/internal/errclass"
 	"github.com/idgenkit/idgen/internal/throwaway"
 	"github.com/idgenkit/idgen/strategies"
 )
@@ -50,9 +50,9 @@ const (
 var (
 	// ErrBadInput reports a Config the run refuses before touching any
 	// database: rows ≤ 0, an unknown strategy or key, a bad size.
-	ErrBadInput = errors.New("compare: invalid input")
+	ErrBadInput = errclass.Invalid("compare: invalid input")
 	// ErrConnect reports a PostgreSQL server that cannot be reached.
-	ErrConnect = errors.New("compare: cannot connect to PostgreSQL")
+	ErrConnect = errclass.Unavailable("compare: cannot connect to PostgreSQL")
 	// ErrNoPostgres reports that the PostgreSQL server binaries (initdb,
 	// pg_ctl, postgres) needed for the throwaway cluster are not installed.
 	ErrNoPostgres = throwaway.ErrNoPostgres

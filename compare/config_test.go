@@ -64,8 +64,9 @@ func TestRunSharedBuffersWithDSN(t *testing.T) {
 
 func TestRunUnreachable(t *testing.T) {
 	_, err := compare.Run(context.Background(), compare.Config{DSN: unreachable, Strategies: []string{"uuidv4"}})
-	if !errors.Is(err, compare.ErrConnect) || !strings.Contains(err.Error(), "127.0.0.1:1") {
-		t.Fatalf("Run(unreachable) = %v; want ErrConnect naming 127.0.0.1:1", err)
+	want := "compare: cannot connect to PostgreSQL at 127.0.0.1:1 (user postgres, database postgres): connection refused"
+	if !errors.Is(err, compare.ErrConnect) || !errors.Is(err, idgen.ErrUnavailable) || err.Error() != want {
+		t.Fatalf("Run(unreachable) = %v; want ErrConnect and idgen.ErrUnavailable, %q", err, want)
 	}
 }
 

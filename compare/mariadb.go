@@ -14,8 +14,9 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/idgenkit/idgen"
+	storedsn "github.com/idgenkit/idgen/internal/dsn"
+	"github.com/idgenkit/idgen/internal/errclass"
 	"github.com/idgenkit/idgen/internal/throwaway"
-	"github.com/idgenkit/idgen/segment"
 )
 
 // Engines of Config.Engine.
@@ -97,7 +98,7 @@ type myEngine struct {
 var _ engine = (*myEngine)(nil)
 
 func parseMySQLConfig(dsn string) (*mysql.Config, error) {
-	c, err := segment.MySQLConfig(dsn)
+	c, err := storedsn.MySQL(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("%w: dsn: %w", ErrBadInput, err)
 	}
@@ -122,7 +123,8 @@ func (h *myEngine) connect(ctx context.Context, rep *Report, sc *Scenario) error
 	if mcfg.Timeout == 0 {
 		mcfg.Timeout = 10 * time.Second
 	}
-	where := mcfg.Addr
+	target := storedsn.MySQLTarget(mcfg)
+	target.Engine = "MariaDB"
 	conn, err := mysql.NewConnector(mcfg)
 	if err != nil {
 		return fmt.Errorf("%w: dsn: %w", ErrBadInput, err)
@@ -131,12 +133,12 @@ func (h *myEngine) connect(ctx context.Context, rep *Report, sc *Scenario) error
 	h.db.SetMaxOpenConns(h.cfg.Writers + 1)
 	h.db.SetMaxIdleConns(h.cfg.Writers + 1)
 	if h.meta, err = h.db.Conn(ctx); err != nil {
-		return fmt.Errorf("%w at %s: %w", ErrConnectMariaDB, where, err)
+		return fmt.Errorf("compare: %w", &storedsn.ConnectError{Target: target, Class: ErrConnectMariaDB, Err: err})
 	}
 	var version, comment, pool, flush string
 	if err := h.meta.QueryRowContext(ctx, "SELECT @@version, @@version_comment, @@innodb_buffer_pool_size, @@innodb_page_size, @@innodb_flush_method").
 		Scan(&version, &comment, &pool, &h.pageSize, &flush); err != nil {
-		return fmt.Errorf("%w at %s: %w", ErrConnectMariaDB, where, err)
+		return fmt.Errorf("compare: %w", &storedsn.ConnectError{Target: target, Class: ErrConnectMariaDB, Err: err})
 	}
 	server := "MariaDB " + version + " (" + comment + "), InnoDB, page size " + strconv.FormatInt(h.pageSize, 10)
 	if !strings.Contains(strings.ToLower(version), "mariadb") {
@@ -181,7 +183,7 @@ func (h *myEngine) connect(ctx context.Context, rep *Report, sc *Scenario) error
 	for range h.cfg.Writers {
 		c, err := h.db.Conn(ctx)
 		if err != nil {
-			return fmt.Errorf("%w at %s: %w", ErrConnectMariaDB, where, err)
+			return fmt.Errorf("compare: %w", &storedsn.ConnectError{Target: target, Class: ErrConnectMariaDB, Err: err})
 		}
 		h.writers = append(h.writers, c)
 		if _, err := c.ExecContext(ctx, "USE "+quoteIdent(name)); err != nil {
@@ -193,7 +195,7 @@ func (h *myEngine) connect(ctx context.Context, rep *Report, sc *Scenario) error
 
 // ErrConnectMariaDB reports a MariaDB or MySQL server that cannot be
 // reached.
-var ErrConnectMariaDB = errors.New("compare: cannot connect to MariaDB")
+var ErrConnectMariaDB = errclass.Unavailable("compare: cannot connect to MariaDB")
 
 // enableMonitors enables the InnoDB monitor counters that are off, and
 // remembers them to disable them again at the end.

@@ -53,8 +53,9 @@ func TestRunEngineFromDSN(t *testing.T) {
 		t.Errorf("redact.Spec(mysql://root:s3cret@...) = %q; want the password masked", got)
 	}
 	_, err := compare.Run(context.Background(), compare.Config{DSN: "mysql://root@127.0.0.1:1/x?timeout=2s", Rows: 10, Runs: 1, Strategies: []string{"uuidv4"}})
-	if !errors.Is(err, compare.ErrConnectMariaDB) || strings.Contains(err.Error(), "PostgreSQL") {
-		t.Fatalf("Run(mysql:// DSN, nothing listening) = %v; want ErrConnectMariaDB", err)
+	want := "compare: cannot connect to MariaDB at 127.0.0.1:1 (user root, database x): connection refused"
+	if !errors.Is(err, compare.ErrConnectMariaDB) || err.Error() != want {
+		t.Fatalf("Run(mysql:// DSN, nothing listening) = %v; want ErrConnectMariaDB, %q", err, want)
 	}
 }
 

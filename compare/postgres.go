@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	storedsn "github.com/idgenkit/idgen/internal/dsn"
 	"github.com/idgenkit/idgen/internal/throwaway"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -46,11 +47,10 @@ func (h *pgEngine) connect(ctx context.Context, rep *Report, sc *Scenario) error
 		pgcfg.ConnectTimeout = 10 * time.Second
 	}
 	pgcfg.RuntimeParams["application_name"] = "idgen-compare"
-	where := fmt.Sprintf("%s:%d/%s", pgcfg.Host, pgcfg.Port, pgcfg.Database)
 	dial := func() (*pgx.Conn, error) {
 		c, err := pgx.ConnectConfig(ctx, pgcfg)
 		if err != nil {
-			return nil, fmt.Errorf("%w at %s: %w", ErrConnect, where, err)
+			return nil, fmt.Errorf("compare: %w", &storedsn.ConnectError{Target: storedsn.PostgresTarget(&pgcfg.Config), Class: ErrConnect, Err: err})
 		}
 		return c, nil
 	}

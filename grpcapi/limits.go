@@ -12,16 +12,18 @@ import (
 
 // MaxMessageBytes is grpc-go's default limit on a message a client
 // receives (4 MiB, grpc.MaxCallRecvMsgSize): every message a Server sends
-// fits in it, so that a stock client reads it.
-const MaxMessageBytes = 4 << 20
+// fits in it, so that a stock client reads it. It is
+// idgenv1.MaxMessageBytes.
+const MaxMessageBytes = idgenv1.MaxMessageBytes
 
 // framing is what MaxBatch and MaxNextCount leave of MaxMessageBytes for
 // the message's own fields and framing.
-const framing = 1 << 10
+const framing = idgenv1.MessageFraming
 
 // MaxBatch returns the most IDs of size bytes one IDBatch carries within
-// MaxMessageBytes: 524,160 of 8 bytes, 262,080 of 16.
-func MaxBatch(size int) int { return (MaxMessageBytes - framing) / max(size, 1) }
+// MaxMessageBytes: 524,160 of 8 bytes, 262,080 of 16. It is
+// idgenv1.MaxBatch.
+func MaxBatch(size int) int { return idgenv1.MaxBatch(size) }
 
 // MaxNextCount returns the most IDs of s one Next answer carries within
 // MaxMessageBytes, each with its text and breakdown: 25,260 IDs of the

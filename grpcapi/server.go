@@ -14,19 +14,21 @@ import (
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/grpcapi/idgenv1"
-	"github.com/idgenkit/idgen/httpapi"
 	"github.com/idgenkit/idgen/internal/echo"
+	"github.com/idgenkit/idgen/internal/errclass"
 	"github.com/idgenkit/idgen/internal/serving"
 	"github.com/idgenkit/idgen/snowflake"
 )
@@ -35,10 +37,10 @@ import (
 // and Timeout mean what they mean in httpapi.Options.
 type Options struct {
 	// Default names the generator used when a request names none. Empty
-	// means the only generator when there is one, else httpapi.DefaultName.
+	// means the only generator when there is one, else serving.DefaultName.
 	Default string
 	// MaxCount is the largest count of a Next call and the largest batch
-	// of NextStream. Zero means httpapi.DefaultMaxCount (10,000).
+	// of NextStream. Zero means serving.DefaultMaxCount (10,000).
 	MaxCount int
 	// Timeout bounds how long a call may wait for one batch of IDs; past
 	// it the call ends Unavailable. Zero means no bound but the call's own
@@ -52,7 +54,7 @@ type Options struct {
 }
 
 // ErrConfig reports Options or a generator set that New refuses.
-var ErrConfig = errors.New("grpcapi: invalid configuration")
+var ErrConfig = errclass.Invalid("grpcapi: invalid configuration")
 
 // A Server implements idgen.v1.IDService over a set of named generators.
 // It is safe for concurrent use.
@@ -108,7 +110,7 @@ func New(gens map[string]idgen.Generator, opts Options) (*Server, error) {
 	}
 	s := &Server{gens: make(map[string]*generator, len(gens)), maxCount: opts.MaxCount, timeout: opts.Timeout, log: opts.Logger}
 	if s.maxCount == 0 {
-		s.maxCount = httpapi.DefaultMaxCount
+		s.maxCount = serving.DefaultMaxCount
 	}
 	if s.maxCount < 1 || s.timeout < 0 {
 		return nil, fmt.Errorf("%w: MaxCount %d must be at least 1 and Timeout %v not negative", ErrConfig, opts.MaxCount, opts.Timeout)
@@ -137,7 +139,7 @@ func New(gens map[string]idgen.Generator, opts Options) (*Server, error) {
 	slices.Sort(s.names)
 	def := opts.Default
 	if def == "" {
-		def = httpapi.DefaultName
+		def = serving.DefaultName
 		if len(gens) == 1 {
 			def = s.names[0]
 		}
@@ -161,7 +163,8 @@ func New(gens map[string]idgen.Generator, opts Options) (*Server, error) {
 // StreamWindow is the HTTP/2 flow-control window, in bytes, of the
 // servers NewGRPCServer builds and of package client's connections: a
 // NextStream batch of 10,000 64-bit IDs is 80 KB, past the 64 KiB default.
-const StreamWindow = 1 << 20
+// It is idgenv1.StreamWindow.
+const StreamWindow = idgenv1.StreamWindow
 
 // NewGRPCServer returns a grpc.Server, built with StreamWindow, opts and
 // the metric interceptors, that serves s, the health service (SERVING) and
@@ -429,9 +432,23 @@ func (s *Server) issueError(g *generator, err error) error {
 	s.log.Error("grpcapi: issuing IDs failed", "generator", g.name, "code", code.String(), "err", err)
 	st := status.New(code, msg)
 	if code == codes.Unavailable {
-		if d, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(retry)}); err == nil {
-			st = d
-		}
+		p := st.Proto()
+		p.Details = append(p.Details, retryInfo(retry))
+		st = status.FromProto(p)
 	}
 	return st.Err()
+}
+
+// retryInfoURL is the type URL of google.rpc.RetryInfo, the detail an
+// Unavailable status carries.
+const retryInfoURL = "type.googleapis.com/google.rpc.RetryInfo"
+
+// retryInfo returns google.rpc.RetryInfo{retry_delay: d} as an Any, its
+// one field (1, a google.protobuf.Duration) encoded by hand, as the
+// genproto errdetails package would encode it, so that the module does not
+// require genproto for one message.
+func retryInfo(d time.Duration) *anypb.Any {
+	dur, _ := proto.Marshal(durationpb.New(d))
+	b := protowire.AppendTag(nil, 1, protowire.BytesType)
+	return &anypb.Any{TypeUrl: retryInfoURL, Value: protowire.AppendBytes(b, dur)}
 }

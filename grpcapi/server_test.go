@@ -9,16 +9,19 @@ import (
 	"net"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	rpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/grpcapi"
@@ -216,18 +219,36 @@ func TestErrorCodes(t *testing.T) {
 			if st.Code() != tt.code || st.Message() != tt.msg {
 				t.Errorf("%s: status = %v %q; want %v %q", tt.name, st.Code(), st.Message(), tt.code, tt.msg)
 			}
-			var retry *errdetails.RetryInfo
-			for _, d := range st.Details() {
-				if r, ok := d.(*errdetails.RetryInfo); ok {
-					retry = r
-				}
-			}
-			if (retry != nil) != tt.retry {
-				t.Errorf("%s: RetryInfo = %v; want present %t", tt.name, retry, tt.retry)
+			retry, ok := retryDelay(t, st)
+			if ok != tt.retry || (ok && retry <= 0) {
+				t.Errorf("%s: RetryInfo = %v, %t; want present %t with a positive delay", tt.name, retry, ok, tt.retry)
 			}
 		})
 	}
 	if n, err := testutil.GatherAndCount(reg, "grpc_server_handled_total"); err != nil || n == 0 {
 		t.Errorf("grpc_server_handled_total series = %d, %v; want some", n, err)
 	}
+}
+
+// retryDelay returns the retry_delay of st's google.rpc.RetryInfo detail,
+// decoded by hand (field 1, a google.protobuf.Duration), and whether st
+// has one.
+func retryDelay(t *testing.T, st *status.Status) (time.Duration, bool) {
+	t.Helper()
+	for _, d := range st.Proto().GetDetails() {
+		if d.GetTypeUrl() != "type.googleapis.com/google.rpc.RetryInfo" {
+			continue
+		}
+		num, typ, n := protowire.ConsumeTag(d.GetValue())
+		if num != 1 || typ != protowire.BytesType {
+			t.Fatalf("RetryInfo = %x; want field 1, a Duration", d.GetValue())
+		}
+		b, m := protowire.ConsumeBytes(d.GetValue()[n:])
+		var dur durationpb.Duration
+		if m < 0 || proto.Unmarshal(b, &dur) != nil {
+			t.Fatalf("RetryInfo = %x: retry_delay does not decode", d.GetValue())
+		}
+		return dur.AsDuration(), true
+	}
+	return 0, false
 }

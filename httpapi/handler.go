@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -20,16 +19,17 @@ import (
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/internal/echo"
+	"github.com/idgenkit/idgen/internal/errclass"
 	"github.com/idgenkit/idgen/internal/serving"
 )
 
 // DefaultMaxCount is the largest count a request may ask for when
 // Options.MaxCount is zero.
-const DefaultMaxCount = 10_000
+const DefaultMaxCount = serving.DefaultMaxCount
 
 // DefaultName is the name of the default generator when Options.Default is
 // empty and there is more than one generator.
-const DefaultName = "default"
+const DefaultName = serving.DefaultName
 
 // DefaultReadyTimeout bounds a readiness check when Options.ReadyTimeout is zero.
 const DefaultReadyTimeout = time.Second
@@ -79,7 +79,7 @@ type Options struct {
 
 // ErrConfig reports Options or a generator set that New refuses; the
 // wrapping error names the field at fault.
-var ErrConfig = errors.New("httpapi: invalid configuration")
+var ErrConfig = errclass.Invalid("httpapi: invalid configuration")
 
 // namePattern is what a generator name may look like: it becomes a path
 // segment, /api/v1/{name}/ids.

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/snowflake"
@@ -37,11 +36,13 @@ func TestLatencyHist(t *testing.T) {
 		l.observe(d)
 	}
 	desc := prometheus.NewDesc("x", "x", nil, nil)
-	var m dto.Metric
-	if err := l.metric(desc).Write(&m); err != nil {
-		t.Fatal(err)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(oneMetric{desc, l.metric(desc)})
+	mfs, err := reg.Gather() // read through the getters: no client_model import
+	if err != nil || len(mfs) != 1 || len(mfs[0].GetMetric()) != 1 {
+		t.Fatalf("Gather() = %v, %v; want one metric", mfs, err)
 	}
-	h := m.GetHistogram()
+	h := mfs[0].GetMetric()[0].GetHistogram()
 	got := map[float64]uint64{}
 	for _, b := range h.GetBucket() {
 		got[b.GetUpperBound()] = b.GetCumulativeCount()
@@ -55,6 +56,15 @@ func TestLatencyHist(t *testing.T) {
 		t.Errorf("count, sum = %d, %v; want 4, 4.000050001", h.GetSampleCount(), h.GetSampleSum())
 	}
 }
+
+// oneMetric is a collector of one metric.
+type oneMetric struct {
+	desc *prometheus.Desc
+	m    prometheus.Metric
+}
+
+func (o oneMetric) Describe(ch chan<- *prometheus.Desc) { ch <- o.desc }
+func (o oneMetric) Collect(ch chan<- prometheus.Metric) { ch <- o.m }
 
 // The field texts held for narrow fields give the digits formatting gives.
 func TestEncoderFieldText(t *testing.T) {

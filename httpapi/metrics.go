@@ -10,13 +10,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/idgenkit/idgen"
-	"github.com/idgenkit/idgen/segment"
+	"github.com/idgenkit/idgen/internal/segstats"
 )
 
 // Counters a Generator may expose for /metrics, detected with a type
 // assertion at each scrape. They are plain methods, so that a library
 // implements them without importing httpapi. A segment generator's IDs in
-// memory are read from its Stats() segment.Stats.
+// memory are read from its Stats() segstats.Stats.
 type (
 	// A RollbackCounter counts the clock rollbacks a generator met: those
 	// it waited out (policies wait and wait-then-fail) and those it failed
@@ -332,6 +332,6 @@ func as[T any](g idgen.Generator) (T, bool) {
 	return zero, false
 }
 
-// A segmentStats is a generator that reports segment.Stats: a
+// A segmentStats is a generator that reports segment.Stats (segstats.Stats): a
 // *segment.Allocator, or a wrapper of one that passes its Stats on.
-type segmentStats interface{ Stats() segment.Stats }
+type segmentStats interface{ Stats() segstats.Stats }

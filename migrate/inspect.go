@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/errclass"
 	"github.com/idgenkit/idgen/snowflake"
 	"github.com/idgenkit/idgen/strategies"
 )
@@ -25,17 +26,17 @@ var (
 	// ErrInput reports input Inspect and Run refuse before changing
 	// anything: an unknown table or column, a table without a single-column
 	// primary key, a target whose values do not fit the key column.
-	ErrInput = errors.New("migrate: bad input")
+	ErrInput = errclass.Invalid("migrate: bad input")
 	// ErrOrder reports a bigint → Snowflake migration whose new keys would
 	// not all be larger than the current maximum key.
-	ErrOrder = errors.New("migrate: new keys would not sort after the old ones")
+	ErrOrder = errclass.Invalid("migrate: new keys would not sort after the old ones")
 	// ErrVerify reports a failed Verify.
-	ErrVerify = errors.New("migrate: verify failed")
+	ErrVerify = errclass.Unavailable("migrate: verify failed")
 	// ErrShape reports a shape of schema Run cannot migrate (a partitioned
 	// table's key, a key that is itself a foreign key, a check constraint
 	// on a moved column, ...), found before anything changes. The error
 	// returned is a *ShapeError listing each, which also matches ErrInput.
-	ErrShape = errors.New("migrate: schema shape not supported")
+	ErrShape = errclass.Invalid("migrate: schema shape not supported")
 )
 
 // DefaultBatch is the backfill batch size when Options.Batch is zero.

@@ -20,12 +20,13 @@
 package prefetch
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/idgenkit/idgen/internal/errclass"
 )
 
 // Defaults of Config's zero values.
@@ -41,7 +42,7 @@ const (
 )
 
 // ErrConfig reports a Config that New refuses.
-var ErrConfig = errors.New("prefetch: invalid configuration")
+var ErrConfig = errclass.Invalid("prefetch: invalid configuration")
 
 // Config bounds a Planner. Min and Max are required.
 type Config struct {

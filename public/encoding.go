@@ -3,7 +3,6 @@ package public
 import (
 	"encoding/base64"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -11,11 +10,12 @@ import (
 	"strings"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/errclass"
 )
 
 // ErrEncoding reports an encoding name that is not one of Encodings, or an
 // encoding that does not apply to an ID's size.
-var ErrEncoding = errors.New("public: invalid encoding")
+var ErrEncoding = errclass.Invalid("public: invalid encoding")
 
 // Alphabets of the encodings.
 const (

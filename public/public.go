@@ -4,21 +4,21 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/errclass"
 )
 
 // ErrKey reports a missing or malformed key. Its messages name where the
 // key came from, never the key.
-var ErrKey = errors.New("public: invalid key")
+var ErrKey = errclass.Invalid("public: invalid key")
 
 // ErrTweak reports a tweak longer than MaxTweakSize.
-var ErrTweak = errors.New("public: invalid tweak")
+var ErrTweak = errclass.Invalid("public: invalid tweak")
 
 // KeySize is the size of a key in bytes: an AES-256 key.
 const KeySize = 32

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/segstats"
 	"github.com/idgenkit/idgen/prefetch"
 )
 
@@ -144,33 +145,9 @@ type Fetch struct {
 }
 
 // Stats are an Allocator's counters, a plain value (see Allocator.Stats).
-type Stats struct {
-	Segments        int64         // segments fetched, the first included
-	FetchErrors     int64         // failed fetch attempts
-	FetchLatency    time.Duration // total latency of successful fetches
-	MaxFetchLatency time.Duration // the slowest successful fetch
-	Remaining       int64         // IDs left in the current and next segments
-	Step            int64         // the latest segment's step
-	Waits           int64         // calls that found both segments empty and waited for a fetch
-	Unavailable     int64         // calls that got idgen.ErrUnavailable
-
-	// The adaptive prefetcher's figures (zero with FixedPrefetch): the
-	// consumption rate in IDs/s (moving average), the p99 of the recent
-	// fetch latencies, and the "step bound too small for this rate"
-	// condition: MaxStep IDs last less than P99FetchLatency at Rate, so
-	// callers wait at each switch whatever the timing (see Config.OnLimit).
-	Rate              float64
-	P99FetchLatency   time.Duration
-	StepBoundTooSmall bool
-}
-
-// MeanFetchLatency returns FetchLatency / Segments.
-func (s Stats) MeanFetchLatency() time.Duration {
-	if s.Segments == 0 {
-		return 0
-	}
-	return s.FetchLatency / time.Duration(s.Segments)
-}
+// The type lives in an internal package of its own so that the servers
+// (httpapi) read it without linking this package's store drivers.
+type Stats = segstats.Stats
 
 // span is one segment: the size IDs start, start+1, ..., start+size-1.
 // Positions in it are offsets from start, so that no sum nears the int64

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
+	storedsn "github.com/idgenkit/idgen/internal/dsn"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -57,7 +58,9 @@ func CreateDatabase(ctx context.Context, dsn string) (bool, error) {
 		cfg.Database = "postgres"
 		c, err := pgx.ConnectConfig(ctx, cfg)
 		if err != nil {
-			return false, unreachable(Redact(u.String()), err)
+			e := storedsn.Connect(u.String(), ErrUnreachable, err)
+			e.Database = cfg.Database
+			return false, e
 		}
 		defer c.Close(ctx)
 		var exists bool

@@ -3,15 +3,13 @@ package segment
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
-	"net/url"
-	"sync"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 
+	storedsn "github.com/idgenkit/idgen/internal/dsn"
 	"github.com/idgenkit/idgen/internal/storetls"
 )
 
@@ -31,117 +29,19 @@ var _ Store = (*MySQL)(nil)
 // and the files of package storetls: tls_ca, tls_cert, tls_key,
 // tls_server_name (TLS that verifies the server's certificate and name;
 // not with the driver's tls=) and password_file. A dial timeout of 5 s
-// applies unless the URL sets timeout.
+// applies unless the URL sets timeout. Errors wrap ErrDSN.
 func MySQLConfig(dsn string) (*mysql.Config, error) {
-	u, err := parseDSN(dsn)
+	cfg, err := storedsn.MySQL(dsn)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrDSN, err)
 	}
-	if u.Scheme != "mysql" {
-		return nil, fmt.Errorf("%w: %q: want a mysql:// URL", ErrDSN, u.Redacted())
-	}
-	host := u.Host
-	if u.Port() == "" {
-		host += ":3306"
-	}
-	var cred string
-	if u.User != nil {
-		cred = u.User.Username()
-		if p, ok := u.User.Password(); ok {
-			cred += ":" + p
-		}
-		cred += "@"
-	}
-	db, _ := url.PathUnescape(u.EscapedPath())
-	if len(db) > 0 && db[0] == '/' {
-		db = db[1:]
-	}
-	q := u.Query()
-	o, err := storetls.Take(q)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %q: %v", ErrDSN, u.Redacted(), err)
-	}
-	if o.TLS() && q.Has("tls") {
-		return nil, fmt.Errorf("%w: %q: tls= and tls_ca/tls_cert/tls_server_name both set TLS: give one", ErrDSN, u.Redacted())
-	}
-	text := cred + "tcp(" + host + ")/" + db
-	if o != (storetls.Options{}) {
-		u.RawQuery = q.Encode()
-	}
-	if u.RawQuery != "" {
-		text += "?" + u.RawQuery
-	}
-	cfg, err := mysql.ParseDSN(text)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %q: %v", ErrDSN, u.Redacted(), err)
-	}
-	if err := mysqlSecrets(cfg, o, u.Hostname()); err != nil {
-		return nil, fmt.Errorf("%w: %q: %v", ErrDSN, u.Redacted(), err)
-	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = 5 * time.Second
-	}
-	cfg.Logger = &driverLog{}
 	return cfg, nil
-}
-
-// driverLog takes the driver's log lines instead of its default, which
-// prints to the process's stderr (a library does not print), and keeps the
-// last: a connection the driver drops (a TLS alert, a reset) comes back as
-// "invalid connection" alone, the cause in the log line.
-type driverLog struct {
-	mu   sync.Mutex
-	last string
-}
-
-func (l *driverLog) Print(v ...any) {
-	l.mu.Lock()
-	l.last = fmt.Sprint(v...)
-	l.mu.Unlock()
 }
 
 // MySQLWhy returns err, an error of a connection of cfg (MySQLConfig's),
 // with what the driver logged when err is its bare "invalid connection"
 // (or database/sql's "bad connection" after it).
-func MySQLWhy(err error, cfg *mysql.Config) error {
-	if l, ok := cfg.Logger.(*driverLog); ok && (errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, driver.ErrBadConn)) {
-		l.mu.Lock()
-		last := l.last
-		l.mu.Unlock()
-		if last != "" {
-			err = fmt.Errorf("%w (the driver's last log line: %s)", err, Redact(last))
-		}
-	}
-	return err
-}
-
-// mysqlSecrets sets the password from o's password_file and, when a tls_
-// key is given, TLS that verifies the server (by o's CA, or the system's
-// roots, and the name host unless tls_server_name says another).
-func mysqlSecrets(cfg *mysql.Config, o storetls.Options, host string) error {
-	pw, err := o.Password()
-	if err != nil {
-		return err
-	}
-	if pw != "" {
-		if cfg.Passwd != "" {
-			return errors.New("a password in the URL and password_file: give one")
-		}
-		cfg.Passwd = pw
-	}
-	if !o.TLS() {
-		return nil
-	}
-	c, err := o.Config()
-	if err != nil {
-		return err
-	}
-	if c.ServerName == "" {
-		c.ServerName = host
-	}
-	cfg.TLS = c
-	return nil
-}
+func MySQLWhy(err error, cfg *mysql.Config) error { return storedsn.MySQLWhy(err, cfg) }
 
 // openDB opens a database/sql pool on a mysql:// URL and pings it; tune,
 // when given, adjusts the driver's config first.
@@ -165,7 +65,7 @@ func openDB(ctx context.Context, dsn string, tune ...func(*mysql.Config)) (*sql.
 		if nerr := noDatabase(dsn, err); nerr != nil {
 			return nil, nerr
 		}
-		return nil, unreachable(Redact(dsn), storetls.Explain(MySQLWhy(err, cfg), cfg.TLS))
+		return nil, storedsn.Connect(dsn, ErrUnreachable, storetls.Explain(MySQLWhy(err, cfg), cfg.TLS))
 	}
 	return db, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	storedsn "github.com/idgenkit/idgen/internal/dsn"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -45,7 +46,7 @@ func openPool(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 		if nerr := noDatabase(dsn, err); nerr != nil {
 			return nil, nerr
 		}
-		return nil, unreachable(Redact(dsn), storetls.Explain(err, cfg.ConnConfig.TLSConfig))
+		return nil, storedsn.Connect(dsn, ErrUnreachable, storetls.Explain(err, cfg.ConnConfig.TLSConfig))
 	}
 	return pool, nil
 }

@@ -7,9 +7,11 @@ import (
 	"strconv"
 	"strings"
 
+	storedsn "github.com/idgenkit/idgen/internal/dsn"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idgenkit/idgen/internal/storetls"
+	"github.com/idgenkit/idgen/internal/storetls/redistls"
 )
 
 // RedisPrefix starts the keys of the Redis store: biz tag t keeps its
@@ -33,7 +35,7 @@ func openRedis(ctx context.Context, dsn string) (*redis.Client, error) {
 	if _, err := parseDSN(dsn); err != nil {
 		return nil, err
 	}
-	opt, err := storetls.RedisOptions(dsn)
+	opt, err := redistls.RedisOptions(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %q: %v", ErrDSN, Redact(dsn), Redact(err.Error()))
 	}
@@ -42,7 +44,7 @@ func openRedis(ctx context.Context, dsn string) (*redis.Client, error) {
 	c := redis.NewClient(opt)
 	if err := c.Ping(ctx).Err(); err != nil {
 		c.Close()
-		return nil, unreachable(Redact(dsn), storetls.Explain(err, opt.TLSConfig))
+		return nil, storedsn.Connect(dsn, ErrUnreachable, storetls.Explain(err, opt.TLSConfig))
 	}
 	return c, nil
 }

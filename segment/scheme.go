@@ -1,49 +1,61 @@
 package segment
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/errclass"
 )
 
 // Errors. Each is wrapped with the value at fault; match with errors.Is.
 var (
 	// ErrUnknownTag reports a biz tag that has no row in the store (and
 	// Config.AutoCreate is off). Run `idgen segment init --tag NAME`.
-	ErrUnknownTag = errors.New("segment: unknown biz tag")
+	ErrUnknownTag = errclass.Invalid("segment: unknown biz tag")
 
 	// ErrDSN reports a DSN that does not parse or names an unsupported scheme.
-	ErrDSN = errors.New("segment: invalid DSN")
+	ErrDSN = errclass.Invalid("segment: invalid DSN")
 
 	// ErrUnreachable reports a store that did not answer.
-	ErrUnreachable = errors.New("segment: store unreachable")
+	ErrUnreachable = errclass.Unavailable("segment: store unreachable")
 
 	// ErrConfig reports a Config field outside its allowed range.
-	ErrConfig = errors.New("segment: invalid config")
+	ErrConfig = errclass.Invalid("segment: invalid config")
 
 	// ErrNotInstalled reports a table, sequence or function that
 	// `idgen segment init` has not created yet.
-	ErrNotInstalled = errors.New("segment: not installed")
+	ErrNotInstalled = errclass.Unavailable("segment: not installed")
 
 	// ErrNoDatabase reports a DSN whose database does not exist on the
 	// server: create it, or see CreateDatabase.
-	ErrNoDatabase = errors.New("segment: no such database")
+	ErrNoDatabase = errclass.Unavailable("segment: no such database")
 
 	// ErrResidue reports a ticket server whose existing sequence or table
 	// counts in another residue class than the one configured.
-	ErrResidue = errors.New("segment: ticket server in the wrong residue class")
+	ErrResidue = errclass.Unavailable("segment: ticket server in the wrong residue class")
 
 	// ErrInUse reports a ticket server that `idgen ticket init --reset`
 	// may not renumber: a generator's session on it is live.
-	ErrInUse = errors.New("segment: ticket server in use")
+	ErrInUse = errclass.Unavailable("segment: ticket server in use")
 
 	// ErrExhausted reports a biz tag whose max_id has reached 2^63-1, or a
 	// ticket server whose counter can go no higher: every ID was handed
-	// out, and waiting does not mend it.
-	ErrExhausted = errors.New("segment: biz tag exhausted")
+	// out, and waiting does not mend it. It has a Permanent method that
+	// returns true, by which the servers (httpapi, grpcapi) tell it from
+	// an outage without linking this package. It matches neither class
+	// of package idgen: the caller's input was fine (not ErrInvalid), and
+	// trying again later does not help (not ErrUnavailable).
+	ErrExhausted error = permanentError("segment: biz tag exhausted")
 )
+
+// A permanentError is an error that waiting does not mend.
+type permanentError string
+
+func (e permanentError) Error() string { return string(e) }
+
+// Permanent reports true: waiting does not mend the error.
+func (permanentError) Permanent() bool { return true }
 
 // int64Codec is decimal text limited to the bigint range [0, 2^63-1]: a
 // store never hands out more.

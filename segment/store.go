@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"math"
 	"net/url"
-	"strings"
 
 	"github.com/go-sql-driver/mysql"
+	storedsn "github.com/idgenkit/idgen/internal/dsn"
 	"github.com/idgenkit/idgen/internal/redact"
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -69,28 +69,13 @@ func Open(ctx context.Context, dsn string) (Store, error) {
 	}
 }
 
-// parseDSN parses dsn as a URL of one of the Schemes.
+// parseDSN parses dsn as a URL of one of the Schemes. Errors wrap ErrDSN.
 func parseDSN(dsn string) (*url.URL, error) {
-	u, err := url.Parse(dsn)
+	u, err := storedsn.Parse(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %q: %v", ErrDSN, Redact(dsn), unwrapURL(err))
-	}
-	switch u.Scheme {
-	case "postgres", "postgresql", "mysql", "redis", "rediss":
-	default:
-		return nil, fmt.Errorf("%w: %q: scheme %q is not one of %s", ErrDSN, u.Redacted(), u.Scheme, strings.Join(Schemes, ", "))
-	}
-	if u.Host == "" {
-		return nil, fmt.Errorf("%w: %q: no host (want %s://user@host:port/...)", ErrDSN, u.Redacted(), u.Scheme)
+		return nil, fmt.Errorf("%w: %w", ErrDSN, err)
 	}
 	return u, nil
-}
-
-func unwrapURL(err error) error {
-	if ue, ok := err.(*url.Error); ok {
-		return ue.Err
-	}
-	return err
 }
 
 // Redact returns dsn (a URL, a comma-separated list of them, a key=value
@@ -110,10 +95,6 @@ func checkStep(step int64) error {
 		return fmt.Errorf("%w: step %d: want an integer in [1, %d]", ErrConfig, step, MaxStep)
 	}
 	return nil
-}
-
-func unreachable(what string, err error) error {
-	return fmt.Errorf("%w: %s: %v", ErrUnreachable, what, err)
 }
 
 // storeErr wraps err: an error the server answered with is plain, any other

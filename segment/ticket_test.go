@@ -256,8 +256,9 @@ func TestTicketResidue(t *testing.T) {
 		}
 	}
 	if _, err := segment.DialTickets(ctx, []string{"redis://127.0.0.1:1/0", "postgres://u:s3cret@127.0.0.1:1/x"}, name); !errors.Is(err, segment.ErrUnreachable) ||
-		!strings.Contains(err.Error(), "127.0.0.1:1/0") || !strings.Contains(err.Error(), "u:xxxxx@127.0.0.1:1/x") || strings.Contains(err.Error(), "s3cret") {
-		t.Fatalf("DialTickets(both unreachable) = %v; want ErrUnreachable naming both, password redacted", err)
+		!strings.Contains(err.Error(), "cannot connect to Redis at 127.0.0.1:1 (database 0): connection refused") ||
+		!strings.Contains(err.Error(), "cannot connect to PostgreSQL at 127.0.0.1:1 (user u, database x): connection refused") || strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("DialTickets(both unreachable) = %v; want ErrUnreachable naming both, no password", err)
 	}
 }
 

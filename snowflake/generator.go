@@ -644,7 +644,11 @@ func (g *Generator) hold(ctx context.Context, old uint64, last, ns int64, want u
 }
 
 // ErrClockSeqExhausted reports that policy Bump has used up the clockseq
-// field: a rollback beyond MaxAhead can no longer be bumped past.
+// field: a rollback beyond MaxAhead can no longer be bumped past. It
+// matches neither class of package idgen: the input was fine (not
+// ErrInvalid), and the generator cannot issue again until restarted, so
+// the servers answer it as an internal error rather than as a store
+// outage to retry (not ErrUnavailable).
 var ErrClockSeqExhausted = errors.New("snowflake: clockseq used up")
 
 // bump moves the state from old to the next clockseq value at the clock's

@@ -1,13 +1,15 @@
 package snowflake
 
 import (
-	"errors"
 	"fmt"
 	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/idgenkit/idgen/internal/echo"
+	"github.com/idgenkit/idgen/internal/errclass"
 )
 
 // Field names with a fixed meaning. Every other field is a node field and
@@ -41,7 +43,7 @@ var DefaultEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // ErrInvalidLayout reports a layout that cannot be used; the wrapping error
 // names the field or option at fault and what is allowed.
-var ErrInvalidLayout = errors.New("snowflake: invalid layout")
+var ErrInvalidLayout = errclass.Invalid("snowflake: invalid layout")
 
 // A LayoutField is one field of a Layout: a name and a width in bits.
 type LayoutField struct {
@@ -139,7 +141,14 @@ func mask(bits int) uint64 {
 	return 1<<uint(bits) - 1
 }
 
+// invalid returns an error wrapping ErrInvalidLayout; string arguments,
+// parts of the input, are cut to about 64 bytes.
 func invalid(format string, args ...any) error {
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = echo.Cut(s)
+		}
+	}
 	return fmt.Errorf("%w: %s", ErrInvalidLayout, fmt.Sprintf(format, args...))
 }
 

@@ -1,7 +1,6 @@
 package snowflake
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -67,7 +66,7 @@ func Presets() []string {
 func Preset(name string) (Layout, error) {
 	l, ok := presets[name]
 	if !ok {
-		return Layout{}, fmt.Errorf("%w: unknown preset %q; allowed %s", ErrInvalidLayout, name, strings.Join(Presets(), ", "))
+		return Layout{}, invalid("unknown preset %q; allowed %s", name, strings.Join(Presets(), ", "))
 	}
 	l.Fields = slices.Clone(l.Fields)
 	return l.WithDefaults(), nil

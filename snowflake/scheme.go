@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/echo"
 )
 
 // codec is the idgen.Codec of one layout: decimal text, fields by layout.
@@ -84,3 +85,19 @@ func LayoutOf(s *idgen.Scheme) (Layout, bool) {
 		cd = u.Unwrap()
 	}
 }
+
+// findScheme is package snowflake's idgen.SchemeFinder: the scheme of a
+// layout's text (ParseLayout's form); names alone are other packages'.
+func findScheme(_, layout string) (*idgen.Scheme, bool, error) {
+	if layout == "" {
+		return nil, false, nil
+	}
+	l, err := ParseLayout(layout)
+	if err != nil {
+		return nil, true, fmt.Errorf("layout %q: %w", echo.Cut(layout), err)
+	}
+	s, err := SchemeOf(l)
+	return s, true, err
+}
+
+func init() { idgen.RegisterSchemeFinder(findScheme) }

@@ -1,15 +1,15 @@
 package strategies
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/errclass"
 )
 
 // ErrConvert reports a conversion between two schemes that is not defined;
 // the wrapping error names the schemes and lists the conversions there are.
-var ErrConvert = errors.New("strategies: no such conversion")
+var ErrConvert = errclass.Invalid("strategies: no such conversion")
 
 // Conversions lists the conversions Convert performs, as "from -> to".
 var Conversions = []string{

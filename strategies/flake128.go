@@ -13,7 +13,6 @@ import (
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/snowflake"
-	"github.com/idgenkit/idgen/workerid"
 )
 
 // Flake128Scheme is Boundary's flake: 16 bytes,
@@ -88,7 +87,7 @@ type Flake128Config struct {
 	// (HighWater.Load) before anything is issued under it. Nil means none.
 	Lease idgen.Lease
 	// Closer is what the generator owns and Close closes, such as the
-	// workerid.Source that is its Lease; NewFlake128 leaves it open when it
+	// WorkerSource (package workerid's) that is its Lease; NewFlake128 leaves it open when it
 	// fails. Nil means Close does nothing.
 	Closer io.Closer
 }
@@ -285,7 +284,7 @@ func init() {
 			if !p.Has("worker_source") {
 				return NewFlake128(ctx, cfg)
 			}
-			g, err := underSource(ctx, p, workerid.Space{Workers: 1 << 48}, func(src workerid.Source) (*Flake128Generator, error) {
+			g, err := underSource(ctx, p, WorkerSpace{Workers: 1 << 48}, func(src WorkerSource) (*Flake128Generator, error) {
 				cfg.Lease, cfg.Closer, cfg.HighWater = src, src, sourceMark(src, cfg.HighWater)
 				return NewFlake128(ctx, cfg)
 			})

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	_ "github.com/idgenkit/idgen/segment"
 	"github.com/idgenkit/idgen/strategies"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/strategies"
-	"github.com/idgenkit/idgen/workerid"
+	_ "github.com/idgenkit/idgen/workerid" // registers the worker sources
 )
 
 func TestWorkerSourcePasswordMasked(t *testing.T) {
@@ -24,7 +24,7 @@ func TestWorkerSourcePasswordMasked(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			src, err := strategies.OpenWorkerSource(context.Background(), tt.source, workerid.Space{Workers: 32})
+			src, err := strategies.OpenWorkerSource(context.Background(), tt.source, strategies.WorkerSpace{Workers: 32})
 			if err == nil || !errors.Is(err, tt.want) || strings.Contains(err.Error(), secret) {
 				t.Fatalf("OpenWorkerSource(%q) = %v, %v; want %v with the password masked", tt.source, src, err, tt.want)
 			}

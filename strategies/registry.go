@@ -2,7 +2,6 @@ package strategies
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -10,11 +9,13 @@ import (
 	"time"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/echo"
+	"github.com/idgenkit/idgen/internal/errclass"
 )
 
 // ErrSpec reports a spec that names an unknown strategy or key, or a value
 // its key does not allow. The wrapping error lists the valid choices.
-var ErrSpec = errors.New("strategies: invalid spec")
+var ErrSpec = errclass.Invalid("strategies: invalid spec")
 
 // A Key is one key a strategy's spec accepts.
 type Key struct {
@@ -45,6 +46,22 @@ type Strategy struct {
 var registry = map[string]*Strategy{}
 
 func register(s *Strategy) { registry[s.Name] = withEncoding(s) }
+
+// Register adds s to the registry, as database/sql's drivers register: a
+// package whose strategies need a store registers them from its init
+// (package segment: segment, ticket and instagram), so that a program
+// links a store's driver only when it imports that package; idgen's CLI
+// imports them all for this side effect. It panics when s has no name or
+// Build, or its name is taken.
+func Register(s *Strategy) {
+	if s.Name == "" || s.Build == nil {
+		panic("strategies: Register of a strategy without a name or Build")
+	}
+	if _, dup := registry[s.Name]; dup {
+		panic("strategies: Register called twice for " + s.Name)
+	}
+	register(s)
+}
 
 // List returns the registered strategies, sorted by name.
 func List() []*Strategy {
@@ -120,11 +137,11 @@ func (o Options) Resolve(spec string) (*Strategy, *Params, error) {
 	name, _, _ := strings.Cut(strings.TrimSpace(spec), "?")
 	s, ok := registry[name]
 	if !ok {
-		return nil, nil, specError(spec, "", name, fmt.Errorf("%w: unknown strategy %q; valid: %s", ErrSpec, name, strings.Join(Names(), ", ")))
+		return nil, nil, specError(spec, "", name, fmt.Errorf("%w: unknown strategy %s; valid: %s", ErrSpec, quote(name), strings.Join(Names(), ", ")))
 	}
 	parsed, err := parseSpec(spec, func(k string) error {
 		if k != EncodingKey && k != KeyspaceKey && !slices.ContainsFunc(s.Keys, func(key Key) bool { return key.Name == k }) {
-			return fmt.Errorf("%w: %s: unknown key %q; valid keys: %s", ErrSpec, name, k, keyNames(s))
+			return fmt.Errorf("%w: %s: unknown key %s; valid keys: %s", ErrSpec, name, strconv.Quote(echo.CutN(k, echo.Max/2)), keyNames(s))
 		}
 		return nil
 	})
@@ -180,6 +197,9 @@ func (o Options) SchemeOf(spec string) (*idgen.Scheme, error) {
 	return s.Scheme(p)
 }
 
+// Options returns the Options the spec is built with.
+func (p *Params) Options() Options { return p.opts }
+
 // Has reports whether the spec gave key.
 func (p *Params) Has(key string) bool {
 	_, ok := p.values[key]
@@ -193,6 +213,21 @@ func (p *Params) String(key, def string) string {
 	}
 	return def
 }
+
+// Required returns key's value, trimmed, or an error wrapping ErrSpec
+// that says the key is required and what it takes (want).
+func (p *Params) Required(key, want string) (string, error) {
+	v := strings.TrimSpace(p.String(key, ""))
+	if v == "" {
+		return "", fmt.Errorf("%w: %s: %s is required (%s)", ErrSpec, p.strategy, key, want)
+	}
+	return v, nil
+}
+
+// Invalid returns the error for key's value v, which is not what the key
+// takes (want): a *SpecError wrapping ErrSpec, v quoted and cut to about
+// 64 bytes.
+func (p *Params) Invalid(key, v, want string) error { return p.bad(key, v, want) }
 
 func (p *Params) bad(key, v, want string) error {
 	return specError(p.spec, key, v, fmt.Errorf("%w: %s: %s=%s: want %s", ErrSpec, p.strategy, key, quote(v), want))
@@ -248,3 +283,16 @@ func (p *Params) Choice(key, def string, choices ...string) (string, error) {
 	}
 	return v, nil
 }
+
+// findScheme is package strategies' idgen.SchemeFinder: the scheme of the
+// registered strategy a name (a bare spec) names. Layouts are package
+// snowflake's.
+func findScheme(name, layout string) (*idgen.Scheme, bool, error) {
+	if layout != "" {
+		return nil, false, nil
+	}
+	s, err := SchemeOf(name)
+	return s, err == nil, nil
+}
+
+func init() { idgen.RegisterSchemeFinder(findScheme) }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/snowflake"
-	"github.com/idgenkit/idgen/workerid"
 )
 
 // EnvWorkerID names the environment variable idgen's CLI reads
@@ -105,7 +104,7 @@ func buildSnowflake(ctx context.Context, p *Params) (idgen.Generator, error) {
 	if err != nil {
 		return nil, err
 	}
-	g, err := underSource(ctx, p, space, func(src workerid.Source) (*snowflake.Generator, error) {
+	g, err := underSource(ctx, p, space, func(src WorkerSource) (*snowflake.Generator, error) {
 		cfg.Lease, cfg.Closer, cfg.HighWater = src, src, sourceMark(src, cfg.HighWater)
 		return snowflake.New(ctx, cfg)
 	})

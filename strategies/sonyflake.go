@@ -14,7 +14,6 @@ import (
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/snowflake"
-	"github.com/idgenkit/idgen/workerid"
 )
 
 // SonyflakeSettings are the settings of a Sonyflake generator. Every field's
@@ -53,7 +52,7 @@ type SonyflakeSettings struct {
 	HighWaterAhead time.Duration
 	Clock          snowflake.Clock
 	// Closer is what the generator owns and Close closes, such as the
-	// workerid.Source that is its Lease; NewSonyflake leaves it open when
+	// WorkerSource (package workerid's) that is its Lease; NewSonyflake leaves it open when
 	// it fails. Nil means Close does nothing.
 	Closer io.Closer
 }
@@ -179,7 +178,7 @@ func init() {
 			if err := readCore(p, &s.Clock, &s.Rollback, &s.MaxWait, &s.HighWater, &s.HighWaterAhead); err != nil {
 				return nil, err
 			}
-			g, err := underSource(ctx, p, workerid.Space{Workers: 1 << s.BitsMachine}, func(src workerid.Source) (*SonyflakeGenerator, error) {
+			g, err := underSource(ctx, p, WorkerSpace{Workers: 1 << s.BitsMachine}, func(src WorkerSource) (*SonyflakeGenerator, error) {
 				s.Lease, s.Closer, s.HighWater = src, src, sourceMark(src, s.HighWater)
 				return newSonyflake(ctx, s)
 			})

@@ -9,6 +9,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -306,3 +307,7 @@ func noScheme(t *testing.T, how string, err error, got idgen.ID) {
 		t.Fatalf("%s = %v, %v; want idgen.ErrNoScheme naming idgen.TypedID and Scheme.Zero(), no ID", how, got, err)
 	}
 }
+
+func uniqueSuffix(prefix string) string { return fmt.Sprintf("%s_%d", prefix, time.Now().UnixNano()) }
+
+func withDSN(spec, dsn string) strategies.Spec { return strategies.MustParse(spec).With("dsn", dsn) }

@@ -4,46 +4,78 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/snowflake"
-	"github.com/idgenkit/idgen/workerid"
 )
 
-// DefaultLeaseWorkers bounds the worker IDs a lease hands out when the URL
-// has no workers key: a layout's worker space or 1024, whichever is smaller.
-const DefaultLeaseWorkers = workerid.DefaultLeaseWorkers
+// WorkerSourceDoc describes the worker source URLs, for key docs and flags
+// (package workerid's Open takes them).
+const WorkerSourceDoc = "worker ID source: static:N, env (IDGEN_WORKER_ID), ordinal[:offset] (hostname name-N), " +
+	"postgres://...[?namespace=&table=&ttl=&workers=&worker_id=&state_file=], etcd://[user@]host:port[,host:port][/namespace][?ttl=&workers=&worker_id=&state_file=&password_file=&tls_ca=&tls_cert=&tls_key=], " +
+	"mysql://user@host:3306/db[?namespace=&table=&ttl=&workers=&worker_id=&state_file=&password_file=&tls_ca=&tls_cert=&tls_key=], " +
+	"redis://[user@]host:6379/db[?namespace=&ttl=&workers=&worker_id=&state_file=&password_file=] (rediss:// with tls_ca=&tls_cert=&tls_key=), " +
+	"zk://[user@]host:port[,host:port][/path][?node=&namespace=&ttl=&workers=&worker_id=&state_file=&password_file=], ip[:bits] (low bits of a private IPv4), " +
+	"hostname-hash?accept_collisions=true"
 
-// WorkerSourceDoc describes the worker source URLs, for key docs and flags.
-const WorkerSourceDoc = workerid.Doc
+// A WorkerSource is a node's worker ID source, as package workerid opens
+// them: an idgen.Lease (a snowflake.Config.Lease) that Close releases. A
+// source that holds a high-water mark beside its lease is also a
+// snowflake.HighWaterStore; one whose identity can collide has a
+// Warning() string method.
+type WorkerSource interface {
+	idgen.Lease
+	io.Closer
+}
 
-// OpenWorkerSource opens the worker ID source a URL names, for a worker
-// space of space.Workers IDs, with workerid.Open (which lists the URLs; its
-// env source reads nothing: Options.WorkerID gives it under a spec's
-// worker_source). Errors are workerid.Open's; a malformed URL or a hostname
-// without an ordinal also wraps ErrSpec.
-func OpenWorkerSource(ctx context.Context, rawURL string, space workerid.Space) (workerid.Source, error) {
+// A WorkerSpace is the worker ID space a source hands out from: Workers
+// IDs, 0 to Workers-1, and the datacenter ID every identity carries.
+type WorkerSpace struct {
+	Workers      int64
+	DatacenterID int64
+}
+
+// A WorkerSourceOpener opens the worker ID source a URL names (see
+// WorkerSourceDoc) for space; getenv gives the env source the value of
+// EnvWorkerID. Errors for a malformed URL wrap ErrSpec.
+type WorkerSourceOpener func(ctx context.Context, rawURL string, space WorkerSpace, getenv func(string) string) (WorkerSource, error)
+
+var workerSources WorkerSourceOpener
+
+// RegisterWorkerSources sets the opener of worker_source URLs, as
+// database/sql's drivers register: package workerid registers its Open
+// from init, so that a program links the lease stores (pgx, MySQL, Redis,
+// etcd, ZooKeeper) only when it imports workerid; idgen's CLI imports it
+// for this side effect. Without it, a spec's worker_source is refused.
+func RegisterWorkerSources(open WorkerSourceOpener) { workerSources = open }
+
+// OpenWorkerSource opens the worker ID source a URL names, for space, with
+// the registered opener (package workerid's Open; its env source reads
+// nothing: Options.WorkerID gives it under a spec's worker_source).
+// Errors are the opener's; a malformed URL or a hostname without an
+// ordinal wraps ErrSpec, as does a program that links no opener.
+func OpenWorkerSource(ctx context.Context, rawURL string, space WorkerSpace) (WorkerSource, error) {
 	return openSource(ctx, rawURL, space, nil)
 }
 
-// openSource is OpenWorkerSource, with workerid.OpenWith's getenv.
-func openSource(ctx context.Context, rawURL string, space workerid.Space, getenv func(string) string) (workerid.Source, error) {
-	src, err := workerid.OpenWith(ctx, rawURL, space, getenv)
-	if errors.Is(err, workerid.ErrNoOrdinal) || errors.Is(err, workerid.ErrConfig) {
-		err = fmt.Errorf("%w: %w", ErrSpec, err) // bad input, as a bad key is
+// openSource is OpenWorkerSource, with the env source's getenv.
+func openSource(ctx context.Context, rawURL string, space WorkerSpace, getenv func(string) string) (WorkerSource, error) {
+	if workerSources == nil {
+		return nil, fmt.Errorf("%w: worker_source: no worker ID source is linked (import package workerid)", ErrSpec)
 	}
-	return src, err
+	return workerSources(ctx, rawURL, space, getenv)
 }
 
 // underSource opens p's worker_source for space and builds a generator
 // under it, which owns the source (closes it in Close); the source is
 // closed when build fails. A source's warning (a hostname hash that can
 // collide) goes to the Options' Warn.
-func underSource[G any](ctx context.Context, p *Params, space workerid.Space, build func(workerid.Source) (G, error)) (G, error) {
+func underSource[G any](ctx context.Context, p *Params, space WorkerSpace, build func(WorkerSource) (G, error)) (G, error) {
 	var zero G
 	getenv := func(name string) string {
-		if name == workerid.EnvWorkerID {
+		if name == EnvWorkerID {
 			return p.opts.WorkerID
 		}
 		return ""
@@ -57,7 +89,7 @@ func underSource[G any](ctx context.Context, p *Params, space workerid.Space, bu
 		src.Close()
 		return zero, err
 	}
-	if w, ok := src.(workerid.Warner); ok && w.Warning() != "" && p.opts.Warn != nil {
+	if w, ok := src.(interface{ Warning() string }); ok && w.Warning() != "" && p.opts.Warn != nil {
 		p.opts.Warn(w.Warning())
 	}
 	return g, nil
@@ -67,7 +99,7 @@ func underSource[G any](ctx context.Context, p *Params, space workerid.Space, bu
 // source's own (a PostgreSQL, etcd, MySQL, Redis or ZooKeeper lease keeps
 // the worker ID's mark) and hw (the high_water file) both, when both are
 // there; else the one there is.
-func sourceMark(src workerid.Source, hw snowflake.HighWaterStore) snowflake.HighWaterStore {
+func sourceMark(src WorkerSource, hw snowflake.HighWaterStore) snowflake.HighWaterStore {
 	s, ok := src.(snowflake.HighWaterStore)
 	switch {
 	case !ok:
@@ -136,12 +168,12 @@ func later(a, b time.Time) time.Time {
 
 // layoutSpace returns the worker space of a layout: its worker field (or
 // machine, where it has no worker field) and the datacenter ID of nodes.
-func layoutSpace(l snowflake.Layout, nodes map[string]int64) (workerid.Space, error) {
+func layoutSpace(l snowflake.Layout, nodes map[string]int64) (WorkerSpace, error) {
 	_, bits, ok := l.WorkerField()
 	if !ok {
-		return workerid.Space{}, fmt.Errorf("%w: worker_source: layout %s has no worker or machine field", ErrSpec, l)
+		return WorkerSpace{}, fmt.Errorf("%w: worker_source: layout %s has no worker or machine field", ErrSpec, l)
 	}
-	return workerid.Space{Workers: 1 << bits, DatacenterID: nodes[snowflake.FieldDatacenter]}, nil
+	return WorkerSpace{Workers: 1 << bits, DatacenterID: nodes[snowflake.FieldDatacenter]}, nil
 }
 
 // coreSonyflake is a SonyflakeGenerator on the Snowflake core (under a

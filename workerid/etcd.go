@@ -13,13 +13,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/internal/storetls"
 )
 
@@ -102,7 +102,7 @@ func OpenEtcd(ctx context.Context, cfg EtcdConfig) (*Etcd, error) {
 			TLS: cfg.TLS, Username: cfg.Username, Password: cfg.Password})
 		if err != nil {
 			b.close()
-			return nil, fmt.Errorf("%w: workerid: etcd %v: %v", idgen.ErrUnavailable, cfg.Endpoints, etcdWhy(err, cfg))
+			return nil, fmt.Errorf("%w: workerid: etcd %s: %s", idgen.ErrUnavailable, echo.Cut(fmt.Sprint(cfg.Endpoints)), echo.CutN(etcdWhy(err, cfg).Error(), 4*echo.Max))
 		}
 		b.cs = append(b.cs, c)
 	}
@@ -203,7 +203,7 @@ func (b *etcdBackend) unreachable(c *clientv3.Client, err error) error {
 		}
 		b.cur.CompareAndSwap(i, next)
 	}
-	return fmt.Errorf("%w: workerid: etcd %v: %v", idgen.ErrUnavailable, b.endpoints, err)
+	return fmt.Errorf("%w: workerid: etcd %s: %s", idgen.ErrUnavailable, echo.Cut(fmt.Sprint(b.endpoints)), echo.CutN(err.Error(), 4*echo.Max))
 }
 
 // MaxSkewPeers is how many live peers' lease records (the most recently
@@ -367,7 +367,7 @@ func (b *etcdBackend) renew(ctx context.Context, id, gen int64) error {
 	c := b.cl()
 	lid := b.lease()
 	resp, err := c.KeepAliveOnce(ctx, lid)
-	if errors.Is(err, rpctypes.ErrLeaseNotFound) || (err == nil && resp.TTL <= 0) {
+	if leaseNotFound(err) || (err == nil && resp.TTL <= 0) {
 		return errGone
 	}
 	if err != nil {
@@ -394,7 +394,7 @@ func (b *etcdBackend) release(ctx context.Context, id, gen int64) error {
 		return nil
 	}
 	_, err := c.Revoke(ctx, lid)
-	if errors.Is(err, rpctypes.ErrLeaseNotFound) {
+	if leaseNotFound(err) {
 		err = nil
 	}
 	if err == nil {
@@ -432,4 +432,15 @@ func (b *etcdBackend) close() {
 	for _, c := range b.cs {
 		c.Close()
 	}
+}
+
+// leaseNotFound reports etcd's "requested lease not found"
+// (rpctypes.ErrLeaseNotFound, which the client returns as an EtcdError),
+// matched by its gRPC code and text, as the client builds it.
+func leaseNotFound(err error) bool {
+	var e interface {
+		Code() codes.Code
+		error
+	}
+	return errors.As(err, &e) && e.Code() == codes.NotFound && e.Error() == "etcdserver: requested lease not found"
 }

@@ -7,6 +7,8 @@ import (
 	"math/bits"
 	"net"
 	"os"
+
+	"github.com/idgenkit/idgen/internal/errclass"
 )
 
 // DefaultIPBits is the number of low address bits IP takes when the URL
@@ -19,7 +21,7 @@ const MinIPBits = 8
 
 // ErrNotPrivate reports an address IP refuses: no private IPv4 address
 // (RFC 1918: 10/8, 172.16/12, 192.168/16) on any interface.
-var ErrNotPrivate = fmt.Errorf("workerid: no private IPv4 address")
+var ErrNotPrivate = errclass.Unavailable("workerid: no private IPv4 address")
 
 // A Warner is a Source that carries a warning for the operator: a worker ID
 // that may collide with another node's. internal/cli prints it.

@@ -480,11 +480,11 @@ func TestBadLeaseConfig(t *testing.T) {
 	}
 }
 
-// TestEtcdServerStopped stops the (private) embedded etcd under a holder.
+// TestEtcdServerStopped stops the (private) etcd process under a holder.
 func TestEtcdServerStopped(t *testing.T) {
 	e, host, err := startEtcd(t, t.TempDir())
 	if err != nil {
-		t.Fatalf("embedded etcd: %v", err)
+		t.Fatalf("etcd process: %v", err)
 	}
 	stopped := false
 	defer func() {

@@ -11,9 +11,9 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/idgenkit/idgen"
+	storedsn "github.com/idgenkit/idgen/internal/dsn"
 	"github.com/idgenkit/idgen/internal/redact"
 	"github.com/idgenkit/idgen/internal/storetls"
-	"github.com/idgenkit/idgen/segment"
 )
 
 // MySQLConfig configures a MariaDB/MySQL lease.
@@ -69,7 +69,7 @@ func OpenMySQL(ctx context.Context, dsn string, cfg MySQLConfig) (*MySQL, error)
 	if len(lc.Namespace) > 190 {
 		return nil, fmt.Errorf("%w: namespace %q: want at most 190 bytes", ErrConfig, lc.Namespace[:64]+"…")
 	}
-	mc, err := segment.MySQLConfig(dsn)
+	mc, err := storedsn.MySQL(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("%w: MySQL DSN: %v", ErrConfig, err)
 	}
@@ -108,7 +108,11 @@ type myBackend struct {
 }
 
 func (b *myBackend) unreachable(err error) error {
-	return fmt.Errorf("%w: workerid: MySQL %s: %v", idgen.ErrUnavailable, b.dsn, segment.MySQLWhy(err, b.mc))
+	err = storedsn.MySQLWhy(err, b.mc)
+	if !storedsn.Answered(err) {
+		return storedsn.Connect(b.dsn, nil, err)
+	}
+	return fmt.Errorf("%w: workerid: MySQL %s: %v", idgen.ErrUnavailable, b.dsn, err)
 }
 
 // init creates the table and the space's missing rows, under a named lock

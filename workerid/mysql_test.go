@@ -9,8 +9,8 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/idgenkit/idgen"
+	storedsn "github.com/idgenkit/idgen/internal/dsn"
 	"github.com/idgenkit/idgen/internal/testenv"
-	"github.com/idgenkit/idgen/segment"
 	"github.com/idgenkit/idgen/workerid"
 )
 
@@ -41,7 +41,7 @@ func myTable(t testing.TB, dsn string) string {
 	t.Helper()
 	table := uniqueName(t)
 	t.Cleanup(func() {
-		cfg, err := segment.MySQLConfig(dsn)
+		cfg, err := storedsn.MySQL(dsn)
 		if err != nil {
 			t.Logf("cleanup of table %s: %v", table, err)
 			return

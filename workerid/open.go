@@ -9,21 +9,41 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/internal/redact"
 	"github.com/idgenkit/idgen/internal/storetls"
+	"github.com/idgenkit/idgen/strategies"
 )
 
 // DefaultLeaseWorkers bounds the worker IDs a lease hands out when the URL
 // has no workers key: the space's size or 1024, whichever is smaller.
 const DefaultLeaseWorkers = 1024
 
-// Doc describes the worker source URLs Open takes, for key docs and flags.
-const Doc = "worker ID source: static:N, env (IDGEN_WORKER_ID), ordinal[:offset] (hostname name-N), " +
-	"postgres://...[?namespace=&table=&ttl=&workers=&worker_id=&state_file=], etcd://[user@]host:port[,host:port][/namespace][?ttl=&workers=&worker_id=&state_file=&password_file=&tls_ca=&tls_cert=&tls_key=], " +
-	"mysql://user@host:3306/db[?namespace=&table=&ttl=&workers=&worker_id=&state_file=&password_file=&tls_ca=&tls_cert=&tls_key=], " +
-	"redis://[user@]host:6379/db[?namespace=&ttl=&workers=&worker_id=&state_file=&password_file=] (rediss:// with tls_ca=&tls_cert=&tls_key=), " +
-	"zk://[user@]host:port[,host:port][/path][?node=&namespace=&ttl=&workers=&worker_id=&state_file=&password_file=], ip[:bits] (low bits of a private IPv4), " +
-	"hostname-hash?accept_collisions=true"
+// Doc describes the worker source URLs Open takes, for key docs and flags;
+// it is strategies.WorkerSourceDoc.
+const Doc = strategies.WorkerSourceDoc
+
+// The worker sources register with package strategies, as database/sql's
+// drivers do: a spec's worker_source opens with Open once this package is
+// linked.
+func init() { strategies.RegisterWorkerSources(openForSpec) }
+
+// openForSpec is OpenWith as a strategies.WorkerSourceOpener: a malformed
+// URL or a hostname without an ordinal is bad spec input, and wraps
+// strategies.ErrSpec too.
+func openForSpec(ctx context.Context, rawURL string, space strategies.WorkerSpace, getenv func(string) string) (strategies.WorkerSource, error) {
+	src, err := OpenWith(ctx, rawURL, Space{Workers: space.Workers, DatacenterID: space.DatacenterID}, getenv)
+	if errors.Is(err, ErrNoOrdinal) || errors.Is(err, ErrConfig) {
+		return nil, fmt.Errorf("%w: %w", strategies.ErrSpec, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return src, nil
+}
+
+// sourceKinds names the sources Open knows, for an unknown one.
+const sourceKinds = "static:N, env, ordinal[:offset], postgres://, mysql://, redis://, etcd://, zk://, ip[:bits], hostname-hash"
 
 // Open opens the worker ID source a URL names, for a worker space of
 // space.Workers IDs:
@@ -73,8 +93,9 @@ func Open(ctx context.Context, rawURL string, space Space) (Source, error) {
 // nil reads nothing).
 func OpenWith(ctx context.Context, rawURL string, space Space, getenv func(string) string) (Source, error) {
 	bad := func(why string) error {
-		// why may quote rawURL too (url.Parse's errors do).
-		return fmt.Errorf("%w: %s", ErrConfig, redact.Spec(fmt.Sprintf("worker_source %q: %s; want %s", rawURL, why, Doc)))
+		// why may quote rawURL too (url.Parse's errors do): it is cut to
+		// a few echoes' length, passwords masked first.
+		return fmt.Errorf("%w: worker_source %s: %s", ErrConfig, echo.Quote(redact.Spec(rawURL)), echo.CutN(redact.Spec(why), 4*echo.Max))
 	}
 	scheme, rest, _ := strings.Cut(rawURL, ":")
 	if tail, ok := strings.CutPrefix(rawURL, "hostname-hash"); ok {
@@ -190,7 +211,7 @@ func OpenWith(ctx context.Context, rawURL string, space Space, getenv func(strin
 		}
 		return OpenEtcd(ctx, cfg)
 	}
-	return nil, bad("unknown source")
+	return nil, bad("unknown source; want one of " + sourceKinds)
 }
 
 // etcdAuth fills cfg's endpoints and credentials from the hosts part of an

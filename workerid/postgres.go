@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/idgenkit/idgen"
+	storedsn "github.com/idgenkit/idgen/internal/dsn"
 	"github.com/idgenkit/idgen/internal/redact"
 	"github.com/idgenkit/idgen/internal/storetls"
 )
@@ -109,6 +110,9 @@ type pgBackend struct {
 func (b *pgBackend) unreachable(err error) error {
 	if errors.Is(err, idgen.ErrNoWorkerIDs) {
 		return err
+	}
+	if !storedsn.Answered(err) {
+		return storedsn.Connect(b.dsn, nil, err)
 	}
 	return fmt.Errorf("%w: workerid: PostgreSQL %s: %v", idgen.ErrUnavailable, b.dsn, err)
 }

@@ -11,8 +11,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idgenkit/idgen"
+	storedsn "github.com/idgenkit/idgen/internal/dsn"
 	"github.com/idgenkit/idgen/internal/redact"
 	"github.com/idgenkit/idgen/internal/storetls"
+	"github.com/idgenkit/idgen/internal/storetls/redistls"
 )
 
 // Redis is a Source leasing a worker ID in Redis, as CosId's and yitter's
@@ -60,7 +62,7 @@ func OpenRedis(ctx context.Context, rawURL string, cfg RedisConfig) (*Redis, err
 	if strings.ContainsAny(lc.Namespace, "{} ") {
 		return nil, fmt.Errorf("%w: Redis namespace %q must not contain '{', '}' or spaces", ErrConfig, lc.Namespace)
 	}
-	opt, err := storetls.RedisOptions(rawURL)
+	opt, err := redistls.RedisOptions(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("%w: Redis URL %q: %v", ErrConfig, redact.Spec(rawURL), redact.Spec(err.Error()))
 	}
@@ -109,6 +111,9 @@ return 1`)
 )
 
 func (b *redisBackend) unreachable(err error) error {
+	if !storedsn.Answered(err) {
+		return storedsn.Connect(b.url, nil, err)
+	}
 	return fmt.Errorf("%w: workerid: Redis %s: %v", idgen.ErrUnavailable, b.url, err)
 }
 

@@ -24,7 +24,6 @@
 package workerid
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -34,6 +33,7 @@ import (
 	"strings"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/errclass"
 )
 
 // EnvWorkerID names the environment variable Env reads.
@@ -44,12 +44,12 @@ const EnvWorkerID = "IDGEN_WORKER_ID"
 // idgen.ErrUnavailable (the coordination store cannot be reached).
 var (
 	// ErrNoOrdinal reports a hostname that does not end in -N.
-	ErrNoOrdinal = errors.New("workerid: hostname has no StatefulSet ordinal")
+	ErrNoOrdinal = errclass.Invalid("workerid: hostname has no StatefulSet ordinal")
 	// ErrConfig reports an invalid configuration value.
-	ErrConfig = errors.New("workerid: invalid configuration")
+	ErrConfig = errclass.Invalid("workerid: invalid configuration")
 	// ErrClockSkew reports a local clock further from the lease store's
 	// than LeaseConfig.MaxSkew at start: the node refuses to start.
-	ErrClockSkew = errors.New("workerid: clock skew beyond max skew")
+	ErrClockSkew = errclass.Unavailable("workerid: clock skew beyond max skew")
 	// ErrWorkerIDHeld reports a lease pinned to one worker ID
 	// (LeaseConfig.Pin, the URL key worker_id=) that a live holder has:
 	// the store can tell, so a second holder is refused. It wraps

@@ -17,6 +17,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/internal/redact"
 )
 
@@ -117,7 +118,7 @@ func OpenZK(ctx context.Context, cfg ZKConfig) (*ZK, error) {
 		}
 	}))
 	if err != nil {
-		return nil, fmt.Errorf("%w: ZooKeeper servers %v: %v", ErrConfig, cfg.Servers, err)
+		return nil, fmt.Errorf("%w: ZooKeeper servers %s: %s", ErrConfig, echo.Cut(fmt.Sprint(cfg.Servers)), echo.Cut(err.Error()))
 	}
 	b.c = c
 	select {
@@ -211,7 +212,7 @@ func (b *zkBackend) timeout() time.Duration {
 }
 
 func (b *zkBackend) unreachable(err error) error {
-	return fmt.Errorf("%w: workerid: ZooKeeper %v: %v", idgen.ErrUnavailable, b.servers, err)
+	return fmt.Errorf("%w: workerid: ZooKeeper %s: %s", idgen.ErrUnavailable, echo.Cut(fmt.Sprint(b.servers)), echo.CutN(err.Error(), 4*echo.Max))
 }
 
 // do runs f, which calls the client (whose calls take no context), and

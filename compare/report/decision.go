@@ -1,12 +1,12 @@
 package report
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/idgenkit/idgen/compare"
+	"github.com/idgenkit/idgen/internal/errclass"
 )
 
 // Requirements of Decide, as --require gives them.
@@ -22,7 +22,7 @@ const (
 var Requirements = []string{Require64Bit, RequireSortable, RequireOpaque, RequireNoCoordination, RequireJSSafe}
 
 // ErrRequirement reports a requirement Decide does not know.
-var ErrRequirement = errors.New("compare/report: unknown requirement")
+var ErrRequirement = errclass.Invalid("compare/report: unknown requirement")
 
 // CheckRequirements returns an error wrapping ErrRequirement that names
 // the first of reqs that is not one of Requirements.

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"runtime"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idgenkit/idgen/bench"
-	"github.com/idgenkit/idgen/strategies"
 )
 
 func init() { addCommand(newBenchCmd) }
@@ -50,9 +48,6 @@ an empty -s is refused. Passwords in specs are masked (xxxxx) in the output.`,
 				}
 			}
 			rs, err := bench.Run(cmd.Context(), bench.Config{Specs: bench.SplitSpecs(specs), SpecOptions: specOptions(), Duration: duration, Goroutines: goroutines})
-			if errors.Is(err, strategies.ErrSpec) {
-				return badInput(err)
-			}
 			if err != nil {
 				return err
 			}

@@ -165,12 +165,8 @@ are masked (xxxxx) in everything compare prints and writes.
 			cfg.SpecOptions = specOptions()
 			rep, err := compare.Run(cmd.Context(), cfg)
 			pr.Close()
-			err = withFlags(err, compareFlags)
 			if err != nil {
-				if errors.Is(err, compare.ErrBadInput) {
-					return badInput(err)
-				}
-				return err
+				return withFlags(err, compareFlags)
 			}
 			if err := comparereport.WriteTable(cmd.OutOrStdout(), rep, reqs...); err != nil {
 				return err

@@ -66,9 +66,9 @@ func TestExitCodes(t *testing.T) {
 		{"expired layout", []string{"gen", "-s", "snowflake?preset=baidu"}, 2, "layout lifetime exhausted"},
 		{"serve address without a port", []string{"serve", "-s", "uuidv4", "--addr", "notaport"}, 2, "notaport"},
 		{"malformed ID", []string{"inspect", "12x4"}, 2, `"12x4"`},
-		{"worker source unreachable", []string{"gen", "-s", "snowflake?preset=twitter&datacenter=1", "--worker-source", pg}, 1, "ID store unavailable"},
-		{"segment store unreachable", []string{"gen", "-s", "segment?tag=exit_codes&dsn=" + pg}, 1, "store unreachable"},
-		{"segment init store unreachable", []string{"segment", "init", "--dsn", pg, "--tag", "exit_codes"}, 1, "store unreachable"},
+		{"worker source unreachable", []string{"gen", "-s", "snowflake?preset=twitter&datacenter=1", "--worker-source", pg}, 1, "cannot connect to PostgreSQL at "},
+		{"segment store unreachable", []string{"gen", "-s", "segment?tag=exit_codes&dsn=" + pg}, 1, "cannot connect to PostgreSQL at "},
+		{"segment init store unreachable", []string{"segment", "init", "--dsn", pg, "--tag", "exit_codes"}, 1, "cannot connect to PostgreSQL at "},
 		{"compare server unreachable", []string{"compare", "--strategies", "uuidv4", "--dsn", pg}, 1, "cannot connect"},
 	}
 	for _, tt := range tests {

@@ -10,10 +10,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 
 	"github.com/idgenkit/idgen/internal/echo"
+	"github.com/idgenkit/idgen/internal/numfmt"
 	"github.com/idgenkit/idgen/snowflake"
 	"github.com/idgenkit/idgen/strategies"
 )
@@ -161,15 +160,15 @@ func explain(w io.Writer, l snowflake.Layout, now time.Time) {
 	fmt.Fprintf(tw, "lifetime ends\t%s\t(%.1f years after the epoch; %s)\n", end.Format(time.RFC3339Nano), yearsBetween(l.Epoch, end), lifetimeLeft(state, end, now))
 	seq, _ := l.Field(snowflake.FieldSequence)
 	if ps := l.PerSecond(); ps >= 1 {
-		fmt.Fprintf(tw, "per node\t%s IDs/s\t(%s per %v tick)\n", thousands(uint64(ps)), thousands(uint64(1)<<uint(seq)), l.Tick)
+		fmt.Fprintf(tw, "per node\t%s IDs/s\t(%s per %v tick)\n", numfmt.Thousands(uint64(ps)), numfmt.Thousands(uint64(1)<<uint(seq)), l.Tick)
 	} else if ps > 0 {
-		fmt.Fprintf(tw, "per node\t%.3g IDs/s\t(%s per %v tick)\n", ps, thousands(uint64(1)<<uint(seq)), l.Tick)
+		fmt.Fprintf(tw, "per node\t%.3g IDs/s\t(%s per %v tick)\n", ps, numfmt.Thousands(uint64(1)<<uint(seq)), l.Tick)
 	} else {
 		fmt.Fprintf(tw, "per node\tunbounded\t(random bits, no sequence: uniqueness is probabilistic)\n")
 	}
-	fmt.Fprintf(tw, "nodes\t%s\t(%s)\n", thousands(l.Nodes()), nodeNames(l))
+	fmt.Fprintf(tw, "nodes\t%s\t(%s)\n", numfmt.Thousands(l.Nodes()), nodeNames(l))
 	if cs, ok := l.Field(snowflake.FieldClockSeq); ok {
-		fmt.Fprintf(tw, "clockseq\t%s bumps\t(rollback=bump: rollbacks beyond max_ahead; IDs across a bump do not sort by time)\n", thousands(uint64(1)<<uint(cs)-1))
+		fmt.Fprintf(tw, "clockseq\t%s bumps\t(rollback=bump: rollbacks beyond max_ahead; IDs across a bump do not sort by time)\n", numfmt.Thousands(uint64(1)<<uint(cs)-1))
 	}
 	for _, c := range []struct {
 		bits int
@@ -247,8 +246,3 @@ func nodeNames(l snowflake.Layout) string {
 	}
 	return strings.Join(parts, " × ")
 }
-
-func thousands(v uint64) string { return english.Sprintf("%d", v) }
-
-// english prints numbers with thousands separators: 1234567 -> "1,234,567".
-var english = message.NewPrinter(language.English)

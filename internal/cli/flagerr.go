@@ -4,16 +4,16 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 )
 
 // flagError rewords pflag's "invalid argument" error, which carries
 // strconv's text ("strconv.ParseInt: parsing ..."), into the flag, the value
 // (cut to 64 bytes) and what the flag's type allows. Other errors pass
-// unchanged.
-func flagError(err error) error {
-	var bad *pflag.InvalidValueError
-	if !errors.As(err, &bad) {
+// unchanged. Cmd's flag lookup gives the flag type pflag's error carries.
+func flagError(cmd *cobra.Command, err error) error {
+	bad, ok := invalidValue(err, cmd.Flags().Lookup)
+	if !ok {
 		return err
 	}
 	f := bad.GetFlag()
@@ -26,6 +26,22 @@ func flagError(err error) error {
 		want = "a " + f.Value.Type()
 	}
 	return fmt.Errorf("%s %s: want %s", name, quoteInput(bad.GetValue()), want)
+}
+
+// An invalidValueError is pflag's *InvalidValueError, seen through its
+// methods: F is *pflag.Flag, inferred from cobra's FlagSet.Lookup, so that
+// pflag is reached through cobra and is no direct requirement.
+type invalidValueError[F any] interface {
+	GetFlag() F
+	GetValue() string
+	error
+}
+
+// invalidValue returns err's pflag invalid-value error, whose flag type is
+// lookup's result, and whether err has one.
+func invalidValue[F any](err error, lookup func(string) F) (invalidValueError[F], bool) {
+	var bad invalidValueError[F]
+	return bad, errors.As(err, &bad)
 }
 
 // flagWants says what a flag of each pflag type takes.

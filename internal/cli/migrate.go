@@ -4,20 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/url"
 	"os"
 	"regexp"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/spf13/cobra"
 
+	storedsn "github.com/idgenkit/idgen/internal/dsn"
 	"github.com/idgenkit/idgen/migrate"
 )
 
@@ -46,17 +42,12 @@ func newMigrateCmd() *cobra.Command {
 		}
 		conn, err := pgx.ConnectConfig(cmd.Context(), cfg)
 		if err != nil {
-			return nil, fmt.Errorf("migrate: cannot connect to PostgreSQL at %s (user %s, database %s): %s",
-				pgAddr(cfg.Host, cfg.Port), cfg.User, cfg.Database, pgCause(err))
+			return nil, fmt.Errorf("migrate: %w", &storedsn.ConnectError{Target: storedsn.PostgresTarget(&cfg.Config), Err: err})
 		}
 		return conn, nil
 	}
 	wrap := func(err error) error {
-		err = withFlags(err, migrateFlags)
-		if errors.Is(err, migrate.ErrInput) || errors.Is(err, migrate.ErrOrder) {
-			return badInput(err)
-		}
-		return err
+		return withFlags(err, migrateFlags)
 	}
 	cmd := &cobra.Command{
 		Use:   "migrate plan|run|verify|status|pause|resume|revert|discard|finish|abort --dsn DSN --table NAME [--to SPEC] [--time-column COL]",
@@ -110,7 +101,7 @@ active, or while paused; it says so on stderr.`,
 			if err != nil && conn.IsClosed() && cmd.Context().Err() == nil {
 				cfg := conn.Config()
 				return fmt.Errorf("migrate: lost the connection to PostgreSQL at %s (%s); run the same command again to resume",
-					pgAddr(cfg.Host, cfg.Port), pgCause(err))
+					storedsn.PostgresAddr(cfg.Host, cfg.Port), storedsn.Cause(err))
 			}
 			return err
 		}
@@ -351,39 +342,4 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// pgAddr names a PostgreSQL server: host:port, or its Unix socket.
-func pgAddr(host string, port uint16) string {
-	if strings.HasPrefix(host, "/") {
-		return fmt.Sprintf("%s/.s.PGSQL.%d", host, port)
-	}
-	return net.JoinHostPort(host, strconv.Itoa(int(port)))
-}
-
-// pgCause says why talking to PostgreSQL failed: the server's message, or
-// the network's, without the driver's wrapping.
-func pgCause(err error) string {
-	var pe *pgconn.PgError
-	var errno syscall.Errno
-	var dns *net.DNSError
-	var ne net.Error
-	switch {
-	case errors.As(err, &pe):
-		return fmt.Sprintf("%s (SQLSTATE %s)", pe.Message, pe.Code)
-	case errors.As(err, &dns):
-		return fmt.Sprintf("host %q not found", dns.Name)
-	case errors.As(err, &errno):
-		return errno.Error()
-	case errors.As(err, &ne) && ne.Timeout(), errors.Is(err, context.DeadlineExceeded):
-		return "timed out"
-	case errors.Is(err, context.Canceled):
-		return "interrupted"
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return "the server closed the connection"
-	}
-	for errors.Unwrap(err) != nil {
-		err = errors.Unwrap(err)
-	}
-	return err.Error()
 }

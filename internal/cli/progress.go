@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,9 +13,9 @@ import (
 
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
-	"golang.org/x/term"
 
 	"github.com/idgenkit/idgen/compare"
+	"github.com/idgenkit/idgen/internal/numfmt"
 	"github.com/idgenkit/idgen/migrate"
 )
 
@@ -45,18 +44,10 @@ type bars struct {
 
 func newBars(w io.Writer, prefix string) *bars {
 	b := &bars{w: w, prefix: prefix}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) && termWidth(f) > 0 {
+	if f, ok := w.(*os.File); ok && termWidth(f) > 0 {
 		b.p = mpb.New(mpb.WithOutput(w), mpb.WithWidth(40), mpb.WithRefreshRate(150*time.Millisecond))
 	}
 	return b
-}
-
-func termWidth(f *os.File) int {
-	w, _, err := term.GetSize(int(f.Fd()))
-	if err != nil {
-		return 0
-	}
-	return w
 }
 
 // line prints s on its own line, above the bars if any.
@@ -292,13 +283,7 @@ func (c *compareProgress) Close() error {
 }
 
 // thousandsOf writes v rounded, with commas: 71204.4 → "71,204".
-func thousandsOf(v float64) string {
-	s := strconv.FormatInt(int64(v+0.5), 10)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
+func thousandsOf(v float64) string { return numfmt.Thousands(uint64(v + 0.5)) }
 
 // migrateBars draws migrate's Progress.
 type migrateBars struct{ *bars }

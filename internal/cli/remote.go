@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -41,9 +40,6 @@ func (r *remoteFlags) dial(ctx context.Context, n int) (*client.Generator, error
 	g, err := client.New(ctx, client.Config{Targets: r.from, Generator: r.generator, MinBatch: batch, MaxBatch: batch,
 		CAFile: r.tlsCA, CertFile: r.tlsCert, KeyFile: r.tlsKey, ServerName: r.serverName,
 		CertNames: "--tls-cert, --tls-key"})
-	if errors.Is(err, client.ErrConfig) {
-		return nil, badInput(fmt.Errorf("--from: %w", err))
-	}
 	if err != nil {
 		return nil, fmt.Errorf("--from: %w", err)
 	}

@@ -18,15 +18,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idgenkit/idgen"
-	"github.com/idgenkit/idgen/compare"
-	"github.com/idgenkit/idgen/httpapi"
 	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/internal/redact"
-	"github.com/idgenkit/idgen/migrate"
-	"github.com/idgenkit/idgen/segment"
-	"github.com/idgenkit/idgen/snowflake"
-	"github.com/idgenkit/idgen/strategies"
-	"github.com/idgenkit/idgen/workerid"
 )
 
 // Exit codes: one rule for every command, stated in idgen help (exitRule)
@@ -43,23 +36,6 @@ const exitRule = `Exit codes: 0 ok; 1 a store, server or runtime failure (a stor
 clock rollback, a failed verify); 2 bad input (flags, specs, IDs, files);
 130 when Ctrl-C (SIGINT) stops a command midway (128 + the signal's number
 for other signals; serve shuts down cleanly and exits 0).`
-
-// failures are the sentinel errors of a store, server or runtime failure.
-// They win over the input sentinels and badInput in the same chain: a spec
-// whose store is down is a failure, not bad input.
-var failures = []error{
-	idgen.ErrUnavailable, idgen.ErrLeaseLost, idgen.ErrNoWorkerIDs, idgen.ErrClockRollback, idgen.ErrClosed,
-	segment.ErrUnreachable, segment.ErrNotInstalled, compare.ErrConnect, compare.ErrNoPostgres, migrate.ErrVerify,
-}
-
-// inputs are the sentinel errors of bad input: what the user gave must
-// change (a spec, a layout that is over or not begun, an ID, a config).
-var inputs = []error{
-	strategies.ErrSpec, strategies.ErrConvert, snowflake.ErrInvalidLayout,
-	idgen.ErrSyntax, idgen.ErrOutOfRange, idgen.ErrNoScheme, idgen.ErrBeforeEpoch, idgen.ErrLayoutExhausted,
-	workerid.ErrConfig, workerid.ErrNoOrdinal, segment.ErrDSN, segment.ErrConfig, segment.ErrUnknownTag,
-	migrate.ErrInput, migrate.ErrOrder, compare.ErrBadInput, httpapi.ErrConfig,
-}
 
 // inputError marks an error caused by the user's input where no package
 // sentinel says so (a flag's value, an argument count).
@@ -92,9 +68,12 @@ func (i interrupted) Error() string {
 }
 
 // exitCode applies the exit-code rule to the error a command returned and
-// the cause of its context: a signal's 128+N when one stopped it, else 1
-// for a failure sentinel, 2 for an input sentinel, badInput or a malformed
-// network address (*net.AddrError: serve --addr notaport), else 1.
+// the cause of its context: a signal's 128+N when one stopped it, else by
+// the error's class (every package's sentinels match one): 1 for
+// idgen.ErrUnavailable, which wins over the input class in the same chain
+// (a spec whose store is down is a failure, not bad input); 2 for
+// idgen.ErrInvalid, badInput or a malformed network address
+// (*net.AddrError: serve --addr notaport); else 1.
 func exitCode(err, cause error) int {
 	var sig interrupted
 	switch {
@@ -102,21 +81,12 @@ func exitCode(err, cause error) int {
 		return exitOK
 	case errors.As(cause, &sig):
 		return exitSignal + int(sig.sig)
-	case isAny(err, failures):
+	case errors.Is(err, idgen.ErrUnavailable):
 		return exitFailure
-	case isAny(err, inputs) || errors.As(err, new(inputError)) || errors.As(err, new(*net.AddrError)):
+	case errors.Is(err, idgen.ErrInvalid) || errors.As(err, new(inputError)) || errors.As(err, new(*net.AddrError)):
 		return exitBadInput
 	}
 	return exitFailure
-}
-
-func isAny(err error, targets []error) bool {
-	for _, t := range targets {
-		if errors.Is(err, t) {
-			return true
-		}
-	}
-	return false
 }
 
 var commands []func() *cobra.Command
@@ -164,7 +134,7 @@ scheme costs a PostgreSQL B-tree index.
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return badInput(flagError(err)) })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return badInput(flagError(c, err)) })
 	for _, f := range commands {
 		root.AddCommand(f())
 	}
@@ -271,9 +241,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitCode(err, cause) // quiet, as a process killed by SIGPIPE is: its reader is gone
 	}
 	msg := redact.Spec(strings.ReplaceAll(err.Error(), "\n", "; ")) // no password reaches stderr
-	if !strings.HasPrefix(msg, "idgen: ") {
-		msg = "idgen: " + msg
-	}
+	// One "idgen: " leads the line; the root package's errors inside it
+	// ("serve: -s ...: idgen: layout lifetime exhausted") say it again.
+	msg = "idgen: " + strings.ReplaceAll(msg, "idgen: ", "")
 	fmt.Fprintln(stderr, msg)
 	return exitCode(err, cause)
 }

@@ -83,7 +83,7 @@ PL/pgSQL function idgen_instagram_id(seq regclass, shard_id int).`,
 					return badInput(errors.New("segment init: --instagram takes no --tag or --step"))
 				}
 				if err := segment.InstallInstagram(ctx, dsn, seq); err != nil {
-					return classify(err)
+					return err
 				}
 				s := seq
 				if s == "" {
@@ -103,12 +103,12 @@ PL/pgSQL function idgen_instagram_id(seq regclass, shard_id int).`,
 			}
 			st, err := segment.Open(ctx, dsn)
 			if err != nil {
-				return classify(err)
+				return err
 			}
 			defer st.Close()
 			t, created, err := st.Init(ctx, tag, step, desc)
 			if err != nil {
-				return classify(err)
+				return err
 			}
 			switch {
 			case created:
@@ -136,7 +136,7 @@ PL/pgSQL function idgen_instagram_id(seq regclass, shard_id int).`,
 func createDatabase(ctx context.Context, out io.Writer, dsn string) error {
 	created, err := segment.CreateDatabase(ctx, dsn)
 	if err != nil {
-		return classify(err)
+		return err
 	}
 	if created {
 		fmt.Fprintf(out, "created the database of %s\n", segment.Redact(dsn))
@@ -194,7 +194,7 @@ servers issued.
 			}
 			infos, err := segment.InitTickets(ctx, list, name, reset)
 			if err != nil {
-				return classify(err)
+				return err
 			}
 			for _, s := range infos {
 				if s.Next == 0 {
@@ -212,13 +212,4 @@ servers issued.
 	f.BoolVar(&reset, "reset", false, "renumber every server, offset k for the k-th URL; refused while generators use them")
 	f.BoolVar(&createDB, "create-db", false, "create each DSN's database first when it is missing (PostgreSQL, MySQL)")
 	return cmd
-}
-
-// classify marks the segment package's input errors (a bad DSN, tag, step
-// or name) as bad input; an unreachable store stays a failure.
-func classify(err error) error {
-	if errors.Is(err, segment.ErrDSN) || errors.Is(err, segment.ErrConfig) {
-		return badInput(err)
-	}
-	return err
 }

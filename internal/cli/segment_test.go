@@ -91,7 +91,7 @@ func TestSegmentInitBadInput(t *testing.T) {
 		{"step negative", []string{"--dsn", "redis://127.0.0.1:6379/0", "--tag", "x", "--step", "-1"}, 2, "--step -1"},
 		{"bad scheme", []string{"--dsn", "sqlite://x/y", "--tag", "x"}, 2, `"sqlite"`},
 		{"instagram with tag", []string{"--instagram", "--dsn", "postgres://127.0.0.1/x", "--tag", "x"}, 2, "no --tag"},
-		{"unreachable", []string{"--dsn", "redis://127.0.0.1:1/0", "--tag", "x"}, 1, "redis://127.0.0.1:1/0"},
+		{"unreachable", []string{"--dsn", "redis://127.0.0.1:1/0", "--tag", "x"}, 1, "idgen: cannot connect to Redis at 127.0.0.1:1 (database 0): connection refused\n"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -218,7 +218,7 @@ func TestRedisUnreachableOneLine(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
 		t.Fatalf("idgen segment init (Redis unreachable) = %v; want exit 1", err)
 	}
-	want := "idgen: segment: store unreachable: redis://127.0.0.1:1/0: dial tcp 127.0.0.1:1: connect: connection refused\n"
+	want := "idgen: cannot connect to Redis at 127.0.0.1:1 (database 0): connection refused\n"
 	if stderr.String() != want {
 		t.Fatalf("stderr = %q; want %q only", stderr.String(), want)
 	}

@@ -30,7 +30,6 @@ import (
 	"github.com/idgenkit/idgen/internal/redact"
 	"github.com/idgenkit/idgen/internal/serving"
 	"github.com/idgenkit/idgen/internal/tlsfiles"
-	"github.com/idgenkit/idgen/snowflake"
 	"github.com/idgenkit/idgen/strategies"
 	"github.com/idgenkit/idgen/strategies/config"
 )
@@ -440,9 +439,6 @@ func loadGenerators(ctx context.Context, f serveFlags, cfg *config.Config, opts 
 	g, err := opts.New(ctx, spec)
 	if err != nil {
 		err, _ = sourceConflict(err, origin)
-		if isSpecError(err) {
-			err = badInput(err)
-		}
 		return nil, "", fmt.Errorf("serve: -s %q: %w", echo.Cut(redact.Spec(f.spec)), err)
 	}
 	return map[string]idgen.Generator{httpapi.DefaultName: g}, httpapi.DefaultName, nil
@@ -476,20 +472,11 @@ func loadConfig(ctx context.Context, c *config.Config, log *slog.Logger) (map[st
 		g, err := c.New(ctx, gs.Name)
 		if err != nil {
 			closeGenerators(slog.New(slog.DiscardHandler), gens)
-			if isSpecError(err) {
-				err = badInput(err)
-			}
 			return nil, "", fmt.Errorf("serve: --config: %w", err)
 		}
 		gens[gs.Name] = g
 	}
 	return gens, c.Default, nil
-}
-
-// isSpecError reports whether building a generator failed on the spec
-// itself (a key, a node value out of range, a layout) rather than on a store.
-func isSpecError(err error) bool {
-	return errors.Is(err, strategies.ErrSpec) || errors.Is(err, idgen.ErrOutOfRange) || errors.Is(err, snowflake.ErrInvalidLayout)
 }
 
 // checkLifetime asks every generator that can tell (an httpapi.Readier)

@@ -1,6 +1,6 @@
-//go:build !unix
+//go:build !linux
 
 package cli
 
-// outputBroken: without poll, every SIGPIPE counts as stdout's.
+// outputBroken: without ppoll (off Linux), every SIGPIPE counts as stdout's.
 func outputBroken() bool { return true }

@@ -109,10 +109,12 @@ func TestWorkerSourceBadInput(t *testing.T) {
 		{"env unset", []string{"gen", "--worker-source", "env"}, 2, "IDGEN_WORKER_ID is not set"},
 		{"twice", []string{"gen", "-s", "snowflake?worker_source=static:1", "--worker-source", "static:2"}, 2, "already sets worker_source"},
 		{"not leasable", []string{"gen", "-s", "uuidv7", "--worker-source", "static:2"}, 2, `unknown key "worker_source"`},
-		{"unreachable", []string{"gen", "--worker-source", "postgres://postgres@127.0.0.1:1/postgres?sslmode=disable"}, 1, "ID store unavailable"},
+		{"unreachable", []string{"gen", "--worker-source", "postgres://postgres@127.0.0.1:1/postgres?sslmode=disable"}, 1,
+			"idgen: cannot connect to PostgreSQL at 127.0.0.1:1 (user postgres, database postgres): connection refused\n"},
 		{"serve config", []string{"serve", "--config", filepath.Join(t.TempDir(), "x.yaml"), "--worker-source", "static:1"}, 2, "--worker-source applies to -s"},
 		{"serve out of range", []string{"serve", "-s", "snowflake?preset=twitter", "--worker-source", "static:99"}, 2, "outside [0, 31]"},
-		{"serve unreachable", []string{"serve", "-s", "snowflake", "--worker-source", "postgres://postgres@127.0.0.1:1/postgres?sslmode=disable"}, 1, "ID store unavailable"},
+		{"serve unreachable", []string{"serve", "-s", "snowflake", "--worker-source", "postgres://postgres@127.0.0.1:1/postgres?sslmode=disable"}, 1,
+			"cannot connect to PostgreSQL at 127.0.0.1:1 (user postgres, database postgres): connection refused\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -216,7 +218,7 @@ func TestGenRestartInsideHighWaterWindow(t *testing.T) {
 		{"etcd", func(t *testing.T) func(string, string) string {
 			e, host, err := etcdtest.Start(t, t.TempDir())
 			if err != nil {
-				t.Fatalf("embedded etcd: %v", err)
+				t.Fatalf("etcd process: %v", err)
 			}
 			t.Cleanup(e.Close)
 			return func(ns, keys string) string { return "etcd://" + host + "/" + ns + "?ttl=30s" + keys }

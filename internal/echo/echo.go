@@ -2,7 +2,10 @@
 // that an input of 10,000 characters is not repeated in full.
 package echo
 
-import "unicode/utf8"
+import (
+	"strconv"
+	"unicode/utf8"
+)
 
 // Max is about how many bytes of an input an echo keeps.
 const Max = 64
@@ -21,3 +24,7 @@ func CutN(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
+
+// Quote returns s cut as Cut does, in Go's double quotes: the one way an
+// error quotes the user's input.
+func Quote(s string) string { return strconv.Quote(Cut(s)) }

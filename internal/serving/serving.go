@@ -14,8 +14,15 @@ import (
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/internal/echo"
-	"github.com/idgenkit/idgen/segment"
 )
+
+// DefaultMaxCount is the largest count a request may ask for when the
+// transport's Options leave MaxCount zero.
+const DefaultMaxCount = 10_000
+
+// DefaultName is the name of the default generator when the transport's
+// Options leave Default empty and there is more than one generator.
+const DefaultName = "default"
 
 // UUIDVersion returns the version (the high nibble of byte 6, RFC 9562
 // section 4.2) that every ID of s carries when s is the scheme of one UUID
@@ -69,10 +76,12 @@ func ClipEcho(msg, input string) string {
 
 // Permanent reports whether err, an issuing error, is one that waiting
 // does not mend: a clock outside the layout's lifetime (before its epoch or
-// past its end), or a segment biz tag whose every ID was handed out. HTTP
-// answers it 503 without Retry-After, gRPC FailedPrecondition.
+// past its end), or an error with a Permanent method that says so (a
+// segment biz tag whose every ID was handed out, segment.ErrExhausted).
+// HTTP answers it 503 without Retry-After, gRPC FailedPrecondition.
 func Permanent(err error) bool {
-	return errors.Is(err, idgen.ErrLayoutExhausted) || errors.Is(err, idgen.ErrBeforeEpoch) || errors.Is(err, segment.ErrExhausted)
+	var p interface{ Permanent() bool }
+	return errors.Is(err, idgen.ErrLayoutExhausted) || errors.Is(err, idgen.ErrBeforeEpoch) || errors.As(err, &p) && p.Permanent()
 }
 
 // EstimateIssue times one NextN of min(count, chunk) IDs of g on clock

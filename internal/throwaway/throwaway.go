@@ -24,19 +24,21 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/idgenkit/idgen/internal/errclass"
 )
 
 // Errors.
 var (
 	// ErrNoPostgres reports that the PostgreSQL server binaries (initdb,
 	// pg_ctl, postgres) are not installed.
-	ErrNoPostgres = errors.New("throwaway: PostgreSQL server binaries not found")
+	ErrNoPostgres = errclass.Unavailable("throwaway: PostgreSQL server binaries not found")
 	// ErrNoMariaDB reports that the MariaDB server binaries (mariadbd and
 	// mariadb-install-db) are not installed.
-	ErrNoMariaDB = errors.New("throwaway: MariaDB server binaries not found")
+	ErrNoMariaDB = errclass.Unavailable("throwaway: MariaDB server binaries not found")
 	// ErrBadConfig reports a setting the server cannot start with (a bad
 	// size).
-	ErrBadConfig = errors.New("throwaway: invalid setting")
+	ErrBadConfig = errclass.Invalid("throwaway: invalid setting")
 )
 
 // Prefix starts the name of every throwaway directory in os.TempDir().

@@ -10,11 +10,12 @@ package tlsfiles
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"os"
 	"sync"
 	"sync/atomic"
+
+	"github.com/idgenkit/idgen/internal/errclass"
 )
 
 // MinVersion is the lowest TLS version every configuration accepts.
@@ -23,7 +24,7 @@ const MinVersion = tls.VersionTLS12
 // ErrFiles reports certificate, key or CA files that cannot be used: not
 // readable, not PEM, a key that does not match its certificate, a CA file
 // without a certificate. The wrapping error names the file.
-var ErrFiles = errors.New("tls: unusable certificate files")
+var ErrFiles = errclass.Invalid("tls: unusable certificate files")
 
 // Server holds a server's certificate and key, and the CA its clients'
 // certificates must chain to when ClientCA is set. Config returns a

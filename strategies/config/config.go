@@ -18,7 +18,7 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/strategies"

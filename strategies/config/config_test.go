@@ -9,8 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	_ "github.com/idgenkit/idgen/segment"
 	"github.com/idgenkit/idgen/strategies"
 	"github.com/idgenkit/idgen/strategies/config"
+	_ "github.com/idgenkit/idgen/workerid"
 )
 
 const goodYAML = `# services' ID generators

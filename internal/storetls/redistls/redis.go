@@ -1,16 +1,21 @@
-package storetls
+// Package redistls reads a redis:// or rediss:// URL with package
+// storetls's keys into go-redis's Options. It is apart from storetls so
+// that the programs that use TLS without Redis (package client) do not
+// link go-redis.
+package redistls
 
 import (
-	"errors"
 	"fmt"
 	"net/url"
 
+	"github.com/idgenkit/idgen/internal/errclass"
+	"github.com/idgenkit/idgen/internal/storetls"
 	"github.com/redis/go-redis/v9"
 )
 
 // ErrOption marks an error of RedisOptions that lies in the URL's options
 // (exit 2), not in reaching the server.
-var ErrOption = errors.New("bad store option")
+var ErrOption = errclass.Invalid("bad store option")
 
 // RedisOptions parses a redis:// or rediss:// URL (go-redis's form,
 // redis://[user[:password]@]host:port/db) with the keys of this package:
@@ -24,7 +29,7 @@ func RedisOptions(rawURL string) (*redis.Options, error) {
 		return nil, fmt.Errorf("%w: %v", ErrOption, err)
 	}
 	q := u.Query()
-	o, err := Take(q)
+	o, err := storetls.Take(q)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrOption, err)
 	}

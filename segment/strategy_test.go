@@ -1,4 +1,4 @@
-package strategies_test
+package segment_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/idgentest"
 	"github.com/idgenkit/idgen/internal/testenv"
 	"github.com/idgenkit/idgen/segment"
@@ -45,7 +46,7 @@ func TestSegmentStrategies(t *testing.T) {
 	if g.Scheme() != segment.Scheme {
 		t.Fatalf("New(%q).Scheme() = %v; want segment.Scheme", spec, g.Scheme())
 	}
-	idgentest.Run(t, fromSpec(spec), idgentest.Options{PerGoroutine: perGoroutine})
+	idgentest.Run(t, fromSpec(spec), idgentest.Options{PerGoroutine: 20_000})
 
 	for _, name := range []string{"segment", "ticket", "instagram"} {
 		spec := name + "?dsn=redis://127.0.0.1:1/0"
@@ -80,9 +81,9 @@ func TestSegmentStrategyBadInput(t *testing.T) {
 		{"prefetch", withDSN("segment?tag=x&prefetch=2", dsn).String(), strategies.ErrSpec, `prefetch="2"`},
 		{"unknown tag", withDSN("segment", dsn).With("tag", uniqueSuffix("never_created_tag")).String(), segment.ErrUnknownTag, "never_created_tag_"},
 		{"bad dsn", "segment?dsn=ftp://x/y&tag=x", segment.ErrDSN, `"ftp"`},
-		{"unreachable", "segment?dsn=redis://127.0.0.1:1/0&tag=x", segment.ErrUnreachable, "redis://127.0.0.1:1/0"},
+		{"unreachable", "segment?dsn=redis://127.0.0.1:1/0&tag=x", segment.ErrUnreachable, "cannot connect to Redis at 127.0.0.1:1 (database 0): connection refused"},
 		{"ticket no dsn", "ticket", strategies.ErrSpec, "dsn is required"},
-		{"ticket unreachable", "ticket?dsn=redis://127.0.0.1:1/0,redis://127.0.0.1:1/1", segment.ErrUnreachable, "127.0.0.1:1/1"},
+		{"ticket unreachable", "ticket?dsn=redis://127.0.0.1:1/0,redis://127.0.0.1:1/1", segment.ErrUnreachable, "cannot connect to Redis at 127.0.0.1:1 (database 1)"},
 		{"ticket listed twice", withDSN("ticket", dsn+","+dsn).String(), segment.ErrConfig, "listed twice"},
 		{"instagram shard", "instagram?dsn=postgres://127.0.0.1/x&shard=8192", strategies.ErrSpec, `shard="8192"`},
 	}
@@ -101,3 +102,16 @@ func TestSegmentStrategyBadInput(t *testing.T) {
 
 // withDSN returns spec with dsn set.
 func withDSN(spec, dsn string) strategies.Spec { return strategies.MustParse(spec).With("dsn", dsn) }
+
+// fromSpec is an idgentest.Run constructor: a generator from spec, which
+// Run closes.
+func fromSpec(spec string) func(t *testing.T) idgen.Generator {
+	return func(t *testing.T) idgen.Generator {
+		t.Helper()
+		g, err := strategies.New(context.Background(), spec)
+		if err != nil {
+			t.Fatalf("New(%q) = %v", spec, err)
+		}
+		return g
+	}
+}
