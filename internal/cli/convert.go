@@ -14,8 +14,6 @@ import (
 	"github.com/idgenkit/idgen/strategies"
 )
 
-func init() { addCommand(newConvertCmd) }
-
 // convertTargets are the schemes convert names with --to.
 var convertTargets = map[string]*idgen.Scheme{
 	"uuid":   strategies.UUIDScheme,

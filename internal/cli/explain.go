@@ -17,8 +17,6 @@ import (
 	"github.com/idgenkit/idgen/strategies"
 )
 
-func init() { addCommand(newExplainCmd) }
-
 func newExplainCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "explain PRESET|LAYOUT|SPEC",

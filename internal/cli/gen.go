@@ -18,8 +18,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { addCommand(newGenCmd) }
-
 func newGenCmd() *cobra.Command {
 	var (
 		spec, workerSource string

@@ -19,8 +19,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { addCommand(newInspectCmd) }
-
 func newInspectCmd() *cobra.Command {
 	var (
 		spec   string
