@@ -53,7 +53,7 @@ func TestExitCodes(t *testing.T) {
 		{"ok", []string{"gen", "-s", "uuidv4"}, 0, ""},
 		{"no subcommand prints help", nil, 0, ""},
 		{"convert without --to", []string{"convert", "01ARZ3NDEKTSV4RRFFQ69G5FAV"}, 2, "--to is required"},
-		{"convert too many args", []string{"convert", "a", "b", "--to", "uuid"}, 2, "accepts 1 arg(s)"},
+		{"convert too many args", []string{"convert", "a", "b", "--to", "uuid"}, 2, "convert: want one argument, the ID to convert; got 2"},
 		{"unknown command", []string{"gne"}, 2, `unknown command "gne"; did you mean gen?`},
 		{"unknown flag", []string{"gen", "--bogus"}, 2, "unknown flag: --bogus"},
 		{"bad flag value", []string{"gen", "-n", "abc"}, 2, "-n"},

@@ -45,3 +45,17 @@ func TestIdgenOnce(t *testing.T) {
 		t.Errorf("serve -s %q = exit %d, %q; want exit 2, %q", spec, code, errs, want)
 	}
 }
+
+// TestOneArgument: inspect, explain and convert without their argument say
+// what it is, not cobra's "accepts 1 arg(s), received 0".
+func TestOneArgument(t *testing.T) {
+	for cmd, want := range map[string]string{
+		"inspect": "idgen: inspect: want one argument, the ID to decode; got 0 (idgen inspect --help shows examples)\n",
+		"explain": "idgen: explain: want one argument, a layout, preset or spec; got 0 (idgen explain --help shows examples)\n",
+		"convert": "idgen: convert: want one argument, the ID to convert; got 0 (idgen convert --help shows examples)\n",
+	} {
+		if _, errs, code := run(cmd); code != 2 || errs != want {
+			t.Errorf("idgen %s = exit %d, %q; want exit 2, %q", cmd, code, errs, want)
+		}
+	}
+}

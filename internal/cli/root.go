@@ -143,6 +143,17 @@ scheme costs a PostgreSQL B-tree index.
 	return root
 }
 
+// oneArg accepts exactly one argument, what (an ID, a layout), and says
+// which when it is missing or given twice.
+func oneArg(what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			return fmt.Errorf("%s: want one argument, %s; got %d (idgen %s --help shows examples)", cmd.Name(), what, len(args), cmd.Name())
+		}
+		return nil
+	}
+}
+
 // markInputErrors marks what cobra rejects before a command runs, the
 // argument count and the checks of PersistentPreRunE above, as bad input,
 // in c and every command under it.
