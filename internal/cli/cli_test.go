@@ -133,7 +133,7 @@ func TestBadInput(t *testing.T) {
 		{"bad rollback", []string{"gen", "-s", "snowflake?rollback=never"}, `rollback="never": want one of fail, wait, wait-then-fail, hold, bump`},
 		{"malformed ID", []string{"inspect", "12x4"}, `"12x4"`},
 		{"ID past layout", []string{"inspect", "18446744073709551615", "-s", "snowflake"}, "exceeds the layout's 63 bits"},
-		{"count zero", []string{"gen", "-n", "0"}, "-n 0: want at least 1"},
+		{"count zero", []string{"gen", "-n", "0"}, `-n, --count "0": want an integer of at least 1`},
 		{"bad format", []string{"gen", "--format", "xml"}, `--format "xml": want text or json`},
 		{"unknown flag", []string{"gen", "--bogus"}, "unknown flag: --bogus"},
 		{"TLS without --from", []string{"gen", "--tls-ca", "ca.pem"}, "--generator and the --tls-* flags apply to --from"},

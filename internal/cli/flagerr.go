@@ -25,8 +25,16 @@ func flagError(cmd *cobra.Command, err error) error {
 	if !ok {
 		want = "a " + f.Value.Type()
 	}
+	if w := f.Annotations[wantAnnotation]; len(w) == 1 {
+		want = w[0] // the flag's own range, as its checks after parsing say it
+	}
 	return fmt.Errorf("%s %s: want %s", name, quoteInput(bad.GetValue()), want)
 }
+
+// wantAnnotation annotates a flag with what it takes when its type allows
+// more (a count: an integer of at least 1), so that a value that does not
+// parse and one out of range get the same words.
+const wantAnnotation = "idgen_want"
 
 // An invalidValueError is pflag's *InvalidValueError, seen through its
 // methods: F is *pflag.Flag, inferred from cobra's FlagSet.Lookup, so that
