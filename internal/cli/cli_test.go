@@ -135,7 +135,7 @@ func TestBadInput(t *testing.T) {
 		{"ID past layout", []string{"inspect", "18446744073709551615", "-s", "snowflake"}, "exceeds the layout's 63 bits"},
 		{"count zero", []string{"gen", "-n", "0"}, `-n, --count "0": want an integer of at least 1`},
 		{"bad format", []string{"gen", "--format", "xml"}, `--format "xml": want text or json`},
-		{"unknown flag", []string{"gen", "--bogus"}, "unknown flag: --bogus"},
+		{"unknown flag", []string{"gen", "--bogus"}, "unknown flag --bogus (idgen gen --help lists the flags)"},
 		{"TLS without --from", []string{"gen", "--tls-ca", "ca.pem"}, "--generator and the --tls-* flags apply to --from"},
 		{"--from beside -s", []string{"gen", "--from", "127.0.0.1:1", "-s", "uuidv7"}, "--from takes the IDs from idgen servers; leave out -s and --worker-source"},
 		{"--from a URL with a query", []string{"gen", "--from", "https://127.0.0.1:1/?a=1"}, `target "https://127.0.0.1:1/?a=1": want a base URL`},

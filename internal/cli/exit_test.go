@@ -55,7 +55,7 @@ func TestExitCodes(t *testing.T) {
 		{"convert without --to", []string{"convert", "01ARZ3NDEKTSV4RRFFQ69G5FAV"}, 2, "--to is required"},
 		{"convert too many args", []string{"convert", "a", "b", "--to", "uuid"}, 2, "convert: want one argument, the ID to convert; got 2"},
 		{"unknown command", []string{"gne"}, 2, `unknown command "gne"; did you mean gen?`},
-		{"unknown flag", []string{"gen", "--bogus"}, 2, "unknown flag: --bogus"},
+		{"unknown flag", []string{"gen", "--bogus"}, 2, "unknown flag --bogus (idgen gen --help lists the flags)"},
 		{"bad flag value", []string{"gen", "-n", "abc"}, 2, "-n"},
 		{"unknown strategy", []string{"gen", "-s", "nosuch"}, 2, `unknown strategy "nosuch"`},
 		{"future epoch", []string{"gen", "-s", "snowflake?layout=time:41,worker:10,sequence:12;epoch=2099-01-01T00:00:00Z"}, 2, "epoch is 2099-01-01"},

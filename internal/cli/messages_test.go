@@ -59,3 +59,21 @@ func TestOneArgument(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownFlag: an unknown flag gets the nearest flag of its command
+// and the pointer to --help, as an unknown command does.
+func TestUnknownFlag(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"gen", "--spek", "x"}, "idgen: unknown flag --spek; did you mean --spec? (idgen gen --help lists the flags)\n"},
+		{[]string{"gen", "--cuont", "3"}, "idgen: unknown flag --cuont; did you mean --count? (idgen gen --help lists the flags)\n"},
+		{[]string{"gen", "--bogus"}, "idgen: unknown flag --bogus (idgen gen --help lists the flags)\n"},
+		{[]string{"gen", "-Z"}, "idgen: unknown shorthand flag: 'Z' in -Z (idgen gen --help lists the flags)\n"},
+	} {
+		if _, errs, code := run(tt.args...); code != 2 || errs != tt.want {
+			t.Errorf("idgen %v = exit %d, %q; want exit 2, %q", tt.args, code, errs, tt.want)
+		}
+	}
+}
