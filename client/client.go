@@ -92,6 +92,12 @@ type Config struct {
 	// on. Errors loading them wrap ErrConfig and name the file. TLS 1.2 is
 	// the least accepted.
 	CAFile, CertFile, KeyFile, ServerName string
+	// CertNames names the client certificate's options in New's error
+	// when a server wants one and none was sent ("... may want a client
+	// certificate: " + CertNames), for a caller whose users set CertFile
+	// and KeyFile under other names (idgen gen's "--tls-cert, --tls-key").
+	// Empty means "CertFile, KeyFile".
+	CertNames string
 	// DialOptions are passed to grpc.NewClient after the client's own:
 	// transport credentials (TLS, or plaintext when TLS is off) and
 	// idgenv1.StreamWindow flow-control windows. A later option wins.
@@ -198,13 +204,13 @@ func New(ctx context.Context, cfg Config) (*Generator, error) {
 	if g.scheme == nil {
 		if g.scheme, err = g.learnScheme(ctx); err != nil {
 			g.closeConns()
-			return nil, explainTLS(err, cfg.Targets, tc, min(cfg.FetchTimeout, 2*time.Second))
+			return nil, explainTLS(err, cfg, tc)
 		}
 	}
 	ids, err := g.fetchAny(ctx, cfg.MinBatch)
 	if err != nil {
 		g.closeConns()
-		return nil, explainTLS(err, cfg.Targets, tc, min(cfg.FetchTimeout, 2*time.Second))
+		return nil, explainTLS(err, cfg, tc)
 	}
 	g.cur.Store(newBlock(ids))
 	g.fetched, g.usedAt = int64(len(ids)), time.Now()

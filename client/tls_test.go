@@ -61,7 +61,7 @@ func TestMutualTLS(t *testing.T) {
 			}
 			g.Close()
 			for _, tc := range []struct{ name, cert, key, want string }{
-				{"no certificate", "", "", "remote error: tls: certificate required"},
+				{"no certificate", "", "", "remote error: tls: certificate required (the server may want a client certificate: CertFile, KeyFile)"},
 				{"another CA", f.WrongClient.CertFile, f.WrongClient.KeyFile, "remote error: tls: unknown certificate authority"},
 				{"expired", f.Expired.CertFile, f.Expired.KeyFile, "remote error: tls: expired certificate"},
 			} {

@@ -3,6 +3,7 @@ package client
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -109,12 +110,15 @@ func dialAll(cfg Config) ([]transport, *tls.Config, error) {
 // refused client certificate shows in the fetch's error as a broken pipe
 // or a reset only, since TLS 1.3 servers check it after the client's
 // handshake ends.
-func explainTLS(err error, targets []string, tc *tls.Config, timeout time.Duration) error {
+// The hint for a missing certificate names cfg.CertNames.
+func explainTLS(err error, cfg Config, tc *tls.Config) error {
 	if tc == nil || !errors.Is(err, idgen.ErrUnavailable) {
 		return err
 	}
+	timeout := min(cfg.FetchTimeout, 2*time.Second)
+	names := cmp.Or(cfg.CertNames, "CertFile, KeyFile")
 	var whys []string
-	for _, t := range targets {
+	for _, t := range cfg.Targets {
 		addr := t
 		if u, perr := url.Parse(t); perr == nil && (u.Scheme == "https" || u.Scheme == "http") {
 			addr = u.Host
@@ -125,7 +129,7 @@ func explainTLS(err error, targets []string, tc *tls.Config, timeout time.Durati
 		if _, _, serr := net.SplitHostPort(addr); serr != nil {
 			continue // a grpc-go target such as dns:///name: not probed
 		}
-		if why := storetls.Probe(addr, tc, timeout); why != nil {
+		if why := storetls.ProbeFor(addr, tc, timeout, names); why != nil {
 			whys = append(whys, fmt.Sprintf("%s: %v", t, why))
 		}
 	}

@@ -38,7 +38,8 @@ func (r *remoteFlags) set() bool {
 func (r *remoteFlags) dial(ctx context.Context, n int) (*client.Generator, error) {
 	batch := min(int64(n), client.DefaultMaxBatch)
 	g, err := client.New(ctx, client.Config{Targets: r.from, Generator: r.generator, MinBatch: batch, MaxBatch: batch,
-		CAFile: r.tlsCA, CertFile: r.tlsCert, KeyFile: r.tlsKey, ServerName: r.serverName})
+		CAFile: r.tlsCA, CertFile: r.tlsCert, KeyFile: r.tlsKey, ServerName: r.serverName,
+		CertNames: "--tls-cert, --tls-key"})
 	if err != nil {
 		return nil, fmt.Errorf("--from: %w", err)
 	}

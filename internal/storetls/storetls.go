@@ -70,13 +70,14 @@ func (o Options) TLS() bool { return o.CA != "" || o.Cert != "" || o.ServerName 
 // cannot be read, a CA file with no PEM certificate, or a certificate that
 // does not match its key is an error naming the keys and the file.
 func (o Options) Config() (*tls.Config, error) {
-	c, err := tlsfiles.Client{CAFile: o.CA, CertFile: o.Cert, KeyFile: o.Key, ServerName: o.ServerName}.Config(nil)
+	// The CA and the pair are loaded apart so that each error names its
+	// own keys (a certificate path may contain the CA's).
+	c, err := tlsfiles.Client{CAFile: o.CA, ServerName: o.ServerName}.Config(nil)
 	if err != nil {
-		key := "tls_cert, tls_key"
-		if o.CA != "" && strings.Contains(err.Error(), o.CA) {
-			key = "tls_ca"
-		}
-		return nil, fmt.Errorf("%s: %w", key, err)
+		return nil, fmt.Errorf("tls_ca: %w", err)
+	}
+	if c, err = (tlsfiles.Client{CertFile: o.Cert, KeyFile: o.Key}).Config(c); err != nil {
+		return nil, fmt.Errorf("tls_cert, tls_key: %w", err)
 	}
 	return c, nil
 }
@@ -110,8 +111,16 @@ func (o Options) Password() (string, error) {
 // name mismatch), or the alert the server sends right after it (its
 // refusal of the client's certificate: "certificate required", "bad
 // certificate", "expired certificate"), or nil when neither comes within
-// timeout. c's ServerName defaults to addr's host.
+// timeout. c's ServerName defaults to addr's host. Its hints name the
+// store URL keys (CertKeys); ProbeFor names the caller's.
 func Probe(addr string, c *tls.Config, timeout time.Duration) error {
+	return ProbeFor(addr, c, timeout, CertKeys)
+}
+
+// ProbeFor is Probe with the hint of ExplainFor: certKeys names the
+// caller's options for the client certificate and key (a CLI's
+// "--tls-cert, --tls-key").
+func ProbeFor(addr string, c *tls.Config, timeout time.Duration, certKeys string) error {
 	c = c.Clone()
 	if c.ServerName == "" {
 		c.ServerName, _, _ = net.SplitHostPort(addr)
@@ -135,7 +144,7 @@ func Probe(addr string, c *tls.Config, timeout time.Duration) error {
 			return nil
 		}
 	}
-	return Explain(err, c)
+	return ExplainFor(err, c, certKeys)
 }
 
 // Explain adds to err, an error of a first connection made with c, what
@@ -147,8 +156,18 @@ func Probe(addr string, c *tls.Config, timeout time.Duration) error {
 // does not trust. The server's alert is terse (a server on TLS 1.2 says
 // "bad certificate" for every refusal) and may not even arrive. Other
 // errors, or a nil c, are returned as they are. Stores call it on their
-// first connection only, not on later outages.
-func Explain(err error, c *tls.Config) error {
+// first connection only, not on later outages. The hint for a missing
+// certificate names the store URL keys (CertKeys).
+func Explain(err error, c *tls.Config) error { return ExplainFor(err, c, CertKeys) }
+
+// CertKeys names the store URL keys of the client certificate, as
+// Explain's hint says them.
+const CertKeys = "tls_cert, tls_key"
+
+// ExplainFor is Explain for a caller whose options for the client
+// certificate and key are not the store URL keys: certKeys names them in
+// the hint ("... may want a client certificate: " + certKeys).
+func ExplainFor(err error, c *tls.Config, certKeys string) error {
 	if err == nil || c == nil {
 		return err
 	}
@@ -170,7 +189,7 @@ func Explain(err error, c *tls.Config) error {
 		return err
 	}
 	if len(c.Certificates) == 0 {
-		return fmt.Errorf("%w (the server may want a client certificate: tls_cert, tls_key)", err)
+		return fmt.Errorf("%w (the server may want a client certificate: %s)", err, certKeys)
 	}
 	return fmt.Errorf("%w (did the server refuse the client certificate? is it signed by a CA the server trusts?)", err)
 }

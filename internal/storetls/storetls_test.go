@@ -59,6 +59,8 @@ func TestConfigAndPassword(t *testing.T) {
 		{storetls.Options{CA: "/nonexistent/ca"}, "tls_ca: tls: unusable certificate files: open /nonexistent/ca"},
 		{storetls.Options{CA: notPEM}, "tls_ca: tls: unusable certificate files: CA file "},
 		{storetls.Options{Cert: cs.Client.CertFile, Key: cs.Server.KeyFile}, "tls_cert, tls_key: tls: unusable certificate files: certificate "},
+		// a certificate path that starts with the CA's is still the certificate's fault
+		{storetls.Options{CA: cs.CA.CertFile, Cert: cs.CA.CertFile + ".client", Key: cs.Client.KeyFile}, "tls_cert, tls_key: tls: unusable certificate files: certificate " + cs.CA.CertFile + ".client"},
 	} {
 		if _, err := tt.o.Config(); err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "s3cret") {
 			t.Errorf("Config(%+v) = %v; want %q, no content", tt.o, err, tt.want)
@@ -101,5 +103,10 @@ func TestExplain(t *testing.T) {
 		if !strings.HasPrefix(got.Error(), tt.want) || !errors.Is(got, tt.err) {
 			t.Errorf("%s: Explain = %q; want %q, wrapping the error", tt.name, got, tt.want)
 		}
+	}
+	// A caller with options of its own names them.
+	got := storetls.ExplainFor(alert, &tls.Config{}, "--tls-cert, --tls-key")
+	if want := "remote error: tls: bad certificate (the server may want a client certificate: --tls-cert, --tls-key)"; got.Error() != want || !errors.Is(got, alert) {
+		t.Errorf("ExplainFor(--tls-cert, --tls-key) = %q; want %q, wrapping the error", got, want)
 	}
 }

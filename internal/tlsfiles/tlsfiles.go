@@ -93,9 +93,9 @@ func (s *Server) load() (*serverFiles, error) {
 			return nil, fmt.Errorf("%w: %w", ErrFiles, err)
 		}
 	}
-	cert, err := tls.LoadX509KeyPair(s.CertFile, s.KeyFile)
+	cert, err := loadPair(s.CertFile, s.KeyFile)
 	if err != nil {
-		return nil, fmt.Errorf("%w: certificate %s, key %s: %w", ErrFiles, s.CertFile, s.KeyFile, err)
+		return nil, err
 	}
 	f.cert, f.leaf = &cert, cert.Leaf
 	if s.ClientCA != "" {
@@ -206,6 +206,16 @@ func LoadPool(file string) (*x509.CertPool, error) {
 	return pool, nil
 }
 
+// loadPair loads a PEM certificate (with its chain) and its key; errors
+// wrap ErrFiles and name both files.
+func loadPair(certFile, keyFile string) (tls.Certificate, error) {
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return cert, fmt.Errorf("%w: certificate %s, key %s: %w", ErrFiles, certFile, keyFile, err)
+	}
+	return cert, nil
+}
+
 // Client are a client's TLS files and options. CAFile empty means the
 // system's roots; CertFile and KeyFile are given together or not at all;
 // ServerName empty means the host dialled.
@@ -237,9 +247,9 @@ func (c Client) Config(base *tls.Config) (*tls.Config, error) {
 		cfg.RootCAs = pool
 	}
 	if c.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
+		cert, err := loadPair(c.CertFile, c.KeyFile)
 		if err != nil {
-			return nil, fmt.Errorf("%w: certificate %s, key %s: %w", ErrFiles, c.CertFile, c.KeyFile, err)
+			return nil, err
 		}
 		cfg.Certificates = []tls.Certificate{cert}
 	}
