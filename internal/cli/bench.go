@@ -11,8 +11,6 @@ import (
 	"github.com/idgenkit/idgen/bench"
 )
 
-func init() { addCommand(newBenchCmd) }
-
 func newBenchCmd() *cobra.Command {
 	var (
 		specs      []string

@@ -10,8 +10,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { addCommand(newCompareCmd) }
-
 func newCompareCmd() *cobra.Command {
 	var (
 		cfg       compare.Config

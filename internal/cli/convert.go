@@ -14,8 +14,6 @@ import (
 	"github.com/idgenkit/idgen/strategies"
 )
 
-func init() { addCommand(newConvertCmd) }
-
 // convertTargets are the schemes convert names with --to.
 var convertTargets = map[string]*idgen.Scheme{
 	"uuid":   strategies.UUIDScheme,
@@ -43,7 +41,7 @@ instead: ` + strings.Join(public.EncodingNames(), ", ") + `.
 		Example: `  idgen convert 01J8Z3YQ5V8KZ4X2M9N7P6R5T4 --to uuid
   idgen convert 0190f1d2-7a3b-7c4d-8e5f-6a7b8c9d0e1f --to ulid
   idgen convert 1541815603606036480 --encoding crockford`,
-		Args: cobra.ExactArgs(1),
+		Args: oneArg("the ID to convert"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if to == "" && encoding == "" {
 				return badInput(fmt.Errorf("convert: --to is required unless --encoding is given: give --to SCHEME (%s) or --encoding NAME (%s)", strings.Join(targetNames(), ", "), strings.Join(public.EncodingNames(), ", ")))

@@ -17,8 +17,6 @@ import (
 	"github.com/idgenkit/idgen/strategies"
 )
 
-func init() { addCommand(newExplainCmd) }
-
 func newExplainCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "explain PRESET|LAYOUT|SPEC",
@@ -34,7 +32,7 @@ func newExplainCmd() *cobra.Command {
   idgen explain 'time:41,region:3,worker:9,sequence:10;tick=1ms;epoch=2026-01-01T00:00:00Z'
   idgen explain 'snowflake?preset=discord'
   idgen explain sonyflake`,
-		Args: cobra.ExactArgs(1),
+		Args: oneArg("a layout, preset or spec"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			l, err := explainLayout(args[0])
 			if err != nil {

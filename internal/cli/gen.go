@@ -18,7 +18,8 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { addCommand(newGenCmd) }
+// countWant is what gen's -n takes.
+const countWant = "an integer of at least 1"
 
 func newGenCmd() *cobra.Command {
 	var (
@@ -38,7 +39,7 @@ func newGenCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if n < 1 {
-				return badInput(fmt.Errorf("-n %d: want at least 1", n))
+				return badInput(fmt.Errorf("-n, --count \"%d\": want %s", n, countWant))
 			}
 			if format != "text" && format != "json" {
 				return badInput(fmt.Errorf("--format %q: want text or json", format))
@@ -83,6 +84,7 @@ func newGenCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&spec, "spec", "s", "snowflake", "strategy spec, name?key=value&... (idgen strategies lists them)")
 	cmd.Flags().IntVarP(&n, "count", "n", 1, "how many IDs")
+	cmd.Flags().SetAnnotation("count", wantAnnotation, []string{countWant})
 	cmd.Flags().StringVar(&format, "format", "text", "text (one ID per line) or json (one object per line)")
 	cmd.Flags().StringVar(&workerSource, "worker-source", "", strategies.WorkerSourceDoc+"; sets the spec's worker_source (default $"+envWorkerSource+")")
 	remote.register(cmd)

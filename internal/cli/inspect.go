@@ -19,8 +19,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { addCommand(newInspectCmd) }
-
 func newInspectCmd() *cobra.Command {
 	var (
 		spec   string
@@ -31,7 +29,7 @@ func newInspectCmd() *cobra.Command {
 		Short: "Decode an ID: its scheme, time and fields",
 		Example: `  idgen inspect 1541815603606036480 -s 'snowflake?preset=twitter'
   idgen inspect 0190f1d2-7a3b-7c4d-8e5f-6a7b8c9d0e1f --json`,
-		Args: cobra.ExactArgs(1),
+		Args: oneArg("the ID to decode"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := specOptions().ParseWith(args[0], spec)
 			if err != nil {

@@ -45,3 +45,35 @@ func TestIdgenOnce(t *testing.T) {
 		t.Errorf("serve -s %q = exit %d, %q; want exit 2, %q", spec, code, errs, want)
 	}
 }
+
+// TestOneArgument: inspect, explain and convert without their argument say
+// what it is, not cobra's "accepts 1 arg(s), received 0".
+func TestOneArgument(t *testing.T) {
+	for cmd, want := range map[string]string{
+		"inspect": "idgen: inspect: want one argument, the ID to decode; got 0 (idgen inspect --help shows examples)\n",
+		"explain": "idgen: explain: want one argument, a layout, preset or spec; got 0 (idgen explain --help shows examples)\n",
+		"convert": "idgen: convert: want one argument, the ID to convert; got 0 (idgen convert --help shows examples)\n",
+	} {
+		if _, errs, code := run(cmd); code != 2 || errs != want {
+			t.Errorf("idgen %s = exit %d, %q; want exit 2, %q", cmd, code, errs, want)
+		}
+	}
+}
+
+// TestUnknownFlag: an unknown flag gets the nearest flag of its command
+// and the pointer to --help, as an unknown command does.
+func TestUnknownFlag(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"gen", "--spek", "x"}, "idgen: unknown flag --spek; did you mean --spec? (idgen gen --help lists the flags)\n"},
+		{[]string{"gen", "--cuont", "3"}, "idgen: unknown flag --cuont; did you mean --count? (idgen gen --help lists the flags)\n"},
+		{[]string{"gen", "--bogus"}, "idgen: unknown flag --bogus (idgen gen --help lists the flags)\n"},
+		{[]string{"gen", "-Z"}, "idgen: unknown shorthand flag: 'Z' in -Z (idgen gen --help lists the flags)\n"},
+	} {
+		if _, errs, code := run(tt.args...); code != 2 || errs != tt.want {
+			t.Errorf("idgen %v = exit %d, %q; want exit 2, %q", tt.args, code, errs, tt.want)
+		}
+	}
+}

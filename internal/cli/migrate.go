@@ -17,8 +17,6 @@ import (
 	"github.com/idgenkit/idgen/migrate"
 )
 
-func init() { addCommand(newMigrateCmd) }
-
 func newMigrateCmd() *cobra.Command {
 	var (
 		dsn     string

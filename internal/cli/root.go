@@ -1,5 +1,5 @@
 // Package cli implements the idgen command. Each subcommand lives in its own
-// file and registers itself with addCommand from an init function.
+// file; newRoot adds them, in one list.
 package cli
 
 import (
@@ -89,10 +89,11 @@ func exitCode(err, cause error) int {
 	return exitFailure
 }
 
-var commands []func() *cobra.Command
-
-// addCommand registers a subcommand constructor; call it from init.
-func addCommand(f func() *cobra.Command) { commands = append(commands, f) }
+// commands returns the constructors of idgen's subcommands.
+func commands() []func() *cobra.Command {
+	return []func() *cobra.Command{newBenchCmd, newCompareCmd, newConvertCmd, newExplainCmd, newGenCmd, newInspectCmd,
+		newMigrateCmd, newSegmentCmd, newTicketCmd, newServeCmd, newStrategiesCmd, newVersionCmd}
+}
 
 func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
@@ -135,11 +136,22 @@ scheme costs a PostgreSQL B-tree index.
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return badInput(flagError(c, err)) })
-	for _, f := range commands {
+	for _, f := range commands() {
 		root.AddCommand(f())
 	}
 	markInputErrors(root)
 	return root
+}
+
+// oneArg accepts exactly one argument, what (an ID, a layout), and says
+// which when it is missing or given twice.
+func oneArg(what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			return fmt.Errorf("%s: want one argument, %s; got %d (idgen %s --help shows examples)", cmd.Name(), what, len(args), cmd.Name())
+		}
+		return nil
+	}
 }
 
 // markInputErrors marks what cobra rejects before a command runs, the
@@ -190,6 +202,7 @@ func onHangup(ctx context.Context, fn func()) {
 // rule of exitRule: 0 ok, 1 a failure, 2 bad input, 130 on SIGINT. Errors
 // print as one line on stderr.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	quietDrivers()
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	sigs := make(chan os.Signal, 1)

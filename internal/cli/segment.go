@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/idgenkit/idgen/segment"
@@ -13,15 +14,13 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() {
-	addCommand(newSegmentCmd)
-	addCommand(newTicketCmd)
-	// Errors reach the user as idgen's own one line: the drivers' own log
-	// lines ("connection pool: failed to dial", "[mysql] packets.go:58
-	// unexpected EOF") would print to stderr beside it.
+// quietDrivers silences the drivers' own log lines ("connection pool:
+// failed to dial", "[mysql] packets.go:58 unexpected EOF"), which would
+// print to stderr beside idgen's one line of error; Main calls it once.
+var quietDrivers = sync.OnceFunc(func() {
 	redis.SetLogger(quietRedis{})
 	_ = mysql.SetLogger(quietMySQL{})
-}
+})
 
 // quietMySQL drops go-sql-driver's log lines.
 type quietMySQL struct{}

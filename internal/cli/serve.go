@@ -34,8 +34,6 @@ import (
 	"github.com/idgenkit/idgen/strategies/config"
 )
 
-func init() { addCommand(newServeCmd) }
-
 type serveFlags struct {
 	config, spec, addr, logLevel, workerSource      string
 	grpcAddr, metricsAddr                           string

@@ -205,7 +205,7 @@ func TestServeMutualTLS(t *testing.T) {
 		if out, errOut, code := gen("--tls-cert", f.Client.CertFile, "--tls-key", f.Client.KeyFile); code != 0 || len(strings.Fields(out)) != 3 {
 			t.Errorf("idgen gen --from %s with the client certificate = %d, %q, stderr %q; want 0 and 3 IDs", target, code, out, errOut)
 		}
-		if out, errOut, code := gen(); code != 1 || out != "" || !strings.Contains(errOut, "idgen: --from: idgen: ID store unavailable: no server answered") || !strings.Contains(errOut, "TLS handshake: "+target+": remote error: tls: certificate required (the server may want a client certificate: --tls-cert, --tls-key)") {
+		if out, errOut, code := gen(); code != 1 || out != "" || !strings.Contains(errOut, "idgen: --from: ID store unavailable: no server answered") || !strings.Contains(errOut, "TLS handshake: "+target+": remote error: tls: certificate required (the server may want a client certificate: --tls-cert, --tls-key)") {
 			t.Errorf("idgen gen --from %s without a client certificate = %d, %q, stderr %q; want 1, no ID, unavailable", target, code, out, errOut)
 		}
 		_, errOut, _ := gen()

@@ -9,8 +9,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { addCommand(newStrategiesCmd) }
-
 func newStrategiesCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "strategies",

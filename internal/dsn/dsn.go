@@ -295,10 +295,18 @@ func Cause(err error) string {
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return "the server closed the connection"
 	}
-	for errors.Unwrap(err) != nil {
-		err = errors.Unwrap(err)
+	// The innermost error, and what wrappers appended after it ("bad
+	// connection (the driver's last log line: ...)"), without what they
+	// put before it (the driver's "failed to connect to ...").
+	outer, inner := err.Error(), err
+	for errors.Unwrap(inner) != nil {
+		inner = errors.Unwrap(inner)
 	}
-	return echo.CutN(err.Error(), 4*echo.Max)
+	why := inner.Error()
+	if i := strings.LastIndex(outer, why); i >= 0 {
+		why = outer[i:]
+	}
+	return echo.CutN(why, 4*echo.Max)
 }
 
 // Answered reports whether err is an answer from the server (a PostgreSQL,
