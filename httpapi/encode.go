@@ -1,8 +1,10 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/hex"
 	"strconv"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -27,13 +29,34 @@ type idEncoder struct {
 	l       snowflake.Layout
 	msTick  int64 // ms per tick when the tick is whole ms and the epoch ms-aligned, else 0
 	epochMs int64
+	lastTS  atomic.Pointer[tickText] // the latest tick's timestamp_ms digits
+}
+
+// A tickText is a tick's timestamp_ms in decimal: the IDs of a tick (and
+// the one-ID answers of a busy server, many per ms) share it.
+type tickText struct {
+	tick uint64
+	text []byte
 }
 
 // sfField is one non-time field of a Snowflake layout.
 type sfField struct {
-	key  []byte   // `,"worker_id":`
-	text []string // the decimal text of each value, for fields of up to textBits bits; nil above
+	key []byte // `,"worker_id":`
+	// The decimal text of each value, for fields of up to textBits bits:
+	// value v's is digits[ends[v-1]:ends[v]] (from 0 for v = 0). Pointer
+	// free, so that the collector does not scan it. nil above textBits.
+	digits []byte
+	ends   []uint16
 	snowflake.Span
+}
+
+// text returns the decimal text of value v of f, which has a table.
+func (f *sfField) text(v uint64) []byte {
+	lo := uint16(0)
+	if v > 0 {
+		lo = f.ends[v-1]
+	}
+	return f.digits[lo:f.ends[v]]
 }
 
 // textBits is the widest field whose values' text an encoder holds (4,096
@@ -68,9 +91,10 @@ func encoderFor(s *idgen.Scheme) *idEncoder {
 		key := append([]byte{','}, strconv.Quote(breakdownKey(f.Name))...)
 		sf := sfField{key: append(key, ':'), Span: f}
 		if f.Width <= textBits {
-			sf.text = make([]string, 1<<f.Width)
-			for v := range sf.text {
-				sf.text[v] = strconv.Itoa(v)
+			sf.ends = make([]uint16, 1<<f.Width)
+			for v := range sf.ends {
+				sf.digits = strconv.AppendInt(sf.digits, int64(v), 10)
+				sf.ends[v] = uint16(len(sf.digits)) // at most 4,096 × 4 digits
 			}
 		}
 		e.fields = append(e.fields, sf)
@@ -121,15 +145,22 @@ func (e *idEncoder) appendObject(b []byte, id idgen.ID) []byte {
 		b = appendHex64(b, v)
 		b = append(b, `","breakdown":{"timestamp_ms":`...)
 		tick := e.time.Value(v)
-		if e.msTick != 0 {
-			b = strconv.AppendInt(b, e.epochMs+int64(tick)*e.msTick, 10)
+		if t := e.lastTS.Load(); t != nil && t.tick == tick {
+			b = append(b, t.text...)
 		} else {
-			b = strconv.AppendInt(b, e.l.TickTime(int64(tick)).UnixMilli(), 10)
+			start := len(b)
+			if e.msTick != 0 {
+				b = strconv.AppendInt(b, e.epochMs+int64(tick)*e.msTick, 10)
+			} else {
+				b = strconv.AppendInt(b, e.l.TickTime(int64(tick)).UnixMilli(), 10)
+			}
+			e.lastTS.Store(&tickText{tick: tick, text: bytes.Clone(b[start:])})
 		}
-		for _, f := range e.fields {
+		for i := range e.fields {
+			f := &e.fields[i]
 			b = append(b, f.key...)
-			if f.text != nil {
-				b = append(b, f.text[f.Value(v)]...)
+			if f.ends != nil {
+				b = append(b, f.text(f.Value(v))...)
 			} else {
 				b = appendUint(b, f.Value(v))
 			}

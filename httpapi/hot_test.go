@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/snowflake"
 )
 
@@ -67,22 +68,17 @@ func (o oneMetric) Collect(ch chan<- prometheus.Metric) { ch <- o.m }
 
 // The field texts held for narrow fields give the digits formatting gives.
 func TestEncoderFieldText(t *testing.T) {
-	l, _ := snowflake.Preset("twitter")
-	sch, err := snowflake.SchemeOf(l)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := encoderFor(sch)
+	_, sch, e := twitterEncoder(t)
 	if len(e.fields) != 3 {
 		t.Fatalf("twitter's non-time fields: %d; want 3", len(e.fields))
 	}
 	for _, f := range e.fields {
-		if f.text == nil || len(f.text) != 1<<f.Width {
-			t.Fatalf("field %s (%d bits): %d texts; want %d", f.Name, f.Width, len(f.text), 1<<f.Width)
+		if len(f.ends) != 1<<f.Width {
+			t.Fatalf("field %s (%d bits): %d texts; want %d", f.Name, f.Width, len(f.ends), 1<<f.Width)
 		}
-		for v, s := range f.text {
-			if s != strconv.Itoa(v) {
-				t.Fatalf("field %s: text[%d] = %q", f.Name, v, s)
+		for v := range f.ends {
+			if s := string(f.text(uint64(v))); s != strconv.Itoa(v) {
+				t.Fatalf("field %s: text(%d) = %q", f.Name, v, s)
 			}
 		}
 	}
@@ -94,4 +90,32 @@ func TestEncoderFieldText(t *testing.T) {
 	if !strings.HasSuffix(b, `"datacenter_id":31,"worker_id":17,"sequence_number":4095}}`) {
 		t.Errorf("appendObject = %s; want datacenter 31, worker 17, sequence 4095", b)
 	}
+}
+
+// A tick's timestamp_ms digits are formatted once and reused by the IDs of
+// the same tick, and the next tick's are its own.
+func TestEncoderTickText(t *testing.T) {
+	l, sch, e := twitterEncoder(t)
+	shift := e.time.Shift
+	for _, c := range []struct {
+		tick uint64
+		seq  uint64
+	}{{5, 0}, {5, 1}, {6, 0}, {5, 2}} {
+		b := string(e.appendObject(nil, sch.FromUint64(c.tick<<shift|c.seq)))
+		want := `"timestamp_ms":` + strconv.FormatInt(l.TickTime(int64(c.tick)).UnixMilli(), 10) + `,`
+		if !strings.Contains(b, want) {
+			t.Errorf("tick %d seq %d: %s; want %s", c.tick, c.seq, b, want)
+		}
+	}
+}
+
+// twitterEncoder returns the twitter layout, its scheme and its encoder.
+func twitterEncoder(t *testing.T) (snowflake.Layout, *idgen.Scheme, *idEncoder) {
+	t.Helper()
+	l, _ := snowflake.Preset("twitter")
+	sch, err := snowflake.SchemeOf(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, sch, encoderFor(sch)
 }

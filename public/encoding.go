@@ -45,13 +45,14 @@ type Encoding struct {
 	// Sizes lists the ID sizes, in bytes, it applies to; nil: any.
 	Sizes []int
 
-	alphabet string
-	decode   [256]int8 // symbol -> digit, -1 if not one
-	fixed    bool      // pads to Width
-	check    bool      // appends Crockford's mod-37 check symbol
-	b64      bool      // bwmarrin's Base64: std base64 of the decimal text
-	hyphens  bool      // parse skips '-'
-	shift    uint      // bits a digit when the alphabet's size is 2^shift, else 0
+	alphabet  string
+	decode    [256]int8 // symbol -> digit, -1 if not one
+	fixed     bool      // pads to Width
+	check     bool      // appends Crockford's mod-37 check symbol
+	b64       bool      // bwmarrin's Base64: std base64 of the decimal text
+	hyphens   bool      // parse skips '-'
+	crockford bool      // the Crockford alphabet, fixed width: crockford, crockford-check
+	shift     uint      // bits a digit when the alphabet's size is 2^shift, else 0
 }
 
 // Encodings lists the encodings by name, in the order of the docs.
@@ -90,6 +91,7 @@ func newEncoding(name, doc, alphabet string, fixed, check bool) *Encoding {
 		}
 		e.decode['O'], e.decode['o'] = 0, 0
 		e.hyphens = true
+		e.crockford = fixed
 	case Base36Alphabet, HexAlphabet:
 		for i := 10; i < len(alphabet); i++ {
 			e.decode[alphabet[i]-0x20] = int8(i) // uppercase

@@ -18,3 +18,24 @@ func (c *ff1Cipher) Decrypt(buf *[16]byte, hi, lo uint64) (uint64, uint64, error
 
 // ErrFF1Domain is errFF1Domain.
 var ErrFF1Domain = errFF1Domain
+
+// HasAESNI is hasAESNI.
+var HasAESNI = hasAESNI
+
+// AESNI reports whether c's rounds run in AES-NI assembly.
+func (c *ff1Cipher) AESNI() bool { return c.aesni }
+
+// WithoutAESNI returns a copy of c whose rounds run in Go, through
+// crypto/aes.
+func (c *ff1Cipher) WithoutAESNI() *ff1Cipher {
+	d := *c
+	d.aesni = false
+	return &d
+}
+
+// NewAESNIBlocks returns a function that encrypts p n times in place with
+// AES under key, by aesBlocksAESNI and aesKeySchedule.
+func NewAESNIBlocks(key []byte) func(n int, p *[16]byte) {
+	rk, nr := aesKeySchedule(key)
+	return func(n int, p *[16]byte) { aesBlocksAESNI(&rk, nr, n, p) }
+}

@@ -42,8 +42,13 @@ var errFF1Domain = errors.New("public: FF1 input outside its domain")
 // number i and NUM(B) in b <= 9 bytes) is one block, and d <= 16, so S is
 // R itself.
 //
+// The narrow domains (radix 2^k, halves of at most 64 bits) run their
+// rounds on one word a half: in AES-NI assembly, all ten in one call, on
+// amd64 (ff1_amd64.s), in Go through crypto/aes elsewhere.
+//
 // An ff1Cipher is read-only once built and safe for concurrent use; the
-// AES block passes through a 16-byte buffer each call is given.
+// AES block passes through a 16-byte buffer each call is given (the AES-NI
+// rounds keep it in registers instead).
 type ff1Cipher struct {
 	block   cipher.Block
 	n, u, v uint   // digits: n = u + v, u = floor(n/2)
@@ -59,6 +64,22 @@ type ff1Cipher struct {
 	// XORed with that block's fixed bytes (tweak tail, padding, [i]^1):
 	// the round's AES input is q[i] XOR NUM(B).
 	q [ff1Rounds][2]uint64
+	// narrow is set when the radix is 2^k and a half is at most 64 bits
+	// (k*v <= 64: the public IDs' domains); ys is then 64 - yshift, in
+	// 0..32, and the rounds run on one word a half (encrypt64, decrypt64).
+	narrow bool
+	ys     uint
+	// aesni is set when a narrow cipher's rounds run in AES-NI assembly
+	// (hasAESNI), all ten in one call: rk holds the AES round keys, nr
+	// their number of rounds, qk the rounds' states q as blocks, XORed
+	// with round key 0. shuf holds two PSHUFB masks: xshuf puts a half (a
+	// little-endian word) in a block's last 8 bytes, big-endian; yshuf
+	// takes y mod 2^64 (R >> yshift) from an AES output block R.
+	aesni bool
+	nr    int
+	rk    [15][16]byte
+	qk    [ff1Rounds][16]byte
+	shuf  [2][16]byte
 }
 
 // newFF1 returns the FF1 cipher under key (16, 24 or 32 bytes: AES-128,
@@ -107,6 +128,9 @@ func newFF1(key, tweak []byte, radix, n int) (*ff1Cipher, error) {
 	}
 	d := 4*((c.b+3)/4) + 4
 	c.yshift = 8 * (16 - d)
+	if c.k != 0 && c.k*c.v <= 64 { // b <= 8 bytes, so d <= 12 and yshift >= 32
+		c.narrow, c.ys = true, 64-c.yshift
+	}
 	block, err := aes.NewCipher(key)
 	if err != nil {
 		return nil, fmt.Errorf("public: FF1 key of %d bytes: %w", len(key), err)
@@ -137,6 +161,19 @@ func newFF1(key, tweak []byte, radix, n int) (*ff1Cipher, error) {
 		ihi, ilo := shl128(0, uint64(i), 8*c.b)
 		c.q[i] = [2]uint64{s0 ^ ihi, s1 ^ ilo}
 	}
+	if c.narrow && hasAESNI {
+		c.aesni = true
+		c.rk, c.nr = aesKeySchedule(key)
+		for i, q := range c.q {
+			binary.BigEndian.PutUint64(c.qk[i][:8], q[0])
+			binary.BigEndian.PutUint64(c.qk[i][8:], q[1])
+			xor16(&c.qk[i], c.rk[0][:])
+		}
+		for j := range 8 {
+			c.shuf[0][j], c.shuf[0][8+j] = 0x80, byte(7-j)                  // zero; byte 7-j of the word
+			c.shuf[1][j], c.shuf[1][8+j] = byte(15-int(c.yshift/8)-j), 0x80 // byte 15-yshift/8-j of R; zero
+		}
+	}
 	return c, nil
 }
 
@@ -156,6 +193,14 @@ func (c *ff1Cipher) encrypt(buf *[16]byte, hi, lo uint64) (uint64, uint64, error
 		return 0, 0, errFF1Domain
 	}
 	a0, a1, b0, b1 := c.split(hi, lo)
+	if c.aesni {
+		a1, b1 = ff1Encrypt64AESNI(&c.rk, c.nr, &c.qk, &c.shuf, a1, b1, c.maskU[1], c.maskV[1])
+		return c.join(0, a1, 0, b1)
+	}
+	if c.narrow {
+		a1, b1 = c.encrypt64(buf, a1, b1)
+		return c.join(0, a1, 0, b1)
+	}
 	for i := range ff1Rounds {
 		y0, y1 := c.prf(buf, i, b0, b1)
 		mask, mod := c.modulus(i)
@@ -184,6 +229,14 @@ func (c *ff1Cipher) decrypt(buf *[16]byte, hi, lo uint64) (uint64, uint64, error
 		return 0, 0, errFF1Domain
 	}
 	a0, a1, b0, b1 := c.split(hi, lo)
+	if c.aesni {
+		a1, b1 = ff1Decrypt64AESNI(&c.rk, c.nr, &c.qk, &c.shuf, a1, b1, c.maskU[1], c.maskV[1])
+		return c.join(0, a1, 0, b1)
+	}
+	if c.narrow {
+		a1, b1 = c.decrypt64(buf, a1, b1)
+		return c.join(0, a1, 0, b1)
+	}
 	for i := ff1Rounds - 1; i >= 0; i-- {
 		y0, y1 := c.prf(buf, i, a0, a1)
 		mask, mod := c.modulus(i)
@@ -203,6 +256,43 @@ func (c *ff1Cipher) decrypt(buf *[16]byte, hi, lo uint64) (uint64, uint64, error
 		a0, a1, b0, b1 = c0, c1, a0, a1
 	}
 	return c.join(a0, a1, b0, b1)
+}
+
+// encrypt64 runs encrypt's ten rounds on the halves A and B of a narrow
+// cipher, each one word (its high word zero), and returns them. Each round
+// is one AES block and a few word operations: y = NUM(S) (steps 6.i-iv) is
+// the AES block of the precomputed state q[i] with NUM(B) in its low word,
+// shifted right by yshift (32 to 64 bits), of which the masks keep at most
+// 64 bits: (R0<<s | R1>>(64-s)) mod 2^64 with s = 64-yshift, R1's part 0
+// when s is 0.
+func (c *ff1Cipher) encrypt64(buf *[16]byte, a, b uint64) (uint64, uint64) {
+	m, next := c.maskU[1], c.maskV[1] // m = u in even rounds, v in odd ones
+	s := c.ys & 63
+	for i := range ff1Rounds {
+		binary.BigEndian.PutUint64(buf[:8], c.q[i][0])
+		binary.BigEndian.PutUint64(buf[8:], c.q[i][1]^b)
+		c.block.Encrypt(buf[:], buf[:])
+		y := binary.BigEndian.Uint64(buf[:8])<<s | binary.BigEndian.Uint64(buf[8:])>>(63-s)>>1
+		a, b = b, (a+y)&m
+		m, next = next, m
+	}
+	return a, b
+}
+
+// decrypt64 runs decrypt's ten rounds on the halves of a narrow cipher:
+// encrypt64 backwards, y of NUM(A) subtracted from B.
+func (c *ff1Cipher) decrypt64(buf *[16]byte, a, b uint64) (uint64, uint64) {
+	m, next := c.maskV[1], c.maskU[1] // round 9 is odd
+	s := c.ys & 63
+	for i := ff1Rounds - 1; i >= 0; i-- {
+		binary.BigEndian.PutUint64(buf[:8], c.q[i][0])
+		binary.BigEndian.PutUint64(buf[8:], c.q[i][1]^a)
+		c.block.Encrypt(buf[:], buf[:])
+		y := binary.BigEndian.Uint64(buf[:8])<<s | binary.BigEndian.Uint64(buf[8:])>>(63-s)>>1
+		a, b = (b-y)&m, a
+		m, next = next, m
+	}
+	return a, b
 }
 
 // modulus returns radix^m of round i (step 6.v: m = u in even rounds, v in

@@ -297,6 +297,9 @@ func (c *codec) appendPublic(dst []byte, inner idgen.ID) ([]byte, error) {
 	if err != nil {
 		return dst, err
 	}
+	if c.enc.crockford {
+		return c.appendCrockford(dst, hi, lo), nil
+	}
 	var raw [17]byte
 	raw[0] = c.issuer
 	if c.inner.Size == 8 {
@@ -306,6 +309,42 @@ func (c *codec) appendPublic(dst []byte, inner idgen.ID) ([]byte, error) {
 		binary.BigEndian.PutUint64(raw[9:17], lo)
 	}
 	return c.AppendText(dst, raw[:1+c.inner.Size]), nil
+}
+
+// appendCrockford appends the crockford (or crockford-check) text of the
+// public ID whose encrypted bits are hi<<64|lo under the issuing key to
+// dst, which has room for it (appendPublic grows it to the text's width):
+// what AppendText writes, straight from the words. The key ID, then 13
+// digits of 5 bits for a 64-bit ID (the first one 4 bits) or 26 for a
+// 128-bit one (the first one 3 bits).
+func (c *codec) appendCrockford(dst []byte, hi, lo uint64) []byte {
+	start := len(dst)
+	if c.inner.Size == 8 {
+		out := (*[14]byte)(dst[start : start+14])
+		out[0] = CrockfordAlphabet[c.issuer&31]
+		putCrockford(out[1:], lo)
+		dst = dst[:start+14]
+	} else { // 2 + 12 + 12 digits: 8 bits, then 60 and 60
+		out := (*[27]byte)(dst[start : start+27])
+		out[0] = CrockfordAlphabet[c.issuer&31]
+		putCrockford(out[1:3], hi>>56)
+		putCrockford(out[3:15], (hi<<4|lo>>60)&(1<<60-1))
+		putCrockford(out[15:], lo&(1<<60-1))
+		dst = dst[:start+27]
+	}
+	if c.enc.check {
+		dst = append(dst, CrockfordCheckSymbols[checkValue(dst[start:])])
+	}
+	return dst
+}
+
+// putCrockford writes the low 5*len(out) bits of v (len(out) <= 13) to
+// out as Crockford digits, the most significant first.
+func putCrockford(out []byte, v uint64) {
+	for i := len(out) - 1; i >= 0; i-- {
+		out[i] = CrockfordAlphabet[v&31]
+		v >>= 5
+	}
 }
 
 // A Generator issues public IDs: the IDs of an inner generator, encrypted.

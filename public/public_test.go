@@ -275,11 +275,19 @@ func FuzzPublicParse(f *testing.F) {
 // 64-bit Snowflake and writing its crockford text (14 chars), in one run
 // beside its references:
 //
-//   - inner: the Snowflake alone, writing its decimal text;
+//   - aes-10-blocks, aesni-10-blocks: ten dependent AES-256 blocks,
+//     through crypto/aes and in one call of the AES-NI loop our FF1 runs
+//     on amd64 (see BenchmarkPublicFF1);
+//   - inner: the Snowflake alone, writing its decimal text; inner-next:
+//     its Next alone;
 //   - capitalone: the same public ID the way idgen made it before its own
 //     FF1 (github.com/capitalone/fpe/ff1 on the hex digits, then crockford);
 //   - ff1-append: Generator.AppendNext into a reused buffer, the
-//     allocation-free path;
+//     allocation-free path. It also reports x-capitalone, capitalone's
+//     ns/op over its own (how many times faster), and x-floor, its ns/op
+//     over the floor's: aesni-10-blocks (aes-10-blocks without AES-NI)
+//     plus inner-next, all of this run; x-capitalone-cpu and x-floor-cpu
+//     are the same ratios of cpu-ns/op, which a busy machine moves less;
 //   - ff1-next: Generator.Next, then ID.AppendText;
 //   - ff1-parse: reading the text back and decrypting it (Parse, Inner);
 //   - capitalone-128, ff1-append-128: the same over a 128-bit inner ID.
@@ -296,6 +304,20 @@ func BenchmarkPublic(b *testing.B) {
 		b.Fatal(err)
 	}
 	cfg := public.Config{Keys: keys(b, hexKey0)}
+	var aes10, inner, capitalone [2]float64 // ns/op and cpu-ns/op of this run
+	nsOp := func(b *testing.B, to *[2]float64) {
+		if b.N > 0 {
+			*to = [2]float64{float64(b.Elapsed().Nanoseconds()) / float64(b.N), lastCPU}
+		}
+	}
+	b.Run("aes-10-blocks", func(b *testing.B) {
+		benchAES10(b, key)
+		nsOp(b, &aes10)
+	})
+	b.Run("aesni-10-blocks", func(b *testing.B) {
+		benchAESNI10(b, key)
+		nsOp(b, &aes10)
+	})
 	b.Run("inner", func(b *testing.B) {
 		g := newSnowflake(b)
 		var buf []byte
@@ -305,22 +327,41 @@ func BenchmarkPublic(b *testing.B) {
 			buf, _ = id.AppendText(buf[:0])
 		}
 	})
+	b.Run("inner-next", func(b *testing.B) {
+		g := newSnowflake(b)
+		stop := reportCPU(b)
+		for b.Loop() {
+			_, _ = g.Next(ctx)
+		}
+		stop()
+		nsOp(b, &inner)
+	})
 	b.Run("capitalone", func(b *testing.B) {
 		g := newSnowflake(b)
 		var buf []byte
-		defer reportCPU(b)()
+		stop := reportCPU(b)
 		for b.Loop() {
 			id, _ := g.Next(ctx)
 			v, _ := id.Uint64()
 			buf = capitalonePublic(b, lib, buf[:0], binary.BigEndian.AppendUint64(nil, v))
 		}
+		stop()
+		nsOp(b, &capitalone)
 	})
 	b.Run("ff1-append", func(b *testing.B) {
 		g := newPublic(b, newSnowflake(b), cfg)
 		var buf []byte
-		defer reportCPU(b)()
+		stop := reportCPU(b)
 		for b.Loop() {
 			buf, _ = g.AppendNext(ctx, buf[:0])
+		}
+		stop()
+		var ours [2]float64
+		if nsOp(b, &ours); ours[0] > 0 && ours[1] > 0 {
+			b.ReportMetric(capitalone[0]/ours[0], "x-capitalone")
+			b.ReportMetric(ours[0]/(aes10[0]+inner[0]), "x-floor")
+			b.ReportMetric(capitalone[1]/ours[1], "x-capitalone-cpu")
+			b.ReportMetric(ours[1]/(aes10[1]+inner[1]), "x-floor-cpu")
 		}
 	})
 	b.Run("ff1-next", func(b *testing.B) {
@@ -367,14 +408,20 @@ func BenchmarkPublic(b *testing.B) {
 	})
 }
 
+// lastCPU is the cpu-ns/op the last reportCPU reported (benchmarks run
+// one at a time).
+var lastCPU float64
+
 // reportCPU starts measuring the CPU time of b's loop; the function it
 // returns reports it per op as cpu-ns/op.
 func reportCPU(b *testing.B) func() {
 	start, ok := cpuTime()
 	return func() {
 		end, _ := cpuTime()
+		lastCPU = 0
 		if ok && b.N > 0 {
-			b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
+			lastCPU = float64(end-start) / float64(b.N)
+			b.ReportMetric(lastCPU, "cpu-ns/op")
 		}
 	}
 }
@@ -415,4 +462,39 @@ func newSnowflake(b *testing.B) *snowflake.Generator {
 		b.Fatal(err)
 	}
 	return g
+}
+
+// TestPublicAppendNextEveryEncoding checks that AppendNext writes the text
+// Next's ID.String() gives, in every encoding, over 64- and 128-bit inner
+// IDs, with issuing key IDs 0 and Z (the first and last digit): AppendNext
+// writes crockford and crockford-check straight from the cipher's words.
+func TestPublicAppendNextEveryEncoding(t *testing.T) {
+	for _, e := range public.Encodings {
+		for _, inner := range []*idgen.Scheme{idgen.Int64Scheme, uuid128} {
+			if e.Fits(inner.Size) != nil {
+				continue
+			}
+			for _, kid := range []string{"0", "Z"} {
+				cfg := public.Config{Keys: keys(t, kid+":"+hexKey0), Encoding: e}
+				var gens [2]*public.Generator // the same IDs: one for Next, one for AppendNext
+				for i := range gens {
+					var err error
+					if gens[i], err = public.New(&counter{s: inner}, cfg); err != nil {
+						t.Fatal(err)
+					}
+				}
+				g, twin := gens[0], gens[1]
+				buf := []byte("kept")
+				for range 200 {
+					id, err := g.Next(context.Background())
+					if err != nil {
+						t.Fatal(err)
+					}
+					if buf, err = twin.AppendNext(context.Background(), buf[:4]); err != nil || string(buf) != "kept"+id.String() {
+						t.Fatalf("%s, %d-bit, key %s: AppendNext = %q, %v; want %q", e.Name, 8*inner.Size, kid, buf, err, "kept"+id.String())
+					}
+				}
+			}
+		}
+	}
 }
