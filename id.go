@@ -40,7 +40,8 @@ import (
 // 64-bit values survive JavaScript, whose numbers hold integers exactly up
 // to 2^53 only. Decoding accepts a JSON number for an 8-byte scheme up to
 // 2^53 (9007199254740992); a larger bare number, such as
-// 9007199254740993, is refused with an error wrapping ErrOutOfRange: a
+// 9007199254740993, is refused with an error wrapping ErrOutOfRange (an
+// ErrInvalid: bad input, exit 2 in the CLI, 400 from the servers): a
 // JavaScript client can only have sent it after rounding it from another
 // ID. The string "9007199254740993" decodes.
 type ID struct {
@@ -262,8 +263,9 @@ func (id ID) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON accepts a JSON string of the canonical text or, for 8-byte
 // schemes, a JSON number up to 2^53 (MaxJSONNumber). A string's escapes
 // (\u0039, \/) are decoded before the text is read. null leaves id
-// unchanged. Errors are UnmarshalText's; ErrOutOfRange for a bare number
-// above 2^53, which JavaScript cannot hold exactly (send it as a string);
+// unchanged. Errors are UnmarshalText's; ErrOutOfRange (an ErrInvalid) for
+// a bare number above 2^53, which JavaScript cannot hold exactly (send it
+// as a string);
 // ErrSyntax for a string that is not valid JSON.
 func (id *ID) UnmarshalJSON(data []byte) error {
 	switch {
