@@ -4,13 +4,15 @@ package public
 
 import (
 	"encoding/binary"
-
-	"golang.org/x/sys/cpu"
 )
 
 // hasAESNI reports whether the narrow FF1 rounds run in AES-NI assembly
-// (ff1_amd64.s).
-var hasAESNI = cpu.X86.HasAES && cpu.X86.HasSSSE3 // AES-NI, PSHUFB
+// (ff1_amd64.s): CPUID leaf 1 says AES (ECX bit 25) and SSSE3 (bit 9,
+// PSHUFB), as golang.org/x/sys/cpu reads them, without that requirement.
+var hasAESNI = cpuid1ECX()&(1<<25|1<<9) == 1<<25|1<<9
+
+// cpuid1ECX returns ECX of CPUID leaf 1 (ff1_amd64.s).
+func cpuid1ECX() uint32
 
 // ff1Encrypt64AESNI is encrypt64's ten rounds in one call: rk holds the
 // round keys (aesKeySchedule), qk the rounds' states XORed with round key

@@ -153,3 +153,11 @@ TEXT ·subWordAESNI(SB), NOSPLIT, $0-12
 	MOVL       X0, AX
 	MOVL       AX, ret+8(FP)
 	RET
+
+// func cpuid1ECX() uint32: ECX of CPUID leaf 1 (bit 9 SSSE3, bit 25 AES).
+TEXT ·cpuid1ECX(SB), NOSPLIT, $0-4
+	MOVL $1, AX
+	XORL CX, CX
+	CPUID
+	MOVL CX, ret+0(FP)
+	RET
