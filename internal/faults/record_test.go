@@ -19,6 +19,10 @@ import (
 	"github.com/idgenkit/idgen/client"
 	"github.com/idgenkit/idgen/grpcapi"
 	"github.com/idgenkit/idgen/grpcapi/idgenv1"
+	// The client finds a server's scheme among those linked packages
+	// register: snowflake's layouts come with the client, topology B's
+	// "segment" scheme with package segment.
+	_ "github.com/idgenkit/idgen/segment"
 )
 
 // An event is one ID received, or one failed request (failed set), at a
