@@ -258,7 +258,7 @@ func TestStorePostgresTLS(t *testing.T) {
 		// The server names its CA in the handshake: Go's client sends no
 		// certificate of another CA, and the server finds none.
 		{"client of a wrong CA", []string{dsn("idgen@", "sslcert", cs.WrongClient.CertFile, "sslkey", cs.WrongClient.KeyFile)}, 1, "connection requires a valid client certificate"},
-		{"expired client certificate", []string{dsn("idgen@", "sslcert", cs.Expired.CertFile, "sslkey", cs.Expired.KeyFile)}, 1, "expired certificate"},
+		{"expired client certificate", []string{dsn("idgen@", "sslcert", cs.Expired.CertFile, "sslkey", cs.Expired.KeyFile)}, 1, "the client certificate expired at"},
 		{"wrong password", []string{dsn("idgen@", "passfile", wrongPass)}, 1, `password authentication failed for user "idgen"`},
 		{"wrong password in the URL", []string{dsn("idgen:not-it@", "passfile", "")}, 1, `password authentication failed for user "idgen"`},
 		{"plaintext", []string{dsn("idgen@", "sslmode", "disable")}, 1, "rejects connection"},

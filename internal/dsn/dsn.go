@@ -270,43 +270,70 @@ func (e *ConnectError) Unwrap() []error {
 // Cause says why talking to a store failed: the server's message, or the
 // network's, without the driver's wrapping ("connection refused", "host
 // "db" not found", "timed out").
+//
+// What wrappers appended after the innermost error's text (a hint in
+// parentheses, such as storetls.Explain's "(the client certificate expired
+// at ...)") is kept after each of these.
 func Cause(err error) string {
+	if i := strings.Index(err.Error(), "remote error: tls:"); i >= 0 {
+		return err.Error()[i:] // the server's TLS alert, with what the client's configuration tells of it
+	}
+	if why, ok := cause(err); ok {
+		return why + appended(err)
+	}
+	// The innermost error, and what wrappers appended after it ("bad
+	// connection (the driver's last log line: ...)"), without what they
+	// put before it (the driver's "failed to connect to ...").
+	outer, why := err.Error(), innermost(err).Error()
+	if i := strings.LastIndex(outer, why); i >= 0 {
+		why = outer[i:]
+	}
+	return echo.CutN(why, 4*echo.Max)
+}
+
+// innermost is the end of err's Unwrap chain.
+func innermost(err error) error {
+	for errors.Unwrap(err) != nil {
+		err = errors.Unwrap(err)
+	}
+	return err
+}
+
+// appended is what err's wrappers wrote after the innermost error's text,
+// cut to 64 bytes or so: "" when they wrote only before it.
+func appended(err error) string {
+	outer, inner := err.Error(), innermost(err).Error()
+	i := strings.LastIndex(outer, inner)
+	if i < 0 || inner == "" {
+		return ""
+	}
+	return echo.CutN(outer[i+len(inner):], 4*echo.Max)
+}
+
+// cause is Cause's short form for the errors it knows, ok false otherwise.
+func cause(err error) (string, bool) {
 	var pe *pgconn.PgError
 	var me *mysql.MySQLError
 	var errno syscall.Errno
 	var dns *net.DNSError
 	var ne net.Error
-	if i := strings.Index(err.Error(), "remote error: tls:"); i >= 0 {
-		return err.Error()[i:] // the server's TLS alert, with what the client's configuration tells of it
-	}
 	switch {
 	case errors.As(err, &pe):
-		return fmt.Sprintf("%s (SQLSTATE %s)", pe.Message, pe.Code)
+		return fmt.Sprintf("%s (SQLSTATE %s)", pe.Message, pe.Code), true
 	case errors.As(err, &me):
-		return fmt.Sprintf("%s (error %d)", me.Message, me.Number)
+		return fmt.Sprintf("%s (error %d)", me.Message, me.Number), true
 	case errors.As(err, &dns):
-		return fmt.Sprintf("host %s not found", echo.Quote(dns.Name))
+		return fmt.Sprintf("host %s not found", echo.Quote(dns.Name)), true
 	case errors.As(err, &errno):
-		return errno.Error()
+		return errno.Error(), true
 	case errors.As(err, &ne) && ne.Timeout(), errors.Is(err, context.DeadlineExceeded):
-		return "timed out"
+		return "timed out", true
 	case errors.Is(err, context.Canceled):
-		return "interrupted"
+		return "interrupted", true
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return "the server closed the connection"
+		return "the server closed the connection", true
 	}
-	// The innermost error, and what wrappers appended after it ("bad
-	// connection (the driver's last log line: ...)"), without what they
-	// put before it (the driver's "failed to connect to ...").
-	outer, inner := err.Error(), err
-	for errors.Unwrap(inner) != nil {
-		inner = errors.Unwrap(inner)
-	}
-	why := inner.Error()
-	if i := strings.LastIndex(outer, why); i >= 0 {
-		why = outer[i:]
-	}
-	return echo.CutN(why, 4*echo.Max)
+	return "", false
 }
 
 // Answered reports whether err is an answer from the server (a PostgreSQL,
