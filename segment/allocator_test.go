@@ -225,7 +225,7 @@ func TestDynamicStep(t *testing.T) {
 		{"1 h stays at the min", time.Hour, 25},
 	}
 	got := take(t, a, 100) // the first segment, step 0: the tag's 100
-	left := 0                // IDs left in the segment being issued
+	left := 0              // IDs left in the segment being issued
 	for _, ph := range phases {
 		// The last ID of the segment starts the fetch (Prefetch 1); the next
 		// Next waits for it. The test counts what is left itself: Stats's
