@@ -215,7 +215,7 @@ func TestDynamicStep(t *testing.T) {
 		want   int64
 	}{
 		{"1 min doubles", time.Minute, 200},
-		{"14 min doubles", 14 * time.Minute, 400},
+		{"13 min more (14 in all) doubles", 13 * time.Minute, 400},
 		{"0 s doubles up to the max", 0, 400},
 		{"20 min keeps", 20 * time.Minute, 400},
 		{"31 min halves", 31 * time.Minute, 200},
@@ -226,6 +226,17 @@ func TestDynamicStep(t *testing.T) {
 	}
 	got := take(t, a, 100) // the first segment, step 0: the tag's 100
 	left := 0              // IDs left in the segment being issued
+	// Its last ID started the first fetch, in the background. A step
+	// follows from how long the segment before lasted since it was fetched,
+	// so that fetch must land before the test clock moves: landed after
+	// the first minute, the second segment lasted 1 minute less ([0 200
+	// 200] at 14 minutes, once in a CI_LOAD=2 run). It takes a Redis round
+	// trip, a few ms; the bound is 60 s.
+	for deadline := time.Now().Add(time.Minute); a.Stats().Remaining == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the first fetch did not land within 60 s: %+v", a.Stats())
+		}
+	}
 	for _, ph := range phases {
 		// The last ID of the segment starts the fetch (Prefetch 1); the next
 		// Next waits for it. The test counts what is left itself: Stats's

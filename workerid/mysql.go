@@ -75,7 +75,12 @@ func OpenMySQL(ctx context.Context, dsn string, cfg MySQLConfig) (*MySQL, error)
 	}
 	mc.ClientFoundRows = true // a renewal or mark that changes nothing still matched its row
 	if mc.ReadTimeout == 0 {
-		mc.ReadTimeout = lc.RenewEvery // a cut connection must not outlive a renewal step
+		// A cut connection must not outlive a renewal attempt, which
+		// gives up (LostAfter - RenewEvery) / 2 after it starts (attemptEnd),
+		// two attempts within the freeze a lease rides out. RenewEvery
+		// alone (200 ms in TestStoreFreeze) failed the first acquire's
+		// reads on a busy machine before any lease was held.
+		mc.ReadTimeout = max(lc.RenewEvery, (lc.LostAfter-lc.RenewEvery)/2)
 	}
 	conn, err := mysql.NewConnector(mc)
 	if err != nil {
