@@ -60,9 +60,13 @@ func TestSegmentOverRedis(t *testing.T) {
 	}
 	// 30 of the first segment's 100 are used, so the prefetch (at 10 %) has
 	// started; once it lands the gauge is the allocator's own count, 70 plus
-	// the next segment.
+	// the next segment. The wait is for both: the fetch counts its segment
+	// a moment before the allocator holds it (Segments 2 with Remaining 70
+	// was read once in that window). A Redis round trip takes ms; the bound
+	// is 30 s.
 	a := g.(*segment.Allocator)
-	for deadline := time.Now().Add(5 * time.Second); a.Stats().Segments < 2 && time.Now().Before(deadline); {
+	landed := func() bool { st := a.Stats(); return st.Segments >= 2 && st.Remaining > 70 }
+	for deadline := time.Now().Add(30 * time.Second); !landed() && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
 	st := a.Stats()
