@@ -71,7 +71,8 @@ type Server struct {
 	metrics  *grpcprom.ServerMetrics
 	issued   *prometheus.CounterVec
 	health   *health.Server
-	calls    sync.Pool // *callState
+	track    *serving.Tracker // IDService calls in flight, for Drain
+	calls    sync.Pool        // *callState
 }
 
 // callState is a Next call's scratch space, pooled: the IDs before they
@@ -139,6 +140,7 @@ func New(gens map[string]idgen.Generator, opts Options) (*Server, error) {
 		}
 	}
 	s.health = health.NewServer()
+	s.track = serving.NewTracker()
 	s.calls.New = func() any { return new(callState) }
 	return s, nil
 }
@@ -151,7 +153,7 @@ const StreamWindow = idgenv1.StreamWindow
 
 // NewGRPCServer returns a grpc.Server, built with StreamWindow, opts and
 // the metric interceptors, that serves s, the health service (SERVING) and
-// reflection. Call Shutdown before stopping it.
+// reflection. Stop it with Drain (or call Shutdown before stopping it).
 func (s *Server) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 	opts = append([]grpc.ServerOption{grpc.InitialWindowSize(StreamWindow), grpc.InitialConnWindowSize(StreamWindow)}, opts...)
 	opts = append(opts, grpc.ChainUnaryInterceptor(s.metrics.UnaryServerInterceptor()),
@@ -167,8 +169,26 @@ func (s *Server) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 }
 
 // Shutdown sets every health status to NOT_SERVING, so that load balancers
-// drain the server before it stops.
+// drain the server before it stops: health watchers are told at once.
 func (s *Server) Shutdown() { s.health.Shutdown() }
+
+// Drain stops gs, a server NewGRPCServer built: it sets health to
+// NOT_SERVING (Shutdown), stops taking calls (grpc.Server.GracefulStop)
+// and lets the IDService calls in flight finish until ctx ends; then it
+// stops gs (grpc.Server.Stop), which ends what is left: health watches
+// and reflection streams, which never end by themselves, and the calls
+// ctx cut off. It returns how many unary calls (Next, Decode,
+// ListGenerators) and NextStream streams were still running when ctx
+// ended: 0, 0 when all finished in time.
+func (s *Server) Drain(ctx context.Context, gs *grpc.Server) (calls, streams int) {
+	s.Shutdown()
+	stopped := make(chan struct{})
+	go func() { gs.GracefulStop(); close(stopped) }()
+	calls, streams = s.track.Wait(ctx)
+	gs.Stop()
+	<-stopped
+	return calls, streams
+}
 
 // lookup returns the generator named name, the default when name is empty.
 func (s *Server) lookup(name string) (*generator, error) {
@@ -205,6 +225,8 @@ func (s *Server) withTimeout(ctx context.Context) (context.Context, context.Canc
 // would pass MaxMessageBytes (MaxNextCount) is InvalidArgument, naming the
 // largest that fits: NextStream carries more.
 func (s *Server) Next(ctx context.Context, req *idgenv1.NextRequest) (*idgenv1.NextResponse, error) {
+	s.track.Start(false)
+	defer s.track.End(false)
 	start := time.Now()
 	g, err := s.lookup(req.GetGenerator())
 	if err != nil {
@@ -293,6 +315,8 @@ func (g *generator) answer(ids []idgen.ID, at int64, breakdown bool) *idgenv1.Ne
 // size to MaxCount and to what fits in MaxMessageBytes (MaxBatch), and 0
 // means as many as those allow. Its buffer holds min(count, batch) IDs.
 func (s *Server) NextStream(req *idgenv1.NextStreamRequest, stream grpc.ServerStreamingServer[idgenv1.IDBatch]) error {
+	s.track.Start(true)
+	defer s.track.End(true)
 	g, err := s.lookup(req.GetGenerator())
 	if err != nil {
 		return err
@@ -350,6 +374,8 @@ func pack(b []byte, ids []idgen.ID, size int) []byte {
 // /ids/{id} checks it (serving.Decode): a UUID of another version than the
 // generator's is InvalidArgument, with HTTP's words.
 func (s *Server) Decode(_ context.Context, req *idgenv1.DecodeRequest) (*idgenv1.ID, error) {
+	s.track.Start(false)
+	defer s.track.End(false)
 	g, err := s.lookup(req.GetGenerator())
 	if err != nil {
 		return nil, err
@@ -363,6 +389,8 @@ func (s *Server) Decode(_ context.Context, req *idgenv1.DecodeRequest) (*idgenv1
 
 // ListGenerators lists the generators in name order.
 func (s *Server) ListGenerators(context.Context, *idgenv1.ListGeneratorsRequest) (*idgenv1.ListGeneratorsResponse, error) {
+	s.track.Start(false)
+	defer s.track.End(false)
 	resp := &idgenv1.ListGeneratorsResponse{Default: s.def.name}
 	for _, name := range s.names {
 		g := s.gens[name]
