@@ -12,7 +12,7 @@
 //	/api/v1/generators           the generators served, their schemes and which is the default
 //	/api/v1/openapi.json         the OpenAPI 3 document of this API
 //	/healthz                     200 while the process serves HTTP
-//	/readyz                      200 when every generator can issue, 503 otherwise
+//	/readyz                      200 when every generator can issue, 503 otherwise and after Shutdown
 //	/metrics                     Prometheus metrics
 //
 // IDs are answered as JSON (the service contract of DESIGN.md):

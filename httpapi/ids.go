@@ -146,7 +146,7 @@ func (h *Handler) serveIDs(w http.ResponseWriter, r *http.Request, st *reqState,
 	}
 	q, err := parseQuery(r.URL.RawQuery, accept, h.maxCount)
 	if err != nil {
-		h.writeError(w, st, http.StatusBadRequest, err.Error())
+		h.writeError(w, st, serving.ClassOf(serving.KindInvalid).HTTP, err.Error())
 		return
 	}
 	if r.Method == http.MethodHead {
@@ -341,70 +341,34 @@ func (h *Handler) headIDs(ctx context.Context, w http.ResponseWriter, st *reqSta
 	h.write(w, st, http.StatusOK, ct, st.buf[:0])
 }
 
-// Kinds of issuing errors, counted per generator.
-const (
-	errClockRollback = iota
-	errLeaseLost
-	errUnavailable
-	errTimeout
-	errLifetime
-	errOther
-	numErrKinds
-)
+// Kinds of issuing errors, counted per generator: serving's, whose
+// classes give the status.
+const numErrKinds = int(serving.NumIssueKinds)
 
-var errKindNames = [numErrKinds]string{"clock_rollback", "lease_lost", "unavailable", "timeout", "layout_lifetime", "other"}
+var errKindNames = serving.KindNames
 
-// classify maps an issuing error to its kind and HTTP status: 503 for what
-// passes (a clock rollback, a lost lease, a store down) and for what does
-// not (serving.Permanent: a clock outside the layout's lifetime, a biz tag
-// exhausted), 500 otherwise.
-func classify(err error) (kind, code int) {
-	switch {
-	case errors.Is(err, idgen.ErrClockRollback):
-		return errClockRollback, http.StatusServiceUnavailable
-	case errors.Is(err, idgen.ErrLeaseLost), errors.Is(err, idgen.ErrNoWorkerIDs):
-		return errLeaseLost, http.StatusServiceUnavailable
-	case errors.Is(err, idgen.ErrUnavailable), errors.Is(err, idgen.ErrClosed):
-		return errUnavailable, http.StatusServiceUnavailable
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return errTimeout, http.StatusServiceUnavailable
-	case serving.Permanent(err):
-		return errLifetime, http.StatusServiceUnavailable
-	}
-	return errOther, http.StatusInternalServerError
-}
-
-// countIssueError counts and logs a failed issue and returns its kind and
-// status.
-func (h *Handler) countIssueError(g *genRoute, err error) (kind, code int) {
-	kind, code = classify(err)
-	g.errs[kind].Add(1)
+// countIssueError counts and logs a failed issue and returns its answer
+// (serving.Classify).
+func (h *Handler) countIssueError(g *genRoute, err error) serving.Answer {
+	a := serving.Classify(err)
+	g.errs[a.Kind].Add(1)
 	if errors.As(err, new(*idgen.ClockRollbackError)) {
 		g.rollbackFailures.Add(1)
 	}
-	h.log.Error("httpapi: issuing IDs failed", "generator", g.name, "kind", errKindNames[kind], "status", code, "err", err)
-	return kind, code
+	h.log.Error("httpapi: issuing IDs failed", "generator", g.name, "kind", errKindNames[a.Kind], "status", a.Class.HTTP, "err", err)
+	return a
 }
 
-// issueError answers a failed issue: nothing of the request is sent. A 503
-// carries Retry-After, but for a clock outside the layout's lifetime, which
-// waiting does not mend.
+// issueError answers a failed issue: nothing of the request is sent. A
+// class with a retry (a 503 but for a clock outside the layout's lifetime,
+// which waiting does not mend) carries Retry-After, in whole seconds.
 func (h *Handler) issueError(w http.ResponseWriter, st *reqState, g *genRoute, err error) {
-	kind, code := h.countIssueError(g, err)
-	msg := err.Error()
-	retry := time.Second
-	var rb *idgen.ClockRollbackError
-	switch {
-	case errors.As(err, &rb):
-		retry = max(retry, rb.Drift)
-	case kind == errOther:
-		msg = "internal error issuing IDs; see the server log"
-	}
-	if code == http.StatusServiceUnavailable && kind != errLifetime {
-		secs := (retry + time.Second - 1) / time.Second
+	a := h.countIssueError(g, err)
+	if a.Class.Retry {
+		secs := (a.Retry + time.Second - 1) / time.Second
 		w.Header()["Retry-After"] = []string{itoa(int(secs))}
 	}
-	h.writeError(w, st, code, fmt.Sprintf("generator %q: %s", g.name, msg))
+	h.writeError(w, st, a.Class.HTTP, fmt.Sprintf("generator %q: %s", g.name, a.Msg))
 }
 
 // serveDecode answers the breakdown of text, an ID of g's scheme, checked
@@ -412,7 +376,8 @@ func (h *Handler) issueError(w http.ResponseWriter, st *reqState, g *genRoute, e
 func (h *Handler) serveDecode(w http.ResponseWriter, st *reqState, g *genRoute, text string) {
 	id, err := serving.Decode(g.scheme, g.name, text)
 	if err != nil {
-		h.writeError(w, st, http.StatusBadRequest, err.Error())
+		a := serving.Classify(err)
+		h.writeError(w, st, a.Class.HTTP, a.Msg)
 		return
 	}
 	b := g.enc.appendObject(st.buf[:0], id)
@@ -422,6 +387,10 @@ func (h *Handler) serveDecode(w http.ResponseWriter, st *reqState, g *genRoute, 
 // serveReady checks every generator, in name order, and answers 503 naming
 // the first that cannot issue.
 func (h *Handler) serveReady(w http.ResponseWriter, r *http.Request, st *reqState) {
+	if h.draining.Load() {
+		h.writeError(w, st, http.StatusServiceUnavailable, "shutting down: finishing requests in flight")
+		return
+	}
 	for _, name := range h.names {
 		g := h.gens[name]
 		ctx, cancel := context.WithTimeout(r.Context(), h.readyTO)
