@@ -156,6 +156,12 @@ type Config struct {
 	ReadTime time.Duration
 	// Progress follows the run. Nil means silent.
 	Progress Progress
+	// FieldName names Config's fields in the notes (Progress.Note,
+	// Report.Notes) and status messages (Progress.Status) of the run: given
+	// a field as Go spells it ("Config.Rows"), it returns the name to show
+	// (the idgen command gives its flag, "--rows"), or "" to keep it. Nil
+	// keeps Go's names. Errors name fields with an *idgen.FieldError.
+	FieldName func(field string) string
 	// serverKeys adds the ServerKeys the server has to the default
 	// strategies (set by resolve when Strategies is empty).
 	serverKeys bool
@@ -164,6 +170,16 @@ type Config struct {
 	// and cleanup that failed (Warn: stopping the server, dropping the
 	// schema or database). Nil means discard.
 	Logger *slog.Logger
+}
+
+// name returns field ("Config.Rows") as cfg.FieldName names it.
+func (cfg Config) name(field string) string {
+	if cfg.FieldName != nil {
+		if n := cfg.FieldName(field); n != "" {
+			return n
+		}
+	}
+	return field
 }
 
 // logger returns cfg.Logger, or a Logger that discards.

@@ -44,9 +44,7 @@ func newMigrateCmd() *cobra.Command {
 		}
 		return conn, nil
 	}
-	wrap := func(err error) error {
-		return withFlags(err, migrateFlags)
-	}
+	wrap := migrateErr
 	cmd := &cobra.Command{
 		Use:   "migrate plan|run|verify|status|pause|resume|revert|discard|finish|abort --dsn DSN --table NAME [--to SPEC] [--time-column COL]",
 		Short: "Migrate a PostgreSQL table's primary key to Snowflake or UUIDv7 keys, live",
@@ -116,8 +114,7 @@ active, or while paused; it says so on stderr.`,
 				if werr := p.Write(cmd.OutOrStdout()); werr != nil {
 					return werr
 				}
-				return badInput(fmt.Errorf("%w: %s cannot be migrated as it is: %d shape(s) refused, listed above",
-					migrate.ErrShape, shapes.Table, len(shapes.Refusals)))
+				return shapes.Brief()
 			}
 			if err != nil {
 				return wrap(err)
@@ -135,7 +132,7 @@ active, or while paused; it says so on stderr.`,
 				pr := newMigrateBars(cmd.ErrOrStderr())
 				defer pr.Close()
 				opt.Progress = pr
-				opt.OnThrottle = func(th migrate.Throttle) { pr.line(throttleLine(th)) } // above the bar
+				opt.OnThrottle = func(th migrate.Throttle) { pr.line(throttleLine(th, opt)) } // above the bar
 			}
 			p, err := migrate.Run(cmd.Context(), conn, opt)
 			if err != nil {
@@ -162,10 +159,7 @@ active, or while paused; it says so on stderr.`,
 			if err := r.Write(cmd.OutOrStdout()); err != nil {
 				return err
 			}
-			if !r.OK() {
-				return fmt.Errorf("%w: %d problem(s) in %s", migrate.ErrVerify, len(r.Problems), r.Table)
-			}
-			return nil
+			return r.Err()
 		}),
 	}
 	for _, c := range []*cobra.Command{plan, run} {
@@ -273,13 +267,54 @@ active, or while paused; it says so on stderr.`,
 	return cmd
 }
 
-// throttleLine is run's line when the backfill waits or goes on.
-func throttleLine(th migrate.Throttle) string {
-	if th.Hold {
-		return "idgen: waiting: " + migrateFlags.Replace(th.Reason)
+// migrateFlags names the flag that sets each field of migrate's Options
+// and Setting the commands take.
+var migrateFlags = map[string]string{
+	"Options.To":         "--to",
+	"Options.TimeColumn": "--time-column",
+	"Options.Batch":      "--batch",
+	"Options.ChunkTime":  "--chunk-time",
+	"Options.MaxLag":     "--max-lag",
+	"Options.MaxActive":  "--max-active",
+	"Setting.Batch":      "--batch",
+	"Setting.ChunkTime":  "--chunk-time",
+}
+
+// migrateErr is a migrate library error as the commands print it: a field
+// as its flag, a confirmation as --yes, and Abort as the abort command.
+func migrateErr(err error) error {
+	var (
+		confirm *migrate.ConfirmError
+		shapes  *migrate.ShapeError
+	)
+	switch {
+	case errors.As(err, &confirm):
+		return retell(err, confirm, confirm.What+"; give --yes to "+strings.ToLower(confirm.Call))
+	case errors.As(err, &shapes):
+		return retell(err, shapes, shapes.Text("idgen migrate abort --yes"))
 	}
-	return fmt.Sprintf("idgen: going on after %v (lag %v, %d active backends)",
-		th.Waited.Round(100*time.Millisecond), th.Lag.Round(time.Millisecond), th.Active)
+	return withFlag(err, migrateFlags)
+}
+
+// throttleLine is run's line, with opt, when the backfill waits or goes on.
+func throttleLine(th migrate.Throttle, opt migrate.Options) string {
+	if !th.Hold {
+		return fmt.Sprintf("idgen: going on after %v (lag %v, %d active backends)",
+			th.Waited.Round(100*time.Millisecond), th.Lag.Round(time.Millisecond), th.Active)
+	}
+	switch {
+	case th.Field == "Options.MaxLag":
+		maxLag := opt.MaxLag
+		if maxLag == 0 {
+			maxLag = migrate.DefaultMaxLag
+		}
+		return fmt.Sprintf("idgen: waiting: replication lag %v over %s %v", th.Lag.Round(time.Millisecond), migrateFlags[th.Field], maxLag)
+	case th.Field == "Options.MaxActive":
+		return fmt.Sprintf("idgen: waiting: %d active backends over %s %d", th.Active, migrateFlags[th.Field], opt.MaxActive)
+	case th.Paused:
+		return fmt.Sprintf("idgen: waiting: paused (idgen migrate resume --table %s goes on)", shellQuote(opt.Table))
+	}
+	return "idgen: waiting: " + th.Reason
 }
 
 // verifyHint is run's closing hint: the verify command to paste. A DSN
