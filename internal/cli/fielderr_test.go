@@ -58,7 +58,7 @@ func TestMigrateErr(t *testing.T) {
 // TestThrottleLine: run's waiting line names the flag whose limit it
 // waits on, and the resume command of the table given.
 func TestThrottleLine(t *testing.T) {
-	opt := migrate.Options{Table: "app.orders", MaxActive: 3}
+	o := &migrateRunOptions{migrateTarget: &migrateTarget{table: "app.orders"}, opt: migrate.Options{MaxActive: 3}}
 	for _, tc := range []struct {
 		th   migrate.Throttle
 		want string
@@ -70,7 +70,7 @@ func TestThrottleLine(t *testing.T) {
 			"idgen: waiting: paused (idgen migrate resume --table app.orders goes on)"},
 		{migrate.Throttle{Waited: 1200 * time.Millisecond, Lag: 3 * time.Millisecond, Active: 1}, "idgen: going on after 1.2s (lag 3ms, 1 active backends)"},
 	} {
-		if got := throttleLine(tc.th, opt); got != tc.want {
+		if got := o.throttleLine(tc.th); got != tc.want {
 			t.Errorf("throttleLine(%+v) = %q; want %q", tc.th, got, tc.want)
 		}
 	}
