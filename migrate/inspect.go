@@ -26,10 +26,14 @@ import (
 var (
 	// ErrInput reports input Inspect and Run refuse before changing
 	// anything: an unknown table or column, a table without a single-column
-	// primary key, a target whose values do not fit the key column.
+	// primary key, a target whose values do not fit the key column. A field
+	// of Options or Setting whose value is not allowed comes as an
+	// *idgen.FieldError naming it ("Options.To"), and a Finish or Abort
+	// without yes as a *ConfirmError, each wrapped by ErrInput.
 	ErrInput = errclass.Invalid("migrate: bad input")
 	// ErrOrder reports a bigint → Snowflake migration whose new keys would
-	// not all be larger than the current maximum key.
+	// not all be larger than the current maximum key: it wraps an
+	// *idgen.FieldError of Options.To.
 	ErrOrder = errclass.Invalid("migrate: new keys would not sort after the old ones")
 	// ErrVerify reports a failed Verify.
 	ErrVerify = errclass.Unavailable("migrate: verify failed")
