@@ -310,7 +310,7 @@ func newReport(cfg Config, prog Progress) *Report {
 	rep := &Report{Engine: cfg.Engine, Rows: cfg.Rows, Writers: cfg.Writers, Batch: cfg.Batch, Preload: cfg.Preload,
 		Runs: cfg.Runs, Seed: seed, StatsMethod: StatsMethod, Started: time.Now(), Config: cfg.record(), Machine: ThisMachine()}
 	cfg.recordReads(&rep.Config)
-	prog.Status(fmt.Sprintf("%s, seed %d (Config.Seed %d repeats the order)", plural(cfg.Runs, "round"), seed, seed))
+	prog.Status(fmt.Sprintf("%s, seed %d (%s %d repeats the order)", plural(cfg.Runs, "round"), seed, cfg.name("Config.Seed"), seed))
 	return rep
 }
 

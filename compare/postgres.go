@@ -33,7 +33,7 @@ var _ engine = (*pgEngine)(nil)
 func parsePGConfig(dsn string) (*pgx.ConnConfig, error) {
 	c, err := pgx.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("%w: dsn: %w", ErrBadInput, err)
+		return nil, dsnErr(err)
 	}
 	return c, nil
 }

@@ -10,6 +10,27 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// compareFlags names the flag that sets each field of compare's Config the
+// command takes.
+var compareFlags = map[string]string{
+	"Config.Strategies":    "--strategies",
+	"Config.Rows":          "--rows",
+	"Config.Writers":       "--writers",
+	"Config.Batch":         "--batch",
+	"Config.Preload":       "--preload",
+	"Config.Runs":          "--runs",
+	"Config.Seed":          "--seed",
+	"Config.DSN":           "--dsn",
+	"Config.SharedBuffers": "--shared-buffers",
+	"Config.BufferPool":    "--buffer-pool",
+	"Config.PGBin":         "--pg-bin",
+	"Config.Scenarios":     "--scenarios",
+	"Config.MemoryRatio":   "--memory-ratio",
+	"Config.Engine":        "--engine",
+	"Config.ReadOps":       "--read-ops",
+	"Config.Span":          "--span",
+}
+
 func newCompareCmd() *cobra.Command {
 	var (
 		cfg       compare.Config
@@ -161,10 +182,11 @@ are masked (xxxxx) in everything compare prints and writes.
 			pr := newCompareProgress(cmd.Context(), cmd.ErrOrStderr(), quiet)
 			cfg.Progress = pr
 			cfg.SpecOptions = specOptions()
+			cfg.FieldName = func(field string) string { return compareFlags[field] }
 			rep, err := compare.Run(cmd.Context(), cfg)
 			pr.Close()
 			if err != nil {
-				return withFlags(err, compareFlags)
+				return withFlag(err, compareFlags)
 			}
 			if err := comparereport.WriteTable(cmd.OutOrStdout(), rep, reqs...); err != nil {
 				return err
