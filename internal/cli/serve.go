@@ -15,6 +15,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -241,10 +242,17 @@ func checkAddrs(f serveFlags) error {
 	if err := checkAddr("--addr", f.addr); err != nil {
 		return err
 	}
-	for _, a := range []struct{ flag, v string }{{"--grpc-addr", f.grpcAddr}, {"--metrics-addr", f.metricsAddr}} {
-		if a.v != "" {
-			if err := checkAddr(a.flag, a.v); err != nil {
-				return err
+	addrs := []struct{ flag, v string }{{"--addr", f.addr}, {"--grpc-addr", f.grpcAddr}, {"--metrics-addr", f.metricsAddr}}
+	for i, a := range addrs[1:] {
+		if a.v == "" {
+			continue
+		}
+		if err := checkAddr(a.flag, a.v); err != nil {
+			return err
+		}
+		for _, b := range addrs[:i+1] {
+			if b.v != "" && samePort(a.v, b.v) {
+				return fmt.Errorf("%s %q takes the port of %s %q: give each listener its own port", a.flag, echo.Cut(a.v), b.flag, echo.Cut(b.v))
 			}
 		}
 	}
@@ -267,6 +275,23 @@ func checkAddrs(f serveFlags) error {
 		}
 	}
 	return nil
+}
+
+// samePort reports whether listeners on host:port addresses a and b
+// (checked by checkAddr) would take the same port: one that is not 0, on
+// the same host, a wildcard host, or two loopback hosts. Without it, the
+// second to listen failed naming its own flag, which was not the one that
+// took the port.
+func samePort(a, b string) bool {
+	ha, pa, _ := net.SplitHostPort(a)
+	hb, pb, _ := net.SplitHostPort(b)
+	na, _ := net.LookupPort("tcp", pa)
+	nb, _ := net.LookupPort("tcp", pb)
+	if na == 0 || na != nb {
+		return false
+	}
+	wild := func(h string) bool { ip := net.ParseIP(h); return h == "" || ip != nil && ip.IsUnspecified() }
+	return strings.EqualFold(ha, hb) || wild(ha) || wild(hb) || loopback(a) && loopback(b)
 }
 
 // loopback reports whether addr's host is localhost or a loopback IP: an
