@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -26,5 +27,16 @@ func TestServeAddrTakenTwice(t *testing.T) {
 		if _, errs, code := run(args...); code != 2 || errs != tt.want {
 			t.Errorf("idgen %v = exit %d, %q; want exit 2, %q", args, code, errs, tt.want)
 		}
+	}
+}
+
+// TestLongBizTagCut: an over-long biz tag is quoted cut to 64 bytes, with
+// its length (before, a 300-byte tag was echoed whole).
+func TestLongBizTagCut(t *testing.T) {
+	tag := strings.Repeat("t", 300)
+	_, errs, code := run("gen", "-s", "segment?dsn=redis%3A%2F%2F127.0.0.1%3A1%2F0&tag="+tag)
+	want := `idgen: segment: invalid config: biz tag "` + tag[:64] + `…" (300 bytes): want 1 to 128 bytes` + "\n"
+	if code != 2 || errs != want {
+		t.Errorf("gen -s segment?tag=<300 bytes> = exit %d, %q; want exit 2, %q", code, errs, want)
 	}
 }
