@@ -40,3 +40,34 @@ func TestLongBizTagCut(t *testing.T) {
 		t.Errorf("gen -s segment?tag=<300 bytes> = exit %d, %q; want exit 2, %q", code, errs, want)
 	}
 }
+
+// TestWorkerSourceBadKey: a worker source given a key it does not take
+// names the key and the keys of its kind alone, in under 300 bytes, 330
+// for a 5,000-byte key, quoted in the URL and alone (before, env?x=1 was an
+// unknown source, listing every kind, and etcd's and zk's unknown keys
+// named no allowed key).
+func TestWorkerSourceBadKey(t *testing.T) {
+	const pre = `idgen: strategies: invalid spec: workerid: invalid configuration: worker_source `
+	long := strings.Repeat("k", 5000)
+	for _, tt := range []struct{ source, want string }{
+		{"etcd://127.0.0.1:1?tls_cax=ca.pem", `"etcd://127.0.0.1:1?tls_cax=ca.pem": unknown key "tls_cax": etcd:// takes namespace, ttl, workers, worker_id, state_file, password_file, tls, tls_ca, tls_cert, tls_key, tls_server_name`},
+		{"zk://127.0.0.1:1?nod=a:1", `"zk://127.0.0.1:1?nod=a:1": unknown key "nod": zk:// takes node, namespace, ttl, workers, worker_id, state_file, password_file`},
+		{"env?ttl=30s", `"env?ttl=30s": unknown key "ttl": env takes no keys`},
+		{"static:1?worker_id=1", `"static:1?worker_id=1": unknown key "worker_id": static:N takes no keys`},
+		{"ordinal:2?x", `"ordinal:2?x": unknown key "x": ordinal[:offset] takes no keys`},
+		{"ip:10?x=1", `"ip:10?x=1": unknown key "x": ip[:bits] takes no keys`},
+		{"hostname-hash?accept=true", `"hostname-hash?accept=true": unknown key "accept": hostname-hash takes accept_collisions=true`},
+		{"etcd://127.0.0.1:1?" + long + "=1", `"etcd://127.0.0.1:1?` + long[:45] + `…": unknown key "` + long[:32] + `…": etcd:// takes namespace, ttl, workers, worker_id, state_file, password_file, tls, tls_ca, tls_cert, tls_key, tls_server_name`},
+	} {
+		_, errs, code := run("gen", "--worker-source", tt.source)
+		limit := 300
+		if len(tt.source) > 1000 {
+			limit = 330
+		}
+		if want := pre + tt.want + "\n"; code != 2 || errs != want || len(errs) >= limit {
+			t.Errorf("gen --worker-source %s = exit %d, %q (%d bytes); want exit 2, %q, under %d bytes", echoCut(tt.source), code, errs, len(errs), want, limit)
+		}
+	}
+}
+
+func echoCut(s string) string { return s[:min(len(s), 64)] }
