@@ -138,7 +138,7 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 		}
 		var err error
 		if cfg, err = config.Load(f.config, opts); err != nil {
-			return badInput(fmt.Errorf("serve: --config: %w", err))
+			return badInput(fmt.Errorf("serve: %w", err)) // "config file PATH:LINE: ..."
 		}
 		f.tlsCert, f.tlsKey, f.clientCA = cmp.Or(f.tlsCert, cfg.TLS.Cert), cmp.Or(f.tlsKey, cfg.TLS.Key), cmp.Or(f.clientCA, cfg.TLS.ClientCA)
 	}
@@ -485,8 +485,14 @@ func warnLog(log *slog.Logger, name string) func(string) {
 }
 
 // loadConfig builds every generator of a config file (loaded by
-// config.Load with Warn unset, so each warning is logged once, here).
+// config.Load with Warn unset, so each warning is logged once, here). A
+// file with several generators, no default key and none named
+// httpapi.DefaultName has no default to serve: config's error says so.
 func loadConfig(ctx context.Context, c *config.Config, log *slog.Logger) (map[string]idgen.Generator, string, error) {
+	if _, named := c.Lookup(httpapi.DefaultName); c.Default == "" && len(c.Generators) > 1 && !named {
+		_, err := c.New(ctx, "") // builds nothing: there is no default
+		return nil, "", badInput(fmt.Errorf("serve: %w", err))
+	}
 	gens := make(map[string]idgen.Generator, len(c.Generators))
 	for _, gs := range c.Generators {
 		// Load checked each spec with Warn unset: each warning is logged
@@ -495,7 +501,7 @@ func loadConfig(ctx context.Context, c *config.Config, log *slog.Logger) (map[st
 		g, err := c.New(ctx, gs.Name)
 		if err != nil {
 			closeGenerators(slog.New(slog.DiscardHandler), gens)
-			return nil, "", fmt.Errorf("serve: --config: %w", err)
+			return nil, "", fmt.Errorf("serve: %w", err)
 		}
 		gens[gs.Name] = g
 	}

@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -71,3 +73,30 @@ func TestWorkerSourceBadKey(t *testing.T) {
 }
 
 func echoCut(s string) string { return s[:min(len(s), 64)] }
+
+// TestServeConfigFileErrors: serve's config-file errors say "config file
+// PATH[:LINE]" (before: "--config: strategies: reading config: open PATH:
+// ..." and "--config: PATH: strategies: invalid spec: yaml: line 2: ..."),
+// and two generators without a default key name the file and the key to
+// add (before: httpapi's default generator "default" is not among a, b).
+func TestServeConfigFileErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct{ file, text, want string }{
+		{"syntax.yaml", "generators:\n  a: [uuidv7\n", `:1: invalid YAML: did not find expected ',' or ']'`}, // the line yaml.v3 gives
+		{"two.yaml", "generators:\n  a: uuidv7\n  b: ulid\n",
+			`: 2 generators (a, b) and no default key; add one naming the generator to use when none is named, e.g. default: a`},
+		{"alias.yaml", "generators:\n  a: &s uuidv7\n  b: *s\n", `:3: YAML alias *s: aliases and anchors are not supported; write the value out`},
+		{"none.yaml", "", `: cannot read it: no such file or directory`},
+	} {
+		path := filepath.Join(dir, tt.file)
+		if tt.text != "" {
+			if err := os.WriteFile(path, []byte(tt.text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, errs, code := run("serve", "--config", path, "--addr", "127.0.0.1:0")
+		if want := "idgen: serve: config file " + path + tt.want + "\n"; code != 2 || errs != want {
+			t.Errorf("serve --config %s = exit %d, %q; want exit 2, %q", tt.file, code, errs, want)
+		}
+	}
+}
