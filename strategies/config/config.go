@@ -191,7 +191,8 @@ var Formats = []string{".yaml", ".yml", ".toml", ".json"}
 // shape wrap ErrSpec, as does a bad spec, or idgen.ErrOutOfRange for a node
 // value outside its field. YAML aliases (*name) are refused: the file's
 // three top-level keys leave anchors nowhere to live but on a generator,
-// and a merge key (<<) would bypass the refusal of a key given twice. The line is
+// and a merge key (<<) would bypass the refusal of a key given twice. A
+// generator with an empty name is refused. The line is
 // that of the key a *strategies.SpecError names, where the file gives the
 // generator's keys one by one, else the generator's. A generator name or a
 // key given twice is refused in every format, at the second's line, naming
@@ -230,6 +231,9 @@ func Load(path string, opts strategies.Options) (*Config, error) {
 	c := &Config{Path: path, Options: opts, Default: raw.def, TLS: raw.tls}
 	c.TLS.resolve(filepath.Dir(path))
 	for _, g := range raw.gens {
+		if g.name == "" {
+			return nil, &fileError{path, g.line, fileErr("a generator has an empty name; give it one, as in orders: SPEC")}
+		}
 		spec, err := g.toSpec()
 		if err == nil {
 			err = check(opts, spec.String())

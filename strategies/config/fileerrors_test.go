@@ -13,7 +13,7 @@ import (
 )
 
 // TestLoadFileErrors checks that a fault of the file itself (unreadable,
-// its syntax, an alias) is labelled "config file
+// its syntax, an alias, an empty generator name) is labelled "config file
 // PATH:LINE", not "strategies: invalid spec" (before: "strategies: reading
 // config: open PATH: ..." for a missing file, "PATH: strategies: invalid
 // spec: yaml: line 2: ..." for a syntax error, and an alias refused as "want
@@ -33,6 +33,10 @@ func TestLoadFileErrors(t *testing.T) {
 			msg: `:5: YAML alias *gen: aliases and anchors are not supported; write the value out`},
 		{name: "yaml merge key", file: "c.yaml", text: "generators:\n  a: &gen\n    strategy: snowflake\n    worker: 1\n  b:\n    <<: *gen\n    worker: 2\n",
 			msg: `:6: YAML alias *gen: aliases and anchors are not supported; write the value out`},
+		{name: "yaml empty name", file: "c.yaml", text: "generators:\n  \"\": uuidv7\n",
+			msg: `:2: a generator has an empty name; give it one, as in orders: SPEC`},
+		{name: "json empty name", file: "c.json", text: "{\"default\": \"a\", \"generators\": {\n  \"a\": \"uuidv7\",\n  \"\": \"ulid\"}}\n",
+			msg: `:3: a generator has an empty name; give it one, as in orders: SPEC`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
