@@ -343,7 +343,7 @@ func (cfg Config) resolve() (Config, error) {
 	return cfg, nil
 }
 
-// SplitSpecs splits a comma-separated list of specs, as the --strategies
+// SplitSpecs splits a comma-separated list of specs, as the -s (--spec)
 // flag gives it. A comma inside a spec's query, as in a layout
 // ("snowflake?layout=time:41,worker:10,sequence:12"), stays in the spec:
 // after a '?', a comma starts a new spec only when a strategy name (or

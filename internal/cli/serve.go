@@ -140,7 +140,7 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 		}
 		var err error
 		if cfg, err = config.Load(f.config, opts); err != nil {
-			return badInput(fmt.Errorf("serve: --config: %w", err))
+			return badInput(fmt.Errorf("serve: %w", err)) // "config file PATH:LINE: ..."
 		}
 		f.tlsCert, f.tlsKey, f.clientCA = cmp.Or(f.tlsCert, cfg.TLS.Cert), cmp.Or(f.tlsKey, cfg.TLS.Key), cmp.Or(f.clientCA, cfg.TLS.ClientCA)
 	}
@@ -267,10 +267,17 @@ func checkAddrs(f serveFlags) error {
 	if err := checkAddr("--addr", f.addr); err != nil {
 		return err
 	}
-	for _, a := range []struct{ flag, v string }{{"--grpc-addr", f.grpcAddr}, {"--metrics-addr", f.metricsAddr}} {
-		if a.v != "" {
-			if err := checkAddr(a.flag, a.v); err != nil {
-				return err
+	addrs := []struct{ flag, v string }{{"--addr", f.addr}, {"--grpc-addr", f.grpcAddr}, {"--metrics-addr", f.metricsAddr}}
+	for i, a := range addrs[1:] {
+		if a.v == "" {
+			continue
+		}
+		if err := checkAddr(a.flag, a.v); err != nil {
+			return err
+		}
+		for _, b := range addrs[:i+1] {
+			if b.v != "" && samePort(a.v, b.v) {
+				return fmt.Errorf("%s %q takes the port of %s %q: give each listener its own port", a.flag, echo.Cut(a.v), b.flag, echo.Cut(b.v))
 			}
 		}
 	}
@@ -293,6 +300,23 @@ func checkAddrs(f serveFlags) error {
 		}
 	}
 	return nil
+}
+
+// samePort reports whether listeners on host:port addresses a and b
+// (checked by checkAddr) would take the same port: one that is not 0, on
+// the same host, a wildcard host, or two loopback hosts. Without it, the
+// second to listen failed naming its own flag, which was not the one that
+// took the port.
+func samePort(a, b string) bool {
+	ha, pa, _ := net.SplitHostPort(a)
+	hb, pb, _ := net.SplitHostPort(b)
+	na, _ := net.LookupPort("tcp", pa)
+	nb, _ := net.LookupPort("tcp", pb)
+	if na == 0 || na != nb {
+		return false
+	}
+	wild := func(h string) bool { ip := net.ParseIP(h); return h == "" || ip != nil && ip.IsUnspecified() }
+	return strings.EqualFold(ha, hb) || wild(ha) || wild(hb) || loopback(a) && loopback(b)
 }
 
 // loopback reports whether addr's host is localhost or a loopback IP: an
@@ -476,8 +500,14 @@ func warnLog(log *slog.Logger, name string) func(string) {
 }
 
 // loadConfig builds every generator of a config file (loaded by
-// config.Load with Warn unset, so each warning is logged once, here).
+// config.Load with Warn unset, so each warning is logged once, here). A
+// file with several generators, no default key and none named
+// httpapi.DefaultName has no default to serve: config's error says so.
 func loadConfig(ctx context.Context, c *config.Config, log *slog.Logger) (map[string]idgen.Generator, string, error) {
+	if _, named := c.Lookup(httpapi.DefaultName); c.Default == "" && len(c.Generators) > 1 && !named {
+		_, err := c.New(ctx, "") // builds nothing: there is no default
+		return nil, "", badInput(fmt.Errorf("serve: %w", err))
+	}
 	gens := make(map[string]idgen.Generator, len(c.Generators))
 	for _, gs := range c.Generators {
 		// Load checked each spec with Warn unset: each warning is logged
@@ -486,7 +516,7 @@ func loadConfig(ctx context.Context, c *config.Config, log *slog.Logger) (map[st
 		g, err := c.New(ctx, gs.Name)
 		if err != nil {
 			closeGenerators(slog.New(slog.DiscardHandler), gens)
-			return nil, "", fmt.Errorf("serve: --config: %w", err)
+			return nil, "", fmt.Errorf("serve: %w", err)
 		}
 		gens[gs.Name] = g
 	}
