@@ -34,6 +34,13 @@ import (
 // grpc-go client connection to it.
 func serve(t testing.TB, gens map[string]idgen.Generator, opts grpcapi.Options) *grpc.ClientConn {
 	t.Helper()
+	return dial(t, listen(t, gens, opts))
+}
+
+// listen starts a gRPC server of gens on a loopback port, stopped at the
+// test's end, and returns its address.
+func listen(t testing.TB, gens map[string]idgen.Generator, opts grpcapi.Options) string {
+	t.Helper()
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -48,7 +55,14 @@ func serve(t testing.TB, gens map[string]idgen.Generator, opts grpcapi.Options) 
 	gs := s.NewGRPCServer()
 	go gs.Serve(ln)
 	t.Cleanup(func() { s.Shutdown(); gs.Stop() })
-	cc, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+	return ln.Addr().String()
+}
+
+// dial returns a grpc-go client connection to addr, closed at the test's
+// end.
+func dial(t testing.TB, addr string) *grpc.ClientConn {
+	t.Helper()
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithInitialWindowSize(grpcapi.StreamWindow), grpc.WithInitialConnWindowSize(grpcapi.StreamWindow))
 	if err != nil {
 		t.Fatal(err)
