@@ -36,6 +36,10 @@
 //
 // Metrics, registered on Options.Registry: grpc_server_handled_total,
 // grpc_server_handling_seconds and the other go-grpc-middleware server
-// metrics per method and code, and idgen_grpc_ids_issued_total by
-// generator.
+// metrics per method and code, idgen_grpc_ids_issued_total by
+// generator, and the generators' own counters as httpapi exports them
+// (idgen_clock_rollback_failures_total, idgen_clock_steps_total,
+// idgen_layout_end_timestamp_seconds and the rest, read from each
+// generator's idgen.Stats), once per registry when an httpapi.Handler
+// shares it.
 package grpcapi

@@ -49,8 +49,11 @@ type Options struct {
 	Timeout time.Duration
 	// Logger receives issuing failures. Nil means slog.Default().
 	Logger *slog.Logger
-	// Registry is where the server registers its metrics. Nil means none
-	// are registered (they are still counted).
+	// Registry is where the server registers its metrics: the call
+	// metrics, and the generators' counters (their idgen.Stats, exported
+	// as httpapi exports them), shared with an httpapi.Handler registered
+	// on the same registry over the same generators. Nil means none are
+	// registered (they are still counted).
 	Registry prometheus.Registerer
 }
 
@@ -138,6 +141,9 @@ func New(gens map[string]idgen.Generator, opts Options) (*Server, error) {
 			if err := opts.Registry.Register(c); err != nil {
 				return nil, fmt.Errorf("%w: registering metrics: %w", ErrConfig, err)
 			}
+		}
+		if _, err := serving.RegisterCollector(opts.Registry, gens); err != nil {
+			return nil, fmt.Errorf("%w: registering metrics: %w", ErrConfig, err)
 		}
 	}
 	s.health = health.NewServer()

@@ -3,7 +3,8 @@
 //
 // Routes (GET or HEAD; any request body is ignored). HEAD of an /ids route
 // answers the status and headers a GET would (a 400 for a bad count, a 503
-// when a Readier generator cannot issue) and issues no ID:
+// when the generator's idgen.Readier, found by idgen.ReadyOf, says it
+// cannot issue) and issues no ID:
 //
 //	/api/v1/ids?count=N          N IDs (1 ≤ N ≤ Options.MaxCount, default 1) of the default generator
 //	/api/v1/ids/{id}             an ID of the default generator's scheme, decoded

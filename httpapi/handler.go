@@ -110,8 +110,8 @@ type genRoute struct {
 	scheme *idgen.Scheme
 	enc    *idEncoder
 
-	issued           atomic.Uint64 // IDs sent to clients
-	rollbackFailures atomic.Uint64 // requests failed with a clock rollback
+	issued           atomic.Uint64  // IDs sent to clients
+	rollbackFailures *atomic.Uint64 // requests failed with a clock rollback: serving.Collector's
 	errs             [numErrKinds]atomic.Uint64
 }
 
@@ -147,7 +147,7 @@ func New(gens map[string]idgen.Generator, opts Options) (*Handler, error) {
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	m := newMetrics(h)
-	if err := m.register(reg); err != nil {
+	if err := m.register(reg, gens); err != nil {
 		return nil, fmt.Errorf("%w: registering metrics: %w", ErrConfig, err)
 	}
 	h.metrics = m

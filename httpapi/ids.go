@@ -324,11 +324,11 @@ func (is *issuer) stream() {
 }
 
 // headIDs answers HEAD for q: the status and headers a GET would get,
-// issuing nothing. A Readier generator is asked whether it can issue, and
+// issuing nothing. A generator with a Readier (idgen.ReadyOf) is asked whether it can issue, and
 // its error answered as a GET's would be; any other generator is taken to
 // be able to.
 func (h *Handler) headIDs(ctx context.Context, w http.ResponseWriter, st *reqState, g *genRoute, q query) {
-	if r, ok := as[Readier](g.gen); ok {
+	if r, ok := idgen.ReadyOf(g.gen); ok {
 		if err := r.Ready(ctx); err != nil {
 			h.issueError(w, st, g, err)
 			return
@@ -398,7 +398,8 @@ func (h *Handler) serveReady(w http.ResponseWriter, r *http.Request, st *reqStat
 		cancel()
 		if err != nil {
 			msg := fmt.Sprintf("generator %q not ready: %v", name, err)
-			if words := behindWords(g.gen); words != "" {
+			gs, _ := idgen.StatsOf(g.gen)
+			if words := behindWords(gs); words != "" {
 				msg += "; " + words
 			}
 			h.log.Warn("httpapi: generator not ready", "generator", name, "err", err)
@@ -415,10 +416,8 @@ func (h *Handler) serveReady(w http.ResponseWriter, r *http.Request, st *reqStat
 func (h *Handler) appendClocks(b []byte) []byte {
 	n := 0
 	for _, name := range h.names {
-		g := h.gens[name].gen
-		dr, isDrift := as[ClockDriftReporter](g)
-		ar, isAhead := as[ClockAheadReporter](g)
-		if !isDrift && !isAhead {
+		st, _ := idgen.StatsOf(h.gens[name].gen)
+		if !st.Has(idgen.StatsClock) {
 			continue
 		}
 		if n == 0 {
@@ -429,22 +428,13 @@ func (h *Handler) appendClocks(b []byte) []byte {
 		n++
 		b = appendJSONString(b, name)
 		b = append(b, ":{"...)
-		if isDrift {
-			b = append(b, `"clock_drift_seconds":`...)
-			b = strconv.AppendFloat(b, dr.ClockDrift().Seconds(), 'g', -1, 64)
-		}
-		if isAhead {
-			if isDrift {
-				b = append(b, ',')
-			}
-			b = append(b, `"clock_ahead_seconds":`...)
-			b = strconv.AppendFloat(b, ar.ClockAhead().Seconds(), 'g', -1, 64)
-		}
-		if words := behindWords(g); words != "" {
-			hr, _ := as[HighWaterReporter](g)
-			behind, _ := hr.BehindHighWater()
+		b = append(b, `"clock_drift_seconds":`...)
+		b = strconv.AppendFloat(b, st.Drift.Seconds(), 'g', -1, 64)
+		b = append(b, `,"clock_ahead_seconds":`...)
+		b = strconv.AppendFloat(b, st.Ahead.Seconds(), 'g', -1, 64)
+		if words := behindWords(st); words != "" {
 			b = append(b, `,"behind_high_water_seconds":`...)
-			b = strconv.AppendFloat(b, behind.Seconds(), 'g', -1, 64)
+			b = strconv.AppendFloat(b, st.BehindHighWater.Seconds(), 'g', -1, 64)
 			b = append(b, `,"high_water":`...)
 			b = appendJSONString(b, words)
 		}
@@ -456,19 +446,14 @@ func (h *Handler) appendClocks(b []byte) []byte {
 	return append(b, "}\n"...)
 }
 
-// behindWords says, when g's clock is behind the high-water mark it read
+// behindWords says, when st's clock is behind the high-water mark it read
 // at start or at a new lease identity, by how much and until when; else
 // it returns "".
-func behindWords(g idgen.Generator) string {
-	hr, ok := as[HighWaterReporter](g)
-	if !ok {
+func behindWords(st idgen.Stats) string {
+	if st.BehindHighWater <= 0 {
 		return ""
 	}
-	behind, mark := hr.BehindHighWater()
-	if behind <= 0 {
-		return ""
-	}
-	return BehindHighWaterWords(behind, mark)
+	return BehindHighWaterWords(st.BehindHighWater, st.HighWater)
 }
 
 // BehindHighWaterWords states a clock behind the high-water mark in
@@ -484,10 +469,10 @@ func BehindHighWaterWords(behind time.Duration, mark time.Time) string {
 		"IDs wait, fail or run ahead of the clock by rollback= until %s", behind, mark.UTC().Format(time.RFC3339Nano))
 }
 
-// ready asks g whether it can issue: Ready when g is a Readier, else one
+// ready asks g whether it can issue: idgen.ReadyOf's Ready, else one
 // call to Next whose ID is dropped (a gap, never a duplicate).
 func ready(ctx context.Context, g idgen.Generator) error {
-	if r, ok := as[Readier](g); ok {
+	if r, ok := idgen.ReadyOf(g); ok {
 		return r.Ready(ctx)
 	}
 	_, err := g.Next(ctx)

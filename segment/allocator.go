@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/idgenkit/idgen"
-	"github.com/idgenkit/idgen/internal/segstats"
 	"github.com/idgenkit/idgen/prefetch"
 )
 
@@ -159,10 +158,13 @@ type Fetch struct {
 	Err     error
 }
 
-// Stats are an Allocator's counters, a plain value (see Allocator.Stats).
-// The type lives in an internal package of its own so that the servers
-// (httpapi) read it without linking this package's store drivers.
-type Stats = segstats.Stats
+// Stats are an Allocator's counters, a plain value (see Allocator.Stats):
+// idgen.Stats, the one type every generator with counters reports, whose
+// idgen.StatsSegment fields are this package's former Stats fields under
+// the same names, so that they read and compose as before. The servers
+// (httpapi, grpcapi) read them with idgen.StatsOf, without linking this
+// package's store drivers.
+type Stats = idgen.Stats
 
 // span is one segment: the size IDs start, start+1, ..., start+size-1.
 // Positions in it are offsets from start, so that no sum nears the int64
@@ -774,9 +776,10 @@ func (a *Allocator) Available(n int64) error {
 	return nil
 }
 
-// Stats returns the allocator's counters.
+// Stats returns the allocator's counters, the idgen.StatsSegment fields.
 func (a *Allocator) Stats() Stats {
 	st := Stats{
+		Kinds:       idgen.StatsSegment,
 		Segments:    a.segments.Load(),
 		FetchErrors: a.fetchErrors.Load(),
 		Waits:       a.waits.Load(),

@@ -112,6 +112,8 @@ type Generator struct {
 
 var _ idgen.Generator = (*Generator)(nil)
 var _ idgen.Batcher = (*Generator)(nil)
+var _ idgen.StatsReporter = (*Generator)(nil)
+var _ idgen.Readier = (*Generator)(nil)
 
 // New validates cfg and returns a Generator. With a HighWater store it reads
 // the mark first. Errors name the field or value at fault: a node value out

@@ -2,6 +2,8 @@ package snowflake
 
 import (
 	"time"
+
+	"github.com/idgenkit/idgen"
 )
 
 // SequenceWaits returns how many times Next or NextN waited for the next
@@ -17,48 +19,42 @@ func (g *Generator) ClockRollbackWaits() uint64 { return g.rollbackWaits.Load() 
 // generator returned.
 func (g *Generator) ClockRollbackFailures() uint64 { return g.rollbackFailures.Load() }
 
-// Stats is a snapshot of a Generator's clock state and counters.
-type Stats struct {
-	// Ahead is how far the start of the last tick issued lies ahead of the
-	// clock: up to MaxAhead while Hold issues ahead of a clock behind it
-	// (after a rollback, a restart behind the high-water mark, or a leased
-	// worker ID whose previous holder's mark is ahead). It is 0 when the
-	// clock has reached the last tick.
-	Ahead time.Duration
-	// Drift is the system wall clock minus the generator's clock (see
-	// ClockDrift); 0 for a clock that does not tell.
-	Drift time.Duration
-	// ClockSeq is the clockseq value IDs are issued under; 0 without a
-	// clockseq field. Bumps counts this process's bumps (policy Bump).
-	ClockSeq, Bumps uint64
-	// SequenceWaits, ClockRollbackWaits and ClockRollbackFailures are the
-	// counters of the methods of those names.
-	SequenceWaits, ClockRollbackWaits, ClockRollbackFailures uint64
-	// ClockStalls counts the stalls (ClockStalls): clock readings that
-	// stayed the same for StallTicks ticks of real time while IDs were
-	// asked for.
-	ClockStalls uint64
-	// ClockStepsForward and ClockStepsBack count the wall clock steps the
-	// clock followed (SystemClock follows steps of StepMin or more; a
-	// clock that is not a StepCounter counts none), and ClockStepped is
-	// their sum, > 0 forward. After a step back the rollback policy applies.
-	ClockStepsForward, ClockStepsBack uint64
-	ClockStepped                      time.Duration
-}
+// Stats is a snapshot of a Generator's clock state and counters:
+// idgen.Stats, the one type every generator with counters reports (an
+// alias, so that the fields of this package's former Stats struct, which
+// idgen.Stats keeps under the same names, read and compose as before).
+// A Generator fills the idgen.StatsClock fields, and idgen.StatsLease's
+// under a lease renewed against a store. Ahead is up to MaxAhead while
+// Hold issues ahead of a clock behind it (after a rollback, a restart
+// behind the high-water mark, or a leased worker ID whose previous
+// holder's mark is ahead); ClockStalls counts the readings that stayed
+// the same for StallTicks ticks; the clock steps are those SystemClock
+// followed (steps of StepMin or more; a clock that is not a StepCounter
+// counts none), after a step back the rollback policy applies.
+type Stats = idgen.Stats
 
-// Stats returns the generator's clock state and counters; it issues nothing.
+// Stats returns the generator's clock state and counters; it issues
+// nothing. Each field is also the answer of the method of its name
+// (ClockAhead for Ahead, ClockDrift for Drift, BehindHighWater for
+// BehindHighWater and HighWater, LeaseStatus for Lease).
 func (g *Generator) Stats() Stats {
 	var fwd, back uint64
 	var stepped time.Duration
 	if c, ok := g.clock.(StepCounter); ok {
 		fwd, back, stepped = c.ClockSteps()
 	}
-	return Stats{
+	behind, mark := g.BehindHighWater()
+	s := Stats{
+		Kinds:                 idgen.StatsClock,
 		ClockStepsForward:     fwd,
 		ClockStepsBack:        back,
 		ClockStepped:          stepped,
 		Ahead:                 g.ClockAhead(),
+		MaxAhead:              g.MaxAhead(),
 		Drift:                 g.ClockDrift(),
+		BehindHighWater:       behind,
+		HighWater:             mark,
+		LayoutEnd:             g.LayoutEnd(),
 		ClockSeq:              g.csOf(g.state.Load()),
 		Bumps:                 g.bumps.Load(),
 		SequenceWaits:         g.seqWaits.Load(),
@@ -66,6 +62,11 @@ func (g *Generator) Stats() Stats {
 		ClockRollbackFailures: g.rollbackFailures.Load(),
 		ClockStalls:           g.stalls.Load(),
 	}
+	if ls, ok := g.LeaseStatus(); ok {
+		s.Kinds |= idgen.StatsLease
+		s.Lease = ls
+	}
+	return s
 }
 
 // ClockStalls returns how many times the clock read the same time on the
