@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -106,6 +107,8 @@ type generator struct {
 	spans    []snowflake.Span // a 64-bit Snowflake layout's fields, high to low, as Decompose gives them; nil for other schemes
 	nextMax  int              // the most IDs a Next answer holds: MaxNextCount
 	batchMax int              // the most IDs an IDBatch holds: MaxBatch, and MaxCount
+
+	rollbackFailures *atomic.Uint64 // calls failed with a clock rollback: serving.Collector's counter; nil without a Registry
 }
 
 // New returns a Server of gens by name. The map must hold at least one
@@ -142,8 +145,12 @@ func New(gens map[string]idgen.Generator, opts Options) (*Server, error) {
 				return nil, fmt.Errorf("%w: registering metrics: %w", ErrConfig, err)
 			}
 		}
-		if _, err := serving.RegisterCollector(opts.Registry, gens); err != nil {
+		sc, err := serving.RegisterCollector(opts.Registry, gens)
+		if err != nil {
 			return nil, fmt.Errorf("%w: registering metrics: %w", ErrConfig, err)
+		}
+		for name, g := range s.gens {
+			g.rollbackFailures = sc.RollbackFailures(name)
 		}
 	}
 	s.health = health.NewServer()
@@ -446,6 +453,9 @@ func (s *Server) issueError(g *generator, err error) error {
 		return status.FromContextError(err).Err()
 	}
 	a := serving.Classify(err)
+	if g.rollbackFailures != nil && errors.As(err, new(*idgen.ClockRollbackError)) {
+		g.rollbackFailures.Add(1)
+	}
 	a.Msg = fmt.Sprintf("generator %q: %s", g.name, strings.TrimPrefix(a.Msg, "idgen: "))
 	s.log.Error("grpcapi: issuing IDs failed", "generator", g.name, "code", codes.Code(a.Class.GRPC).String(), "err", err)
 	return answer(a)
