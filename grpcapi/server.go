@@ -173,12 +173,13 @@ func New(gens map[string]idgen.Generator, opts Options) (*Server, error) {
 const StreamWindow = idgenv1.StreamWindow
 
 // NewGRPCServer returns a grpc.Server, built with StreamWindow, 4 ×
-// GOMAXPROCS stream workers (grpc.NumStreamWorkers), opts (which may
-// override both) and the metric interceptors, that serves s, the health service (SERVING) and
+// GOMAXPROCS stream workers (grpc.NumStreamWorkers), the proto codec with
+// Next's messages encoded by hand (grpc.ForceServerCodecV2), opts (which
+// may override all three) and the metric interceptors, that serves s, the health service (SERVING) and
 // reflection. Call Shutdown before stopping it.
 func (s *Server) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 	opts = append([]grpc.ServerOption{grpc.InitialWindowSize(StreamWindow), grpc.InitialConnWindowSize(StreamWindow),
-		grpc.NumStreamWorkers(streamWorkers())}, opts...)
+		grpc.NumStreamWorkers(streamWorkers()), grpc.ForceServerCodecV2(newCodec())}, opts...)
 	opts = append(opts, grpc.ChainUnaryInterceptor(s.metrics.UnaryServerInterceptor()),
 		grpc.ChainStreamInterceptor(s.metrics.StreamServerInterceptor()))
 	gs := grpc.NewServer(opts...)
