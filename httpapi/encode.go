@@ -31,6 +31,7 @@ type idEncoder struct {
 	epochMs int64
 	lastTS  atomic.Pointer[tickText]   // the latest tick's timestamp_ms digits
 	seq     int                        // the sequence's index in fields; -1: none
+	seqHex  int                        // the low hex digits the sequence's bits reach
 	tmpl    atomic.Pointer[idTemplate] // the latest tick's template, with seq
 }
 
@@ -87,7 +88,7 @@ func encoderFor(s *idgen.Scheme) *idEncoder {
 	e.sf, e.l, e.layout, e.seq = true, l, l.String(), -1
 	for _, f := range l.Spans() {
 		if f.Name == snowflake.FieldSequence {
-			e.seq = len(e.fields)
+			e.seq, e.seqHex = len(e.fields), (int(f.Shift)+f.Width+3)/4
 		}
 		if f.Name == snowflake.FieldTime {
 			e.time = f
@@ -230,18 +231,20 @@ func (f *sfField) appendValue(b []byte, v uint64) []byte {
 
 // An idTemplate is the text of the Snowflake IDs that differ from key in
 // their sequence alone (one tick of one node): text[:dec] is
-// `{"value_string":"` and key's digits, text[dec:mid] the breakdown up to
-// the sequence's value, text[mid:] what follows it.
+// `{"value_string":"` and key's digits, text[dec:hex] the value_hex of
+// key, text[hex:mid] the breakdown up to the sequence's value, text[mid:]
+// what follows it.
 type idTemplate struct {
-	key      uint64
-	text     []byte
-	dec, mid int
+	key           uint64
+	text          []byte
+	dec, hex, mid int
 }
 
 // appendFromTemplate appends the object of v as appendSnowflake does, but
 // from the template of v's tick and node (made once per tick): key's
-// digits with the sequence added in place, the hex digits, the template's
-// breakdown around the sequence's value. When the sum carries past the
+// digits with the sequence added in place, key's hex digits with those
+// the sequence reaches written anew, the template's breakdown around the
+// sequence's value. When the sum carries past the
 // first digit (key 999...), it formats v in full.
 func (e *idEncoder) appendFromTemplate(b []byte, v uint64) []byte {
 	sq := &e.fields[e.seq]
@@ -256,8 +259,11 @@ func (e *idEncoder) appendFromTemplate(b []byte, v uint64) []byte {
 	if !addDecimal(b[start+len(`{"value_string":"`):], v-key) {
 		return e.appendSnowflake(b[:start], v)
 	}
-	b = appendHex64(append(b, `","value_hex":"`...), v)
-	b = sq.appendValue(append(b, t.text[t.dec:t.mid]...), v)
+	b = append(b, t.text[t.dec:t.hex]...)
+	for i, x := len(b)-1, v; i >= len(b)-e.seqHex; i, x = i-1, x>>4 { // the hex digits the sequence's bits reach
+		b[i] = hexDigits[x&0xf]
+	}
+	b = sq.appendValue(append(b, t.text[t.hex:t.mid]...), v)
 	return append(b, t.text[t.mid:]...)
 }
 
@@ -266,6 +272,8 @@ func (e *idEncoder) template(key uint64) *idTemplate {
 	t := &idTemplate{key: key}
 	b := appendUint(append(make([]byte, 0, 256), `{"value_string":"`...), key)
 	t.dec = len(b)
+	b = appendHex64(append(b, `","value_hex":"`...), key)
+	t.hex = len(b)
 	b = e.appendTimestamp(append(b, `","breakdown":{"timestamp_ms":`...), e.time.Value(key))
 	b = append(e.appendFields(b, key, e.fields[:e.seq]), e.fields[e.seq].key...)
 	t.mid = len(b)
