@@ -313,7 +313,7 @@ func (g *generator) answer(ids []idgen.ID, at int64, breakdown bool) *idgenv1.Ne
 
 // maxOneFields is the most span fields a one-ID answer holds in its one
 // block; a layout with more takes answer's general path.
-const maxOneFields = 8
+const maxOneFields = 6
 
 // oneAnswer is a one-ID Next answer in one allocation: the messages point
 // into it, and the value and text into buf (a text longer than buf's rest
