@@ -62,6 +62,7 @@ func TestCompareBadInput(t *testing.T) {
 }
 
 func TestCompareRun(t *testing.T) {
+	t.Parallel() // a compare run of its own schema
 	dsn := testenv.PostgresDSN(t)
 	dir := filepath.Join(t.TempDir(), "out")
 	code, stdout, stderr := runCompare("--dsn", dsn, "--rows", "3000", "--writers", "2", "--batch", "500", "--runs", "2",
