@@ -483,8 +483,8 @@ func (t *Tickets) ServersDown() (down, total int) {
 	return down, len(t.slots)
 }
 
-// Scheme returns TicketScheme.
-func (t *Tickets) Scheme() *idgen.Scheme { return TicketScheme }
+// Scheme returns TicketScheme().
+func (t *Tickets) Scheme() *idgen.Scheme { return ticketScheme }
 
 // Next takes a ticket from the next server in turn, failing over to the
 // others. When every server fails it returns an error wrapping
@@ -498,7 +498,7 @@ func (t *Tickets) Next(ctx context.Context) (idgen.ID, error) {
 	if err := t.issue(ctx, v[:]); err != nil {
 		return idgen.ID{}, err
 	}
-	return TicketScheme.FromUint64(uint64(v[0])), nil
+	return ticketScheme.FromUint64(uint64(v[0])), nil
 }
 
 // NextN fills dst with tickets of one server, the next in turn, in as few
@@ -514,7 +514,7 @@ func (t *Tickets) NextN(ctx context.Context, dst []idgen.ID) (int, error) {
 		return 0, err
 	}
 	for i, v := range vals {
-		dst[i] = TicketScheme.FromUint64(uint64(v))
+		dst[i] = ticketScheme.FromUint64(uint64(v))
 	}
 	return len(dst), nil
 }

@@ -150,8 +150,10 @@ func (c *Config) New(ctx context.Context, name string) (idgen.Generator, error) 
 	return gen, nil
 }
 
-// Formats are the file extensions Load reads.
-var Formats = []string{".yaml", ".yml", ".toml", ".json"}
+// Formats returns the file extensions Load reads, in a new slice.
+func Formats() []string { return slices.Clone(formats) }
+
+var formats = []string{".yaml", ".yml", ".toml", ".json"}
 
 // Load reads a config file, chosen by extension (.yaml, .yml, .toml, .json),
 // and checks every generator: its strategy, keys and values, by building
@@ -182,7 +184,7 @@ func Load(path string, opts strategies.Options) (*Config, error) {
 	case ".json":
 		raw, err = readJSON(data)
 	default:
-		return nil, fmt.Errorf("%w: %s: unknown config format %q; valid: %s", ErrSpec, path, ext, strings.Join(Formats, ", "))
+		return nil, fmt.Errorf("%w: %s: unknown config format %q; valid: %s", ErrSpec, path, ext, strings.Join(formats, ", "))
 	}
 	if err != nil {
 		var le *lineError
