@@ -19,6 +19,10 @@ var globalsAllowed = map[string]string{
 	// conversion list on its own branch; this entry goes when it does
 	// (the test fails on an entry no longer declared).
 	"strategies.Conversions": "reworked by issue 28 step 5",
+	// The serving core (issue 28 step 2) is being built on its own
+	// branch; this internal array of metric label values is its to turn
+	// into a function.
+	"internal/serving.KindNames": "internal; the serving core's branch owns it",
 }
 
 // TestNoExportedGlobals parses every non-test, non-generated Go file of the

@@ -15,6 +15,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/idgenkit/idgen"
 	storedsn "github.com/idgenkit/idgen/internal/dsn"
+	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/internal/errclass"
 	"github.com/idgenkit/idgen/internal/throwaway"
 )
@@ -48,17 +49,17 @@ func (cfg *Config) resolveEngine() error {
 		}
 	case EnginePostgres, EngineMariaDB:
 		if cfg.DSN != "" && mysqlDSN != (cfg.Engine == EngineMariaDB) {
-			return badInput("engine %q with a DSN of another engine: give a mysql:// DSN for mariadb, a PostgreSQL one for postgres", cfg.Engine)
+			return fieldErr("Config.Engine", echo.Quote(cfg.Engine), "with a DSN of another engine: give a mysql:// DSN for mariadb, a PostgreSQL one for postgres")
 		}
 	case EngineAll:
 		if cfg.DSN != "" {
-			return badInput("engine %q runs two throwaway servers; a DSN names one server: give --engine postgres or mariadb with it", cfg.Engine)
+			return fieldErr("Config.Engine", echo.Quote(cfg.Engine), "runs two throwaway servers; a DSN names one server: give postgres or mariadb with it")
 		}
 	default:
-		return badInput("engine %q: want %s, %s or %s", cutInput(cfg.Engine), EnginePostgres, EngineMariaDB, EngineAll)
+		return fieldErr("Config.Engine", echo.Quote(cfg.Engine), "want %s, %s or %s", EnginePostgres, EngineMariaDB, EngineAll)
 	}
 	if n, ok := throwaway.Size(cfg.BufferPool); cfg.BufferPool != "" && (!ok || n < MinBufferPool) {
-		return badInput("buffer pool %q: want at least 6MB (InnoDB's minimum with 16 kB pages)", cfg.BufferPool)
+		return fieldErr("Config.BufferPool", echo.Quote(cfg.BufferPool), "want at least 6MB (InnoDB's minimum with 16 kB pages)")
 	}
 	return nil
 }
@@ -66,14 +67,6 @@ func (cfg *Config) resolveEngine() error {
 // MinBufferPool is the smallest innodb_buffer_pool_size InnoDB starts with
 // 16 kB pages: 6 MiB.
 const MinBufferPool = 6 << 20
-
-// cutInput cuts an echoed input to 64 bytes.
-func cutInput(s string) string {
-	if len(s) <= 64 {
-		return s
-	}
-	return s[:64] + "…"
-}
 
 // myEngine is the MariaDB/InnoDB engine: one meta connection for DDL and
 // metrics, one per writer; the embedded harness gives the Config,
@@ -100,7 +93,7 @@ var _ engine = (*myEngine)(nil)
 func parseMySQLConfig(dsn string) (*mysql.Config, error) {
 	c, err := storedsn.MySQL(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("%w: dsn: %w", ErrBadInput, err)
+		return nil, dsnErr(err)
 	}
 	return c, nil
 }
@@ -127,7 +120,7 @@ func (h *myEngine) connect(ctx context.Context, rep *Report, sc *Scenario) error
 	target.Engine = "MariaDB"
 	conn, err := mysql.NewConnector(mcfg)
 	if err != nil {
-		return fmt.Errorf("%w: dsn: %w", ErrBadInput, err)
+		return dsnErr(err)
 	}
 	h.db = sql.OpenDB(conn)
 	h.db.SetMaxOpenConns(h.cfg.Writers + 1)

@@ -27,14 +27,14 @@ func TestRunEngineBadInput(t *testing.T) {
 		cfg  compare.Config
 		want string // in the message
 	}{
-		{"unknown engine", compare.Config{Engine: "oracle"}, `engine "oracle": want postgres, mariadb or all`},
+		{"unknown engine", compare.Config{Engine: "oracle"}, `Config.Engine "oracle": want postgres, mariadb or all`},
 		{"long engine cut", compare.Config{Engine: strings.Repeat("x", 100)}, strings.Repeat("x", 64) + "…"},
-		{"all with a DSN", compare.Config{Engine: compare.EngineAll, DSN: "mysql://root@127.0.0.1:1/x"}, `engine "all"`},
-		{"mariadb with a postgres DSN", compare.Config{Engine: compare.EngineMariaDB, DSN: unreachable}, `engine "mariadb" with a DSN of another engine`},
-		{"postgres with a mysql DSN", compare.Config{Engine: compare.EnginePostgres, DSN: "mysql://root@127.0.0.1:1/x"}, `engine "postgres" with a DSN of another engine`},
-		{"bad buffer pool", compare.Config{Engine: compare.EngineMariaDB, BufferPool: "lots"}, `buffer pool "lots": want a size`},
-		{"tiny buffer pool", compare.Config{Engine: compare.EngineMariaDB, BufferPool: "5MB"}, `buffer pool "5MB": want at least 6MB`},
-		{"buffer pool with a DSN", compare.Config{DSN: "mysql://root@127.0.0.1:1/x", BufferPool: "5MB"}, `buffer pool "5MB": only the throwaway server's`},
+		{"all with a DSN", compare.Config{Engine: compare.EngineAll, DSN: "mysql://root@127.0.0.1:1/x"}, `Config.Engine "all": runs two throwaway servers`},
+		{"mariadb with a postgres DSN", compare.Config{Engine: compare.EngineMariaDB, DSN: unreachable}, `Config.Engine "mariadb": with a DSN of another engine`},
+		{"postgres with a mysql DSN", compare.Config{Engine: compare.EnginePostgres, DSN: "mysql://root@127.0.0.1:1/x"}, `Config.Engine "postgres": with a DSN of another engine`},
+		{"bad buffer pool", compare.Config{Engine: compare.EngineMariaDB, BufferPool: "lots"}, `Config.BufferPool "lots": want a size`},
+		{"tiny buffer pool", compare.Config{Engine: compare.EngineMariaDB, BufferPool: "5MB"}, `Config.BufferPool "5MB": want at least 6MB`},
+		{"buffer pool with a DSN", compare.Config{DSN: "mysql://root@127.0.0.1:1/x", BufferPool: "5MB"}, `Config.BufferPool "5MB": only the throwaway server's`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -42,6 +42,7 @@ func TestRunEngineBadInput(t *testing.T) {
 			if !errors.Is(err, compare.ErrBadInput) || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Run(%+v) = %v, %v; want ErrBadInput mentioning %q", tt.cfg, rep, err, tt.want)
 			}
+			checkField(t, err, tt.want)
 		})
 	}
 }

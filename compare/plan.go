@@ -152,8 +152,8 @@ func (h *harness) serverRows(rows []*plan, sc *Scenario) ([]*plan, error) {
 			if !p.auto {
 				return nil, fmt.Errorf("%w: %s: DEFAULT %s needs PostgreSQL %d or later; the server is %s", ErrBadInput, p.label, k.Default, k.MinPostgres, sc.ServerVersion)
 			}
-			h.noteOnce("serverkey "+p.serverKey, "%s left out: DEFAULT %s needs PostgreSQL %d or later (server %s); Config.PGBin chooses the server binaries",
-				p.label, k.Default, k.MinPostgres, sc.ServerVersion)
+			h.noteOnce("serverkey "+p.serverKey, "%s left out: DEFAULT %s needs PostgreSQL %d or later (server %s); %s chooses the server binaries",
+				p.label, k.Default, k.MinPostgres, sc.ServerVersion, h.cfg.name("Config.PGBin"))
 			continue
 		}
 		out = append(out, p)

@@ -376,6 +376,10 @@ func (g *Generator) Scheme() *idgen.Scheme { return g.scheme }
 // Inner returns the generator whose IDs g encrypts.
 func (g *Generator) Inner() idgen.Generator { return g.inner }
 
+// Unwrap returns Inner, so that idgen.StatsOf and idgen.ReadyOf read the
+// inner generator's counters and readiness through g (they hold no ID).
+func (g *Generator) Unwrap() idgen.Generator { return g.inner }
+
 // Next returns the inner generator's next ID, encrypted. Its errors are the
 // inner generator's (or, not expected, one wrapping errFF1Domain's
 // "public: FF1 input outside its domain").

@@ -9,9 +9,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/capitalone/fpe/ff1"
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/idgentest"
 	"github.com/idgenkit/idgen/public"
 	"github.com/idgenkit/idgen/snowflake"
 )
@@ -496,5 +498,40 @@ func TestPublicAppendNextEveryEncoding(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestUnwrap: a public Generator unwraps to its inner generator, so that
+// idgen.StatsOf and idgen.ReadyOf read the Snowflake generator's counters
+// and readiness through it; over a generator with neither, both say so.
+func TestUnwrap(t *testing.T) {
+	layout, _ := snowflake.Preset("twitter")
+	clk := idgentest.NewClock(time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)) // no drift to read
+	sf, err := snowflake.New(context.Background(), snowflake.Config{Layout: layout, Nodes: map[string]int64{"worker": 1}, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := public.New(sf, public.Config{Keys: keys(t, hexKey0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Unwrap() != idgen.Generator(sf) {
+		t.Errorf("Unwrap() = %v; want the inner generator %v", g.Unwrap(), sf)
+	}
+	if st, ok := idgen.StatsOf(g); !ok || st != sf.Stats() {
+		t.Errorf("StatsOf(public over snowflake) = %+v, %v; want the snowflake's %+v, true", st, ok, sf.Stats())
+	}
+	if r, ok := idgen.ReadyOf(g); !ok || r != idgen.Readier(sf) {
+		t.Errorf("ReadyOf(public over snowflake) = %v, %v; want the snowflake, true", r, ok)
+	}
+	plain, err := public.New(&counter{s: idgen.Int64Scheme()}, public.Config{Keys: keys(t, hexKey0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := idgen.StatsOf(plain); ok {
+		t.Error("StatsOf(public over a counter) ok = true; want false")
+	}
+	if _, ok := idgen.ReadyOf(plain); ok {
+		t.Error("ReadyOf(public over a counter) ok = true; want false")
 	}
 }

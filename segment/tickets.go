@@ -483,6 +483,12 @@ func (t *Tickets) ServersDown() (down, total int) {
 	return down, len(t.slots)
 }
 
+// Stats returns ServersDown's figures as the idgen.StatsTickets fields.
+func (t *Tickets) Stats() idgen.Stats {
+	down, total := t.ServersDown()
+	return idgen.Stats{Kinds: idgen.StatsTickets, TicketServers: total, TicketServersDown: down}
+}
+
 // Scheme returns TicketScheme().
 func (t *Tickets) Scheme() *idgen.Scheme { return ticketScheme }
 

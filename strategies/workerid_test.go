@@ -348,6 +348,33 @@ func TestSonyflakeWorkerSource(t *testing.T) {
 	}
 }
 
+// TestSonyflakeWorkerSourceStats: a sonyflake under a worker source issues
+// from the Snowflake core, whose Stats idgen.StatsOf reads through the
+// generator's Unwrap (the clock group, the layout's end); the sony library
+// path keeps no counters.
+func TestSonyflakeWorkerSourceStats(t *testing.T) {
+	g, err := strategies.New(context.Background(), "sonyflake?bits_machine=12&worker_source=static:4095")
+	if err != nil {
+		t.Fatalf("New() = %v", err)
+	}
+	defer g.(io.Closer).Close()
+	if _, err := g.Next(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	l, _ := snowflake.LayoutOf(g.Scheme())
+	st, ok := idgen.StatsOf(g)
+	if !ok || st.Kinds != idgen.StatsClock || !st.LayoutEnd.Equal(l.End()) || st.ClockRollbackFailures != 0 {
+		t.Errorf("StatsOf(sonyflake under a static worker source) = %+v, %v; want the clock group only, LayoutEnd %v", st, ok, l.End())
+	}
+	plain, err := strategies.New(context.Background(), "sonyflake?machine=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, ok := idgen.StatsOf(plain); ok {
+		t.Errorf("StatsOf(sonyflake without a worker source) = %+v, true; want none", st)
+	}
+}
+
 func TestReady(t *testing.T) {
 	ctx := context.Background()
 	lease := &idgentest.Lease{}
