@@ -25,8 +25,10 @@ func (g *statsGen) Stats() idgen.Stats { return g.st }
 // plainGen is a generator without Stats.
 type plainGen struct{}
 
-func (plainGen) Scheme() *idgen.Scheme                  { return idgen.Int64Scheme() }
-func (plainGen) Next(context.Context) (idgen.ID, error) { return idgen.Int64Scheme().FromUint64(1), nil }
+func (plainGen) Scheme() *idgen.Scheme { return idgen.Int64Scheme() }
+func (plainGen) Next(context.Context) (idgen.ID, error) {
+	return idgen.Int64Scheme().FromUint64(1), nil
+}
 
 // wrap is a wrapper generator.
 type wrap struct{ idgen.Generator }
