@@ -7,10 +7,13 @@ import (
 	"time"
 )
 
-// Int64Scheme is the plain 64-bit integer (Kind Int64): decimal text,
-// bigint column. Decode plain integers into Int64Scheme.Zero() or a
-// TypedID[Int64].
-var Int64Scheme = &Scheme{Name: "int64", Size: 8, Column: ColumnBigint, Codec: Uint64Codec{}}
+// Int64Scheme returns the plain 64-bit integer scheme (Kind Int64): decimal
+// text, bigint column. Decode plain integers into Int64Scheme().Zero() or a
+// TypedID[Int64]. Every call returns the same *Scheme, since schemes compare
+// by pointer; do not modify it.
+func Int64Scheme() *Scheme { return int64Scheme }
+
+var int64Scheme = &Scheme{Name: "int64", Size: 8, Column: ColumnBigint, Codec: Uint64Codec{}}
 
 // Uint64Codec is the Codec of a plain 64-bit integer in decimal text. Schemes
 // of the 64-bit family embed it and add their own Time and Decompose.

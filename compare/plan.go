@@ -13,10 +13,10 @@ import (
 	"github.com/idgenkit/idgen/strategies"
 )
 
-// WorkerKeys are the spec keys, in order of preference, through which each
+// workerKeys are the spec keys, in order of preference, through which each
 // writer gets its own worker ID. The first one the strategy declares and
 // accepts is used.
-var WorkerKeys = []string{"worker", "machine", "node", "shard", "process"}
+var workerKeys = []string{"worker", "machine", "node", "shard", "process"}
 
 // A plan is one row of the comparison: a strategy and its writers'
 // generators, or the baseline (no generators: the server fills the key).
@@ -54,18 +54,20 @@ type ServerKey struct {
 	MinPostgres int    // the first PostgreSQL major version that has it
 }
 
-// ServerKeys are the server-generated keys: PostgreSQL 18's uuidv7() and
-// gen_random_uuid() (PostgreSQL 13 and later).
-var ServerKeys = []ServerKey{
+// ServerKeys returns the server-generated keys, in a new slice: PostgreSQL
+// 18's uuidv7() and gen_random_uuid() (PostgreSQL 13 and later).
+func ServerKeys() []ServerKey { return slices.Clone(serverKeys) }
+
+var serverKeys = []ServerKey{
 	{Name: "pg-uuidv7", Scheme: "uuidv7", Default: "uuidv7()", MinPostgres: 18},
 	{Name: "pg-uuidv4", Scheme: "uuidv4", Default: "gen_random_uuid()", MinPostgres: 13},
 }
 
 // serverKeyOf returns the ServerKey named name, or nil.
 func serverKeyOf(name string) *ServerKey {
-	for i := range ServerKeys {
-		if ServerKeys[i].Name == name {
-			return &ServerKeys[i]
+	for i := range serverKeys {
+		if serverKeys[i].Name == name {
+			return &serverKeys[i]
 		}
 	}
 	return nil
@@ -127,8 +129,8 @@ func buildPlans(ctx context.Context, cfg Config) ([]*plan, []string, error) {
 		plans = append(plans, p)
 	}
 	if cfg.serverKeys {
-		for i := range ServerKeys {
-			p, err := buildServerKey(&ServerKeys[i], true)
+		for i := range serverKeys {
+			p, err := buildServerKey(&serverKeys[i], true)
 			if err != nil {
 				closePlans(plans)
 				return nil, nil, err
@@ -213,7 +215,7 @@ func buildPlan(ctx context.Context, opts strategies.Options, spec string, writer
 // none: its generators are independent, like UUIDv4's). Writer k gets
 // key=k, or key=base+k when spec sets key=base. A strategy that declares a
 // worker key its layout lacks (a Snowflake layout with a shard field and no
-// worker field) falls through to the next of WorkerKeys. The specs are
+// worker field) falls through to the next of workerKeys. The specs are
 // built with zero strategies.Options.
 func WriterSpecs(ctx context.Context, spec string, writers int) (specs []string, key string, err error) {
 	st, _, err := strategies.Resolve(spec)
@@ -232,7 +234,7 @@ func writerSpecs(ctx context.Context, opts strategies.Options, st *strategies.St
 		return nil, "", "", fmt.Errorf("%w: %s: %w", ErrBadInput, label, err)
 	}
 	closeGen(g)
-	for _, key := range WorkerKeys {
+	for _, key := range workerKeys {
 		if !slices.ContainsFunc(st.Keys, func(k strategies.Key) bool { return k.Name == key }) {
 			continue
 		}
@@ -260,8 +262,8 @@ func writerSpecs(ctx context.Context, opts strategies.Options, st *strategies.St
 		specs[i] = spec
 	}
 	var note string
-	if writers > 1 && slices.ContainsFunc(st.Keys, func(k strategies.Key) bool { return slices.Contains(WorkerKeys, k.Name) }) {
-		note = fmt.Sprintf("%s: no worker key accepted (tried %s); %d writers share the spec", label, strings.Join(WorkerKeys, ", "), writers)
+	if writers > 1 && slices.ContainsFunc(st.Keys, func(k strategies.Key) bool { return slices.Contains(workerKeys, k.Name) }) {
+		note = fmt.Sprintf("%s: no worker key accepted (tried %s); %d writers share the spec", label, strings.Join(workerKeys, ", "), writers)
 	}
 	return specs, "", note, nil
 }

@@ -145,7 +145,7 @@ func (h *pgEngine) setup(ctx context.Context, rep *Report, sc *Scenario) error {
 	}
 	// The server-generated keys this server can give (ServerKeys).
 	sc.serverPK = map[string]bool{}
-	for _, k := range ServerKeys {
+	for _, k := range serverKeys {
 		sc.serverPK[k.Name] = sc.major >= k.MinPostgres
 	}
 	return nil

@@ -565,7 +565,7 @@ func (p *Plan) inspectTarget(spec string) error {
 }
 
 func isNode(name string) bool {
-	for _, n := range snowflake.NodeFields {
+	for _, n := range snowflake.NodeFields() {
 		if n == name {
 			return true
 		}

@@ -182,7 +182,7 @@ type span struct {
 }
 
 // id returns the ID at offset o, which is below s.size.
-func (s *span) id(o int64) idgen.ID { return Scheme.FromUint64(uint64(s.start + o)) }
+func (s *span) id(o int64) idgen.ID { return segmentScheme.FromUint64(uint64(s.start + o)) }
 
 // left returns how many IDs of s are not handed out.
 func (s *span) left() int64 { return s.size - min(s.taken.Load(), s.size) }
@@ -390,8 +390,8 @@ func Dial(ctx context.Context, dsn string, cfg Config) (*Allocator, error) {
 	return a, nil
 }
 
-// Scheme returns Scheme.
-func (a *Allocator) Scheme() *idgen.Scheme { return Scheme }
+// Scheme returns Scheme().
+func (a *Allocator) Scheme() *idgen.Scheme { return segmentScheme }
 
 // Tag returns the biz tag.
 func (a *Allocator) Tag() string { return a.cfg.Tag }

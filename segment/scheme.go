@@ -93,30 +93,38 @@ func (c int64Codec) ParseText(b, text []byte) error {
 	return c.Uint64Codec.ParseText(b, text)
 }
 
-// Scheme is the scheme of segment IDs: 8 bytes, a positive bigint, decimal
-// text, one field "value". Not TimeOrdered: IDs increase within one
-// Allocator, but allocators sharing a biz tag interleave by segment.
-var Scheme = &idgen.Scheme{Name: "segment", Size: 8, Column: idgen.ColumnBigint, Codec: int64Codec{}}
+// Scheme returns the scheme of segment IDs: 8 bytes, a positive bigint,
+// decimal text, one field "value". Not TimeOrdered: IDs increase within one
+// Allocator, but allocators sharing a biz tag interleave by segment. Every
+// call returns the same *idgen.Scheme (schemes compare by pointer); do not
+// modify it.
+func Scheme() *idgen.Scheme { return segmentScheme }
 
-// TicketScheme is the scheme of ticket-server IDs: 8 bytes, a positive
+// TicketScheme returns the scheme of ticket-server IDs: 8 bytes, a positive
 // bigint, decimal text. Not TimeOrdered: n servers count independently, each
-// in its own residue class.
-var TicketScheme = &idgen.Scheme{Name: "ticket", Size: 8, Column: idgen.ColumnBigint, Codec: int64Codec{}}
+// in its own residue class. Every call returns the same *idgen.Scheme
+// (schemes compare by pointer); do not modify it.
+func TicketScheme() *idgen.Scheme { return ticketScheme }
+
+var (
+	segmentScheme = &idgen.Scheme{Name: "segment", Size: 8, Column: idgen.ColumnBigint, Codec: int64Codec{}}
+	ticketScheme  = &idgen.Scheme{Name: "ticket", Size: 8, Column: idgen.ColumnBigint, Codec: int64Codec{}}
+)
 
 // Kinds of the three schemes, for idgen.TypedID: a field, slice or map of
 // idgen.TypedID[segment.Segment] decodes from JSON, text and SQL with no
 // preparation.
 type (
-	Segment       struct{} // Scheme
-	Ticket        struct{} // TicketScheme
-	InstagramKind struct{} // InstagramScheme (Instagram is the generator)
+	Segment       struct{} // Scheme()
+	Ticket        struct{} // TicketScheme()
+	InstagramKind struct{} // InstagramScheme() (Instagram is the generator)
 )
 
-// Scheme returns Scheme.
-func (Segment) Scheme() *idgen.Scheme { return Scheme }
+// Scheme returns Scheme().
+func (Segment) Scheme() *idgen.Scheme { return segmentScheme }
 
-// Scheme returns TicketScheme.
-func (Ticket) Scheme() *idgen.Scheme { return TicketScheme }
+// Scheme returns TicketScheme().
+func (Ticket) Scheme() *idgen.Scheme { return ticketScheme }
 
-// Scheme returns InstagramScheme.
-func (InstagramKind) Scheme() *idgen.Scheme { return InstagramScheme }
+// Scheme returns InstagramScheme().
+func (InstagramKind) Scheme() *idgen.Scheme { return instagramScheme }

@@ -49,8 +49,8 @@ type Store interface {
 	String() string
 }
 
-// Schemes lists the DSN schemes Open accepts.
-var Schemes = []string{"postgres", "postgresql", "mysql", "redis", "rediss"}
+// Schemes returns the DSN schemes Open accepts, in a new slice.
+func Schemes() []string { return storedsn.Schemes() }
 
 // Open connects to the store a DSN names, by its scheme (see Schemes), and
 // checks that it answers. Errors wrap ErrDSN (the DSN does not parse) or

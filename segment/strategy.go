@@ -32,7 +32,7 @@ func init() {
 		},
 		External: true,
 		Build:    buildSegment,
-		Scheme:   func(*strategies.Params) (*idgen.Scheme, error) { return Scheme, nil },
+		Scheme:   func(*strategies.Params) (*idgen.Scheme, error) { return segmentScheme, nil },
 	})
 	strategies.Register(&strategies.Strategy{
 		Name: "ticket",
@@ -43,7 +43,7 @@ func init() {
 		},
 		External: true,
 		Build:    buildTicket,
-		Scheme:   func(*strategies.Params) (*idgen.Scheme, error) { return TicketScheme, nil },
+		Scheme:   func(*strategies.Params) (*idgen.Scheme, error) { return ticketScheme, nil },
 	})
 	strategies.Register(&strategies.Strategy{
 		Name: "instagram",
@@ -55,7 +55,7 @@ func init() {
 		},
 		External: true,
 		Build:    buildInstagram,
-		Scheme:   func(*strategies.Params) (*idgen.Scheme, error) { return InstagramScheme, nil },
+		Scheme:   func(*strategies.Params) (*idgen.Scheme, error) { return instagramScheme, nil },
 	})
 }
 

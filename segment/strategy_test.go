@@ -43,8 +43,8 @@ func TestSegmentStrategies(t *testing.T) {
 		t.Fatalf("New(%q) = %v", spec, err)
 	}
 	defer g.(io.Closer).Close()
-	if g.Scheme() != segment.Scheme {
-		t.Fatalf("New(%q).Scheme() = %v; want segment.Scheme", spec, g.Scheme())
+	if g.Scheme() != segment.Scheme() {
+		t.Fatalf("New(%q).Scheme() = %v; want segment.Scheme()", spec, g.Scheme())
 	}
 	idgentest.Run(t, fromSpec(spec), idgentest.Options{PerGoroutine: 20_000})
 
@@ -60,8 +60,8 @@ func TestSegmentStrategies(t *testing.T) {
 	}
 	// inspect decodes Instagram IDs by the snowflake preset.
 	id, err := strategies.ParseWith("1387263000000000001", "instagram")
-	if err != nil || id.Scheme() != segment.InstagramScheme {
-		t.Fatalf("ParseWith(instagram) = %v, %v; want an InstagramScheme ID", id, err)
+	if err != nil || id.Scheme() != segment.InstagramScheme() {
+		t.Fatalf("ParseWith(instagram) = %v, %v; want an InstagramScheme() ID", id, err)
 	}
 }
 

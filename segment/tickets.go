@@ -502,8 +502,8 @@ func (t *Tickets) Stats() idgen.Stats {
 	return idgen.Stats{Kinds: idgen.StatsTickets, TicketServers: total, TicketServersDown: down}
 }
 
-// Scheme returns TicketScheme.
-func (t *Tickets) Scheme() *idgen.Scheme { return TicketScheme }
+// Scheme returns TicketScheme().
+func (t *Tickets) Scheme() *idgen.Scheme { return ticketScheme }
 
 // Next takes a ticket from the next server in turn, failing over to the
 // others. When every server fails it returns an error wrapping
@@ -517,7 +517,7 @@ func (t *Tickets) Next(ctx context.Context) (idgen.ID, error) {
 	if err := t.issue(ctx, v[:]); err != nil {
 		return idgen.ID{}, err
 	}
-	return TicketScheme.FromUint64(uint64(v[0])), nil
+	return ticketScheme.FromUint64(uint64(v[0])), nil
 }
 
 // NextN fills dst with tickets of one server, the next in turn, in as few
@@ -533,7 +533,7 @@ func (t *Tickets) NextN(ctx context.Context, dst []idgen.ID) (int, error) {
 		return 0, err
 	}
 	for i, v := range vals {
-		dst[i] = TicketScheme.FromUint64(uint64(v))
+		dst[i] = ticketScheme.FromUint64(uint64(v))
 	}
 	return len(dst), nil
 }

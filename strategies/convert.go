@@ -39,16 +39,16 @@ func Convert(id idgen.ID, to *idgen.Scheme) (idgen.ID, error) {
 	}
 	b := id.Bytes()
 	switch {
-	case to == UUIDScheme && (from == ULIDScheme || from == UUIDv7Scheme || from == UUIDv4Scheme),
-		to == ULIDScheme && (from == UUIDScheme || from == UUIDv7Scheme):
+	case to == UUIDScheme() && (from == ULIDScheme() || from == UUIDv7Scheme() || from == UUIDv4Scheme()),
+		to == ULIDScheme() && (from == UUIDScheme() || from == UUIDv7Scheme()):
 		return to.FromBytes(b)
-	case to == UUIDv7Scheme && from == ULIDScheme:
+	case to == UUIDv7Scheme() && from == ULIDScheme():
 		b[6] = 0x70 | b[6]&0x0f
 		b[8] = 0x80 | b[8]&0x3f
 		return to.FromBytes(b)
-	case (to == UUIDv7Scheme || to == UUIDv4Scheme) && from == UUIDScheme:
+	case (to == UUIDv7Scheme() || to == UUIDv4Scheme()) && from == UUIDScheme():
 		want := byte(7)
-		if to == UUIDv4Scheme {
+		if to == UUIDv4Scheme() {
 			want = 4
 		}
 		if b[6]>>4 != want || b[8]>>6 != 0b10 {
@@ -59,27 +59,31 @@ func Convert(id idgen.ID, to *idgen.Scheme) (idgen.ID, error) {
 	return idgen.ID{}, fmt.Errorf("%w: %s -> %s; defined: %v", ErrConvert, from, to, Conversions)
 }
 
-// ULIDToUUID returns a ULID's 128 bits as a UUIDScheme ID: the value a
+// ULIDToUUID returns a ULID's 128 bits as a UUIDScheme() ID: the value a
 // ULID has in a PostgreSQL uuid column. UUIDToULID reverses it exactly.
-func ULIDToUUID(id idgen.ID) (idgen.ID, error) { return convertFrom(id, ULIDScheme, UUIDScheme) }
+func ULIDToUUID(id idgen.ID) (idgen.ID, error) { return convertFrom(id, ULIDScheme(), UUIDScheme()) }
 
-// UUIDToULID returns the 128 bits of a UUIDScheme or UUIDv7Scheme ID as a
+// UUIDToULID returns the 128 bits of a UUIDScheme() or UUIDv7Scheme() ID as a
 // ULID. From a UUIDv7 the ULID carries the same millisecond and sorts the
 // same.
 func UUIDToULID(id idgen.ID) (idgen.ID, error) {
-	if id.Scheme() == UUIDv7Scheme {
-		return Convert(id, ULIDScheme)
+	if id.Scheme() == UUIDv7Scheme() {
+		return Convert(id, ULIDScheme())
 	}
-	return convertFrom(id, UUIDScheme, ULIDScheme)
+	return convertFrom(id, UUIDScheme(), ULIDScheme())
 }
 
 // ULIDToUUIDv7 returns a ULID as a UUIDv7 of the same millisecond; see
 // Convert for the 6 bits it sets.
-func ULIDToUUIDv7(id idgen.ID) (idgen.ID, error) { return convertFrom(id, ULIDScheme, UUIDv7Scheme) }
+func ULIDToUUIDv7(id idgen.ID) (idgen.ID, error) {
+	return convertFrom(id, ULIDScheme(), UUIDv7Scheme())
+}
 
 // UUIDv7ToULID returns a UUIDv7's 128 bits as a ULID of the same
 // millisecond and order.
-func UUIDv7ToULID(id idgen.ID) (idgen.ID, error) { return convertFrom(id, UUIDv7Scheme, ULIDScheme) }
+func UUIDv7ToULID(id idgen.ID) (idgen.ID, error) {
+	return convertFrom(id, UUIDv7Scheme(), ULIDScheme())
+}
 
 func convertFrom(id idgen.ID, from, to *idgen.Scheme) (idgen.ID, error) {
 	if id.Scheme() != from {

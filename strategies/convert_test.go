@@ -10,9 +10,9 @@ import (
 )
 
 func TestULIDUUIDSameBits(t *testing.T) {
-	u := strategies.ULIDScheme.MustParse("01ARZ3NDEKTSV4RRFFQ69G5FAV")
+	u := strategies.ULIDScheme().MustParse("01ARZ3NDEKTSV4RRFFQ69G5FAV")
 	id, err := strategies.ULIDToUUID(u)
-	if err != nil || id.String() != "01563e3a-b5d3-d676-4c61-efb99302bd5b" || id.Scheme() != strategies.UUIDScheme {
+	if err != nil || id.String() != "01563e3a-b5d3-d676-4c61-efb99302bd5b" || id.Scheme() != strategies.UUIDScheme() {
 		t.Fatalf("ULIDToUUID(%s) = %s (%s), %v; want uuid 01563e3a-b5d3-d676-4c61-efb99302bd5b", u, id, id.Scheme(), err)
 	}
 	back, err := strategies.UUIDToULID(id)
@@ -47,7 +47,7 @@ func TestUUIDv7ULID(t *testing.T) {
 		}
 	}
 	// A ULID becomes a valid UUIDv7 of the same millisecond.
-	u := strategies.ULIDScheme.MustParse("01ARZ3NDEKTSV4RRFFQ69G5FAV")
+	u := strategies.ULIDScheme().MustParse("01ARZ3NDEKTSV4RRFFQ69G5FAV")
 	v7, err := strategies.ULIDToUUIDv7(u)
 	if err != nil || v7.String() != "01563e3a-b5d3-7676-8c61-efb99302bd5b" || !v7.Time().Equal(u.Time()) {
 		t.Fatalf("ULIDToUUIDv7(%s) = %s, %v; want 01563e3a-b5d3-7676-8c61-efb99302bd5b", u, v7, err)
@@ -55,19 +55,19 @@ func TestUUIDv7ULID(t *testing.T) {
 }
 
 func TestConvertErrors(t *testing.T) {
-	v4 := strategies.UUIDv4Scheme.MustParse("919108f7-52d1-4320-9bac-f847db4148a8")
-	anyUUID := strategies.UUIDScheme.MustParse("c232ab00-9414-11ec-b3c8-9f6bdeced846")
+	v4 := strategies.UUIDv4Scheme().MustParse("919108f7-52d1-4320-9bac-f847db4148a8")
+	anyUUID := strategies.UUIDScheme().MustParse("c232ab00-9414-11ec-b3c8-9f6bdeced846")
 	tests := []struct {
 		name string
 		id   idgen.ID
 		to   *idgen.Scheme
 		msg  string
 	}{
-		{name: "uuidv4 has no time", id: v4, to: strategies.ULIDScheme,
+		{name: "uuidv4 has no time", id: v4, to: strategies.ULIDScheme(),
 			msg: "strategies: no such conversion: uuidv4 -> ulid; defined: [ulid -> uuid uuid -> ulid uuidv7 -> ulid ulid -> uuidv7 uuidv7 -> uuid uuidv4 -> uuid uuid -> uuidv7 uuid -> uuidv4]"},
-		{name: "v1 is not v7", id: anyUUID, to: strategies.UUIDv7Scheme,
+		{name: "v1 is not v7", id: anyUUID, to: strategies.UUIDv7Scheme(),
 			msg: "strategies: no such conversion: uuid c232ab00-9414-11ec-b3c8-9f6bdeced846 is not an RFC 9562 version 7 UUID"},
-		{name: "ksuid", id: strategies.KSUIDScheme.MustParse("0ujtsYcgvSTl8PAuAdqWYSMnLOv"), to: strategies.ULIDScheme,
+		{name: "ksuid", id: strategies.KSUIDScheme().MustParse("0ujtsYcgvSTl8PAuAdqWYSMnLOv"), to: strategies.ULIDScheme(),
 			msg: "strategies: no such conversion: ksuid -> ulid; defined: [ulid -> uuid uuid -> ulid uuidv7 -> ulid ulid -> uuidv7 uuidv7 -> uuid uuidv4 -> uuid uuid -> uuidv7 uuid -> uuidv4]"},
 	}
 	for _, tc := range tests {
@@ -81,10 +81,10 @@ func TestConvertErrors(t *testing.T) {
 	if _, err := strategies.ULIDToUUID(v4); !errors.Is(err, strategies.ErrConvert) {
 		t.Fatalf("ULIDToUUID(uuidv4) = %v; want ErrConvert", err)
 	}
-	if got, err := strategies.Convert(v4, strategies.UUIDScheme); err != nil || got.String() != v4.String() {
+	if got, err := strategies.Convert(v4, strategies.UUIDScheme()); err != nil || got.String() != v4.String() {
 		t.Fatalf("Convert(uuidv4, uuid) = %v, %v; want the same text", got, err)
 	}
-	back, err := strategies.Convert(strategies.UUIDScheme.MustParse(v4.String()), strategies.UUIDv4Scheme)
+	back, err := strategies.Convert(strategies.UUIDScheme().MustParse(v4.String()), strategies.UUIDv4Scheme())
 	if err != nil || back != v4 {
 		t.Fatalf("Convert(uuid, uuidv4) = %v, %v; want %v", back, err, v4)
 	}

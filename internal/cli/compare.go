@@ -195,7 +195,7 @@ are masked (xxxxx) in everything compare prints and writes.
 				if err := comparereport.WriteFiles(rep, out, reqs...); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "\nwrote %s to %s\n", strings.Join(comparereport.OutputFiles, ", "), out)
+				fmt.Fprintf(cmd.OutOrStdout(), "\nwrote %s to %s\n", strings.Join(comparereport.OutputFiles(), ", "), out)
 			}
 			return nil
 		},
@@ -221,7 +221,7 @@ are masked (xxxxx) in everything compare prints and writes.
 	f.StringVar(&cfg.PGBin, "pg-bin", "", "directory of the PostgreSQL server binaries (initdb, pg_ctl, postgres) for the throwaway clusters (default: the newest found)")
 	f.StringVar(&scenarios, "scenarios", compare.ScenarioInMemory+","+compare.ScenarioOutOfMemory, "scenarios on the throwaway servers: in-memory (the buffer holds the data), out-of-memory (the baseline's data is --memory-ratio × the buffer, misses go to the device)")
 	f.Float64Var(&cfg.MemoryRatio, "memory-ratio", compare.DefaultMemoryRatio, "out-of-memory scenario: the baseline's final table and index over the buffer")
-	f.StringVar(&require, "require", "", "decision table: keep the schemes that meet all of "+strings.Join(comparereport.Requirements, ", ")+" (comma-separated)")
+	f.StringVar(&require, "require", "", "decision table: keep the schemes that meet all of "+strings.Join(comparereport.Requirements(), ", ")+" (comma-separated)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr (errors only)")
 	return cmd
 }

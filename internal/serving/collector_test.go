@@ -16,17 +16,19 @@ import (
 // statsGen is a generator whose Stats are st.
 type statsGen struct{ st idgen.Stats }
 
-func (g *statsGen) Scheme() *idgen.Scheme { return idgen.Int64Scheme }
+func (g *statsGen) Scheme() *idgen.Scheme { return idgen.Int64Scheme() }
 func (g *statsGen) Next(context.Context) (idgen.ID, error) {
-	return idgen.Int64Scheme.FromUint64(1), nil
+	return idgen.Int64Scheme().FromUint64(1), nil
 }
 func (g *statsGen) Stats() idgen.Stats { return g.st }
 
 // plainGen is a generator without Stats.
 type plainGen struct{}
 
-func (plainGen) Scheme() *idgen.Scheme                  { return idgen.Int64Scheme }
-func (plainGen) Next(context.Context) (idgen.ID, error) { return idgen.Int64Scheme.FromUint64(1), nil }
+func (plainGen) Scheme() *idgen.Scheme { return idgen.Int64Scheme() }
+func (plainGen) Next(context.Context) (idgen.ID, error) {
+	return idgen.Int64Scheme().FromUint64(1), nil
+}
 
 // wrap is a wrapper generator.
 type wrap struct{ idgen.Generator }

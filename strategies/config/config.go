@@ -178,8 +178,10 @@ func (c *Config) noDefault() error {
 // noGenerators is the error of a file that names no generator.
 const noGenerators = `no generators; want a "generators" table naming at least one`
 
-// Formats are the file extensions Load reads.
-var Formats = []string{".yaml", ".yml", ".toml", ".json"}
+// Formats returns the file extensions Load reads, in a new slice.
+func Formats() []string { return slices.Clone(formats) }
+
+var formats = []string{".yaml", ".yml", ".toml", ".json"}
 
 // Load reads a config file, chosen by extension (.yaml, .yml, .toml, .json),
 // and checks every generator: its strategy, keys and values, by building
@@ -219,7 +221,7 @@ func Load(path string, opts strategies.Options) (*Config, error) {
 	case ".json":
 		raw, err = readJSON(data)
 	default:
-		return nil, &fileError{path, 0, fileErr(fmt.Sprintf("unknown config format %s; valid: %s", echo.Quote(ext), strings.Join(Formats, ", ")))}
+		return nil, &fileError{path, 0, fileErr(fmt.Sprintf("unknown config format %s; valid: %s", echo.Quote(ext), strings.Join(formats, ", ")))}
 	}
 	if err != nil {
 		var le *lineError
