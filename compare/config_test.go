@@ -9,6 +9,7 @@ import (
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/compare"
+	"github.com/idgenkit/idgen/internal/speccount"
 	"github.com/idgenkit/idgen/strategies"
 )
 
@@ -122,15 +123,21 @@ func TestWriterSpecs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			parsed := speccount.N()
 			specs, key, err := compare.WriterSpecs(context.Background(), tt.spec, tt.writers)
 			if err != nil || key != tt.key || !slices.Equal(specs, tt.specs) {
 				t.Fatalf("WriterSpecs(%q, %d) = %q, %q, %v; want %q, %q", tt.spec, tt.writers, specs, key, err, tt.specs, tt.key)
+			}
+			// The spec is parsed once; each writer's is the parsed Spec
+			// with its worker key set (issue 28).
+			if n := speccount.N() - parsed; n != 1 {
+				t.Fatalf("WriterSpecs(%q, %d) parsed %d spec texts; want 1", tt.spec, tt.writers, n)
 			}
 			for i, s := range specs {
 				if tt.field == "" {
 					continue
 				}
-				g, err := strategies.New(context.Background(), s)
+				g, err := strategies.NewText(context.Background(), s)
 				if err != nil {
 					t.Fatalf("New(%q) = %v", s, err)
 				}

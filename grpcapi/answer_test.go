@@ -20,7 +20,7 @@ func TestAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	uu, err := strategies.New(context.Background(), "uuidv7")
+	uu, err := strategies.NewText(context.Background(), "uuidv7")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -484,11 +484,15 @@ func (p *Plan) inspectKey(ctx context.Context, q pgx.Tx, oid uint32, partitioned
 
 // inspectTarget checks the target spec against the key column.
 func (p *Plan) inspectTarget(spec string) error {
-	s, params, err := strategies.Resolve(spec)
+	parsed, err := strategies.CheckSpec(spec) // the one parse of Options.To
 	if err != nil {
 		return fmt.Errorf("%w: Options.To: %w", ErrInput, err)
 	}
-	scheme, err := strategies.SchemeOf(spec)
+	s, params, err := strategies.Resolve(parsed)
+	if err != nil {
+		return fmt.Errorf("%w: Options.To: %w", ErrInput, err)
+	}
+	scheme, err := strategies.SchemeOf(parsed)
 	if err != nil {
 		return fmt.Errorf("%w: Options.To %q: %w", ErrInput, clip(spec), err)
 	}
