@@ -120,6 +120,15 @@ func TestWriterSpecs(t *testing.T) {
 		{"layout without worker", "snowflake?preset=instagram", 2, "shard",
 			[]string{"snowflake?preset=instagram&shard=0", "snowflake?preset=instagram&shard=1"}, "shard", []uint64{0, 1}},
 		{"no worker key", "uuidv4", 2, "", []string{"uuidv4", "uuidv4"}, "", nil},
+		// The layout's WorkerField: process, where compare used to take
+		// shard (its own list had shard first), and datacenter, where it
+		// found no key and let the writers share the spec.
+		{"process before shard", "snowflake?layout=time:41,shard:5,process:5,sequence:11", 2, "process",
+			[]string{"snowflake?layout=time:41,shard:5,process:5,sequence:11&process=0", "snowflake?layout=time:41,shard:5,process:5,sequence:11&process=1"},
+			"process", []uint64{0, 1}},
+		{"datacenter only", "snowflake?layout=time:41,datacenter:5,sequence:12", 2, "datacenter",
+			[]string{"snowflake?layout=time:41,datacenter:5,sequence:12&datacenter=0", "snowflake?layout=time:41,datacenter:5,sequence:12&datacenter=1"},
+			"datacenter", []uint64{0, 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,12 +10,15 @@ import (
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/internal/redact"
+	"github.com/idgenkit/idgen/snowflake"
 	"github.com/idgenkit/idgen/strategies"
 )
 
 // WorkerKeys are the spec keys, in order of preference, through which each
-// writer gets its own worker ID. The first one the strategy declares and
-// accepts is used.
+// writer gets its own worker ID, for a strategy without a Snowflake
+// layout (flake128, xid). The first one the strategy declares and accepts
+// is used. A strategy whose scheme has a layout (snowflake, sonyflake,
+// instagram) uses the layout's snowflake.Layout.WorkerField instead.
 var WorkerKeys = []string{"worker", "machine", "node", "shard", "process"}
 
 // A plan is one row of the comparison: a strategy and its writers'
@@ -243,7 +246,16 @@ func writerSpecs(ctx context.Context, opts strategies.Options, st *strategies.St
 		return nil, "", "", fmt.Errorf("%w: %s: %w", ErrBadInput, label, err)
 	}
 	closeGen(g)
-	for _, key := range WorkerKeys {
+	keys := WorkerKeys
+	if scheme, err := opts.SchemeOf(spec); err == nil {
+		if l, ok := snowflake.LayoutOf(scheme); ok {
+			keys = nil
+			if name, _, ok := l.WorkerField(); ok {
+				keys = []string{name}
+			}
+		}
+	}
+	for _, key := range keys {
 		if !slices.ContainsFunc(st.Keys, func(k strategies.Key) bool { return k.Name == key }) {
 			continue
 		}
@@ -271,8 +283,12 @@ func writerSpecs(ctx context.Context, opts strategies.Options, st *strategies.St
 		specs[i] = spec
 	}
 	var note string
-	if writers > 1 && slices.ContainsFunc(st.Keys, func(k strategies.Key) bool { return slices.Contains(WorkerKeys, k.Name) }) {
-		note = fmt.Sprintf("%s: no worker key accepted (tried %s); %d writers share the spec", label, strings.Join(WorkerKeys, ", "), writers)
+	switch {
+	case writers <= 1 || !slices.ContainsFunc(st.Keys, func(k strategies.Key) bool { return slices.Contains(WorkerKeys, k.Name) }):
+	case len(keys) == 0:
+		note = fmt.Sprintf("%s: the layout has no node field to tell writers apart; %d writers share the spec", label, writers)
+	default:
+		note = fmt.Sprintf("%s: no worker key accepted (tried %s); %d writers share the spec", label, strings.Join(keys, ", "), writers)
 	}
 	return specs, "", note, nil
 }

@@ -512,12 +512,10 @@ func (p *Plan) inspectTarget(spec string) error {
 		}
 		p.Layout = l
 		p.Nodes = map[string]int64{}
+		p.ReservedField, _, _ = l.WorkerField() // "" when the layout has no node field
 		for _, f := range l.Fields {
 			if !isNode(f.Name) {
 				continue
-			}
-			if p.ReservedField == "" || f.Name == "worker" {
-				p.ReservedField = f.Name
 			}
 			if params.Has(f.Name) {
 				s := params.String(f.Name, "")

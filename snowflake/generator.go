@@ -24,8 +24,9 @@ type Config struct {
 	// ...). A field of the layout that is missing here is 0; a name the
 	// layout lacks, or a value outside [0, 2^bits-1], is refused by New.
 	Nodes map[string]int64
-	// Lease, when set, supplies the worker ID (the "worker" field, or
-	// "machine" in a layout without one) and the datacenter ID, overriding
+	// Lease, when set, supplies the worker ID (the Layout.WorkerField:
+	// worker, else machine, process, shard, region or datacenter) and the
+	// datacenter ID (unless datacenter is the worker field), overriding
 	// Nodes for those fields. Next fails with idgen.ErrLeaseLost while the
 	// lease returns no identity, and follows a new identity when the lease
 	// is reacquired. Nil means none.
@@ -223,15 +224,12 @@ func (g *Generator) nodeState(ctx context.Context) (*nodeState, error) {
 	for k, v := range g.nodes {
 		values[k] = v
 	}
-	worker := "worker"
-	if _, ok := g.p.node(worker); !ok {
-		worker = "machine"
-	}
-	if _, ok := g.p.node(worker); ok {
+	worker, _, ok := g.p.layout.WorkerField()
+	if ok {
 		values[worker] = ident.WorkerID
 	}
-	if _, ok := g.p.node("datacenter"); ok {
-		values["datacenter"] = ident.DatacenterID
+	if _, ok := g.p.node(FieldDatacenter); ok && worker != FieldDatacenter {
+		values[FieldDatacenter] = ident.DatacenterID
 	}
 	bits, err := g.p.nodeBits(values)
 	if err != nil {

@@ -103,7 +103,9 @@ type Params struct {
 // override, and public specs are refused.
 type Options struct {
 	// WorkerID, when not empty, overrides the worker key (the machine key
-	// of sonyflake and xid) of every strategy that has one, and is the
+	// of sonyflake and xid; a snowflake layout's WorkerField, such as
+	// machine or shard where it has no worker field) of every strategy
+	// that has one, and is the
 	// worker ID of the env worker source: decimal, in the field's range, 0
 	// to 2^bits-1. Beside any other worker source it is refused (a
 	// *WorkerConflictError), as the worker key is. Errors name it

@@ -195,12 +195,12 @@ func later(a, b time.Time) time.Time {
 	return a
 }
 
-// layoutSpace returns the worker space of a layout: its worker field (or
-// machine, where it has no worker field) and the datacenter ID of nodes.
+// layoutSpace returns the worker space of a layout: its
+// snowflake.Layout.WorkerField and the datacenter ID of nodes.
 func layoutSpace(l snowflake.Layout, nodes map[string]int64) (WorkerSpace, error) {
 	_, bits, ok := l.WorkerField()
 	if !ok {
-		return WorkerSpace{}, fmt.Errorf("%w: worker_source: layout %s has no worker or machine field", ErrSpec, l)
+		return WorkerSpace{}, fmt.Errorf("%w: worker_source: layout %s has no node field to hold the worker ID (worker, machine, process, shard, region or datacenter)", ErrSpec, l)
 	}
 	return WorkerSpace{Workers: 1 << bits, DatacenterID: nodes[snowflake.FieldDatacenter]}, nil
 }
