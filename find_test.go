@@ -19,7 +19,7 @@ func TestFindScheme(t *testing.T) {
 	if s, err := idgen.FindScheme("snowflake", l.String()); err != nil || s != want {
 		t.Errorf("FindScheme(snowflake, %s) = %v, %v; want %v", l, s, err, want)
 	}
-	uuid7, _ := strategies.SchemeOf("uuidv7")
+	uuid7, _ := strategies.SchemeOf(strategies.MustParse("uuidv7"))
 	if s, err := idgen.FindScheme("uuidv7", ""); err != nil || s != uuid7 {
 		t.Errorf("FindScheme(uuidv7) = %v, %v; want %v", s, err, uuid7)
 	}

@@ -103,15 +103,20 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	if len(specs) == 0 {
 		specs = DefaultSpecs()
 	}
-	for _, spec := range specs {
-		if _, err := cfg.SpecOptions.SchemeOf(spec); err != nil {
+	parsed := make([]strategies.Spec, len(specs))
+	for i, spec := range specs {
+		var err error
+		if parsed[i], err = strategies.CheckSpec(spec); err != nil { // the one parse of each spec
+			return nil, err
+		}
+		if _, err := cfg.SpecOptions.SchemeOf(parsed[i]); err != nil {
 			return nil, err
 		}
 	}
 	var out []Result
-	for _, spec := range specs {
+	for i, spec := range specs {
 		label := redact.Spec(spec)
-		g, err := cfg.SpecOptions.New(ctx, spec)
+		g, err := cfg.SpecOptions.New(ctx, parsed[i])
 		if err != nil {
 			return out, fmt.Errorf("bench: %s: %w", label, err)
 		}

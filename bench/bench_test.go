@@ -11,6 +11,7 @@ import (
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/bench"
+	"github.com/idgenkit/idgen/internal/speccount"
 	"github.com/idgenkit/idgen/strategies"
 )
 
@@ -38,9 +39,14 @@ func TestSplitSpecs(t *testing.T) {
 
 func TestRun(t *testing.T) {
 	specs := []string{"uuidv7", "ulid", "ksuid", "xid", "flake128", "snowflake?worker=1"}
+	parsed := speccount.N()
 	rs, err := bench.Run(context.Background(), bench.Config{Specs: specs, Duration: 50 * time.Millisecond, Goroutines: 2})
 	if err != nil {
 		t.Fatalf("Run = %v", err)
+	}
+	// Each spec's text is parsed once (issue 28): checked, then built.
+	if n := speccount.N() - parsed; n != int64(len(specs)) {
+		t.Fatalf("Run parsed %d spec texts; want %d, one a spec", n, len(specs))
 	}
 	if len(rs) != len(specs) {
 		t.Fatalf("Run gave %d results; want %d", len(rs), len(specs))
@@ -122,7 +128,7 @@ func TestMeasureError(t *testing.T) {
 func TestMeasureCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(20*time.Millisecond, cancel)
-	g, _ := strategies.New(context.Background(), "uuidv4")
+	g, _ := strategies.NewText(context.Background(), "uuidv4")
 	_, err := bench.Measure(ctx, g, time.Minute, 2)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Measure(canceled) = %v; want context.Canceled", err)

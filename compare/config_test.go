@@ -11,6 +11,7 @@ import (
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/compare"
+	"github.com/idgenkit/idgen/internal/speccount"
 	"github.com/idgenkit/idgen/internal/testenv"
 	"github.com/idgenkit/idgen/strategies"
 )
@@ -137,18 +138,33 @@ func TestWriterSpecs(t *testing.T) {
 		{"layout without worker", "snowflake?preset=instagram", 2, "shard",
 			[]string{"snowflake?preset=instagram&shard=0", "snowflake?preset=instagram&shard=1"}, "shard", []uint64{0, 1}},
 		{"no worker key", "uuidv4", 2, "", []string{"uuidv4", "uuidv4"}, "", nil},
+		// The layout's WorkerField: process, where compare used to take
+		// shard (its own list had shard first), and datacenter, where it
+		// found no key and let the writers share the spec.
+		{"process before shard", "snowflake?layout=time:41,shard:5,process:5,sequence:11", 2, "process",
+			[]string{"snowflake?layout=time:41,shard:5,process:5,sequence:11&process=0", "snowflake?layout=time:41,shard:5,process:5,sequence:11&process=1"},
+			"process", []uint64{0, 1}},
+		{"datacenter only", "snowflake?layout=time:41,datacenter:5,sequence:12", 2, "datacenter",
+			[]string{"snowflake?layout=time:41,datacenter:5,sequence:12&datacenter=0", "snowflake?layout=time:41,datacenter:5,sequence:12&datacenter=1"},
+			"datacenter", []uint64{0, 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			parsed := speccount.N()
 			specs, key, err := compare.WriterSpecs(context.Background(), tt.spec, tt.writers)
 			if err != nil || key != tt.key || !slices.Equal(specs, tt.specs) {
 				t.Fatalf("WriterSpecs(%q, %d) = %q, %q, %v; want %q, %q", tt.spec, tt.writers, specs, key, err, tt.specs, tt.key)
+			}
+			// The spec is parsed once; each writer's is the parsed Spec
+			// with its worker key set (issue 28).
+			if n := speccount.N() - parsed; n != 1 {
+				t.Fatalf("WriterSpecs(%q, %d) parsed %d spec texts; want 1", tt.spec, tt.writers, n)
 			}
 			for i, s := range specs {
 				if tt.field == "" {
 					continue
 				}
-				g, err := strategies.New(context.Background(), s)
+				g, err := strategies.NewText(context.Background(), s)
 				if err != nil {
 					t.Fatalf("New(%q) = %v", s, err)
 				}

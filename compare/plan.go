@@ -10,12 +10,15 @@ import (
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/internal/redact"
+	"github.com/idgenkit/idgen/snowflake"
 	"github.com/idgenkit/idgen/strategies"
 )
 
 // workerKeys are the spec keys, in order of preference, through which each
-// writer gets its own worker ID. The first one the strategy declares and
-// accepts is used.
+// writer gets its own worker ID, for a strategy without a Snowflake
+// layout (flake128, xid). The first one the strategy declares and accepts
+// is used. A strategy whose scheme has a layout (snowflake, sonyflake,
+// instagram) uses the layout's snowflake.Layout.WorkerField instead.
 var workerKeys = []string{"worker", "machine", "node", "shard", "process"}
 
 // A plan is one row of the comparison: a strategy and its writers'
@@ -75,7 +78,7 @@ func serverKeyOf(name string) *ServerKey {
 
 // buildServerKey builds the row of a server-generated key.
 func buildServerKey(k *ServerKey, auto bool) (*plan, error) {
-	scheme, err := strategies.Options{}.SchemeOf(k.Scheme)
+	scheme, err := strategies.Options{}.SchemeOf(strategies.MustParse(k.Scheme)) // a bare name
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrBadInput, k.Name, err)
 	}
@@ -162,11 +165,15 @@ func (h *harness) serverRows(rows []*plan, sc *Scenario) ([]*plan, error) {
 }
 
 func buildPlan(ctx context.Context, opts strategies.Options, spec string, writers int) (*plan, string, error) {
-	st, _, err := opts.Resolve(spec)
+	parsed, err := strategies.CheckSpec(spec) // the one parse of the spec
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
-	scheme, err := opts.SchemeOf(spec)
+	st, _, err := opts.Resolve(parsed)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
+	scheme, err := opts.SchemeOf(parsed)
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
@@ -179,7 +186,7 @@ func buildPlan(ctx context.Context, opts strategies.Options, spec string, writer
 		scheme.Column != idgen.ColumnBytea && scheme.Column != idgen.ColumnText:
 		return nil, "", fmt.Errorf("%w: %s: unknown column type %q", ErrBadInput, p.label, scheme.Column)
 	}
-	specs, key, note, err := writerSpecs(ctx, opts, st, spec, writers)
+	specs, key, note, err := writerSpecs(ctx, opts, st, parsed, writers)
 	if err != nil {
 		return nil, "", err
 	}
@@ -188,7 +195,7 @@ func buildPlan(ctx context.Context, opts strategies.Options, spec string, writer
 		g, err := opts.New(ctx, s)
 		if err != nil {
 			p.close()
-			return nil, "", fmt.Errorf("%w: %s: %w", ErrBadInput, redact.Spec(s), err)
+			return nil, "", fmt.Errorf("%w: %s: %w", ErrBadInput, redact.Spec(s.String()), err)
 		}
 		p.gens = append(p.gens, g)
 	}
@@ -218,23 +225,39 @@ func buildPlan(ctx context.Context, opts strategies.Options, spec string, writer
 // worker field) falls through to the next of workerKeys. The specs are
 // built with zero strategies.Options.
 func WriterSpecs(ctx context.Context, spec string, writers int) (specs []string, key string, err error) {
-	st, _, err := strategies.Resolve(spec)
+	parsed, err := strategies.CheckSpec(spec)
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
-	specs, key, _, err = writerSpecs(ctx, strategies.Options{}, st, spec, writers)
+	st, _, err := strategies.Resolve(parsed)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
+	parsedSpecs, key, _, err := writerSpecs(ctx, strategies.Options{}, st, parsed, writers)
+	for _, s := range parsedSpecs {
+		specs = append(specs, s.String())
+	}
 	return specs, key, err
 }
 
-func writerSpecs(ctx context.Context, opts strategies.Options, st *strategies.Strategy, spec string, writers int) ([]string, string, string, error) {
-	label := redact.Spec(spec)
+func writerSpecs(ctx context.Context, opts strategies.Options, st *strategies.Strategy, spec strategies.Spec, writers int) ([]strategies.Spec, string, string, error) {
+	label := redact.Spec(spec.String())
 	// The spec must build as given; its own error is the one to report.
 	g, err := opts.New(ctx, spec)
 	if err != nil {
 		return nil, "", "", fmt.Errorf("%w: %s: %w", ErrBadInput, label, err)
 	}
 	closeGen(g)
-	for _, key := range workerKeys {
+	keys := workerKeys
+	if scheme, err := opts.SchemeOf(spec); err == nil {
+		if l, ok := snowflake.LayoutOf(scheme); ok {
+			keys = nil
+			if name, _, ok := l.WorkerField(); ok {
+				keys = []string{name}
+			}
+		}
+	}
+	for _, key := range keys {
 		if !slices.ContainsFunc(st.Keys, func(k strategies.Key) bool { return k.Name == key }) {
 			continue
 		}
@@ -249,7 +272,7 @@ func writerSpecs(ctx context.Context, opts strategies.Options, st *strategies.St
 		}
 		closeGen(g)
 		if g, err = opts.New(ctx, specs[len(specs)-1]); err != nil {
-			return nil, "", "", fmt.Errorf("%w: %s: %d writers need %s IDs up to %s: %w", ErrBadInput, label, writers, key, redact.Spec(specs[len(specs)-1]), err)
+			return nil, "", "", fmt.Errorf("%w: %s: %d writers need %s IDs up to %s: %w", ErrBadInput, label, writers, key, redact.Spec(specs[len(specs)-1].String()), err)
 		}
 		closeGen(g)
 		if env := opts.WorkerID; env != "" && writers > 1 {
@@ -257,36 +280,36 @@ func writerSpecs(ctx context.Context, opts strategies.Options, st *strategies.St
 		}
 		return specs, key, "", nil
 	}
-	specs := make([]string, writers)
+	specs := make([]strategies.Spec, writers)
 	for i := range specs {
 		specs[i] = spec
 	}
 	var note string
-	if writers > 1 && slices.ContainsFunc(st.Keys, func(k strategies.Key) bool { return slices.Contains(workerKeys, k.Name) }) {
-		note = fmt.Sprintf("%s: no worker key accepted (tried %s); %d writers share the spec", label, strings.Join(workerKeys, ", "), writers)
+	switch {
+	case writers <= 1 || !slices.ContainsFunc(st.Keys, func(k strategies.Key) bool { return slices.Contains(workerKeys, k.Name) }):
+	case len(keys) == 0:
+		note = fmt.Sprintf("%s: the layout has no node field to tell writers apart; %d writers share the spec", label, writers)
+	default:
+		note = fmt.Sprintf("%s: no worker key accepted (tried %s); %d writers share the spec", label, strings.Join(keys, ", "), writers)
 	}
 	return specs, "", note, nil
 }
 
 // withWorker returns writers copies of spec with key=base+k last, base
 // being the spec's own value of key (default 0).
-func withWorker(spec, key string, writers int) ([]string, error) {
-	parsed, err := strategies.ParseSpec(spec)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
-	}
+func withWorker(spec strategies.Spec, key string, writers int) ([]strategies.Spec, error) {
 	base := int64(0)
-	if v, ok := parsed.Get(key); ok {
+	if v, ok := spec.Get(key); ok {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
-			return nil, fmt.Errorf("%w: %s: %s=%q: want a non-negative integer", ErrBadInput, redact.Spec(spec), key, v)
+			return nil, fmt.Errorf("%w: %s: %s=%q: want a non-negative integer", ErrBadInput, redact.Spec(spec.String()), key, v)
 		}
 		base = n
 	}
-	parsed = parsed.Without(key)
-	specs := make([]string, writers)
+	spec = spec.Without(key)
+	specs := make([]strategies.Spec, writers)
 	for k := range specs {
-		specs[k] = parsed.With(key, strconv.FormatInt(base+int64(k), 10)).String()
+		specs[k] = spec.With(key, strconv.FormatInt(base+int64(k), 10))
 	}
 	return specs, nil
 }

@@ -22,11 +22,11 @@ func TestAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	uu, err := strategies.New(context.Background(), "uuidv7")
+	uu, err := strategies.NewText(context.Background(), "uuidv7")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b62, err := strategies.New(context.Background(), "snowflake?encoding=base62")
+	b62, err := strategies.NewText(context.Background(), "snowflake?encoding=base62")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func TestCodecMarshal(t *testing.T) {
 	}
 	var gens []idgen.Generator
 	for _, spec := range []string{"uuidv7", "snowflake?encoding=base62"} {
-		g, err := strategies.New(context.Background(), spec)
+		g, err := strategies.NewText(context.Background(), spec)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -144,7 +144,7 @@ func TestLeaseStatusAbsent(t *testing.T) {
 // wrapper of the snowflake generator) keeps the snowflake's gauges and its
 // readiness, read through Unwrap.
 func TestEncodedGeneratorMetrics(t *testing.T) {
-	g, err := strategies.Options{}.New(context.Background(), "snowflake?preset=twitter&worker=1&encoding=crockford&rollback=hold")
+	g, err := strategies.Options{}.NewText(context.Background(), "snowflake?preset=twitter&worker=1&encoding=crockford&rollback=hold")
 	if err != nil {
 		t.Fatal(err)
 	}

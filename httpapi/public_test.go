@@ -19,7 +19,7 @@ func TestDecodePublicID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inner, err := strategies.New(context.Background(), "snowflake?preset=twitter&worker=5")
+	inner, err := strategies.NewText(context.Background(), "snowflake?preset=twitter&worker=5")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func redisTag(t *testing.T) (url, tag string) {
 // /metrics, and dense IDs come out over HTTP.
 func TestSegmentOverRedis(t *testing.T) {
 	url, tag := redisTag(t)
-	g, err := strategies.New(context.Background(), strategies.MustParse("segment?step=100&auto_create=true").With("dsn", url).With("tag", tag).String())
+	g, err := strategies.NewText(context.Background(), strategies.MustParse("segment?step=100&auto_create=true").With("dsn", url).With("tag", tag).String())
 	if err != nil {
 		t.Fatalf("strategies.New: %v", err)
 	}
@@ -92,7 +92,7 @@ func TestSegmentOutageKeepsHeld(t *testing.T) {
 	url, tag := redisTag(t)
 	purl, p := testenv.ViaProxy(t, url)
 	spec := strategies.MustParse("segment?step=2000&min_step=2000&max_step=2000&auto_create=true").With("dsn", purl).With("tag", tag)
-	g, err := strategies.New(context.Background(), spec.String())
+	g, err := strategies.NewText(context.Background(), spec.String())
 	if err != nil {
 		t.Fatalf("strategies.New: %v", err)
 	}

@@ -62,7 +62,7 @@ func ExampleColumnText() {
 		{"ulid", "01KZ5Q6A80Q2WJ3RBD4N0M7Y5S"},
 		{"snowflake?preset=twitter", "2061404137190924288"},
 	} {
-		scheme, err := strategies.SchemeOf(tc.spec)
+		scheme, err := strategies.SchemeOf(strategies.MustParse(tc.spec))
 		if err != nil {
 			panic(err)
 		}

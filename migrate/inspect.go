@@ -504,11 +504,15 @@ func (p *Plan) inspectKey(ctx context.Context, q pgx.Tx, oid uint32, partitioned
 
 // inspectTarget checks the target spec against the key column.
 func (p *Plan) inspectTarget(spec string) error {
-	s, params, err := strategies.Resolve(spec)
+	parsed, err := strategies.CheckSpec(spec) // the one parse of Options.To
 	if err != nil {
 		return toErr("", err)
 	}
-	scheme, err := strategies.SchemeOf(spec)
+	s, params, err := strategies.Resolve(parsed)
+	if err != nil {
+		return fmt.Errorf("%w: Options.To: %w", ErrInput, err)
+	}
+	scheme, err := strategies.SchemeOf(parsed)
 	if err != nil {
 		return toErr(spec, err)
 	}
@@ -528,12 +532,10 @@ func (p *Plan) inspectTarget(spec string) error {
 		}
 		p.Layout = l
 		p.Nodes = map[string]int64{}
+		p.ReservedField, _, _ = l.WorkerField() // "" when the layout has no node field
 		for _, f := range l.Fields {
 			if !isNode(f.Name) {
 				continue
-			}
-			if p.ReservedField == "" || f.Name == "worker" {
-				p.ReservedField = f.Name
 			}
 			if params.Has(f.Name) {
 				s := params.String(f.Name, "")

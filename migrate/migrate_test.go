@@ -647,3 +647,20 @@ func TestPlanInProgress(t *testing.T) {
 		t.Errorf("plan shows a zero time:\n%s", b.String())
 	}
 }
+
+// TestReservedWorkerField: migrate reserves worker IDs in the layout's
+// snowflake.Layout.WorkerField: machine here, where it used to reserve
+// the first node field, datacenter (the rule a lease and IDGEN_WORKER_ID
+// did not follow).
+func TestReservedWorkerField(t *testing.T) {
+	conn, _ := schema(t)
+	exec(t, conn, "CREATE TABLE orders (id bigserial PRIMARY KEY)")
+	to := "snowflake?layout=time:41,datacenter:5,machine:5,sequence:11&datacenter=3"
+	p, err := migrate.Inspect(context.Background(), conn, migrate.Options{Table: "orders", To: to})
+	if err != nil {
+		t.Fatalf("Inspect = %v", err)
+	}
+	if p.ReservedField != "machine" || p.TriggerWorker != 31 || p.BackfillWorker != 30 || p.Nodes["datacenter"] != 3 || p.Nodes["machine"] != 30 {
+		t.Fatalf("Inspect(%s) reserved %s %d and %d, nodes %v; want machine 31 and 30, datacenter 3", to, p.ReservedField, p.TriggerWorker, p.BackfillWorker, p.Nodes)
+	}
+}

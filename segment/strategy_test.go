@@ -38,7 +38,7 @@ func TestSegmentStrategies(t *testing.T) {
 	})
 
 	spec := withDSN("segment?step=500&prefetch=0.2&rate=1000", dsn).With("tag", tag).String()
-	g, err := strategies.New(context.Background(), spec)
+	g, err := strategies.NewText(context.Background(), spec)
 	if err != nil {
 		t.Fatalf("New(%q) = %v", spec, err)
 	}
@@ -50,7 +50,7 @@ func TestSegmentStrategies(t *testing.T) {
 
 	for _, name := range []string{"segment", "ticket", "instagram"} {
 		spec := name + "?dsn=redis://127.0.0.1:1/0"
-		s, err := strategies.SchemeOf(spec)
+		s, err := strategies.SchemeOf(strategies.MustParse(spec))
 		if err != nil || s == nil || s.Size != 8 || s.Column != "bigint" {
 			t.Fatalf("SchemeOf(%q) = %v, %v; want an 8-byte bigint scheme, no store contacted", spec, s, err)
 		}
@@ -90,7 +90,7 @@ func TestSegmentStrategyBadInput(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			g, err := strategies.New(context.Background(), c.spec)
+			g, err := strategies.NewText(context.Background(), c.spec)
 			if err == nil {
 				g.(io.Closer).Close()
 			}
@@ -109,7 +109,7 @@ func withDSN(spec, dsn string) strategies.Spec { return strategies.MustParse(spe
 func fromSpec(spec string) func(t *testing.T) idgen.Generator {
 	return func(t *testing.T) idgen.Generator {
 		t.Helper()
-		g, err := strategies.New(context.Background(), spec)
+		g, err := strategies.NewText(context.Background(), spec)
 		if err != nil {
 			t.Fatalf("New(%q) = %v", spec, err)
 		}

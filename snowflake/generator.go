@@ -22,8 +22,9 @@ type Config struct {
 	// ...). A field of the layout that is missing here is 0; a name the
 	// layout lacks, or a value outside [0, 2^bits-1], is refused by New.
 	Nodes map[string]int64
-	// Lease, when set, supplies the worker ID (the "worker" field, or
-	// "machine" in a layout without one) and the datacenter ID, overriding
+	// Lease, when set, supplies the worker ID (the Layout.WorkerField:
+	// worker, else machine, process, shard, region or datacenter) and the
+	// datacenter ID (unless datacenter is the worker field), overriding
 	// Nodes for those fields. Next fails with idgen.ErrLeaseLost while the
 	// lease returns no identity, and follows a new identity when the lease
 	// is reacquired. Nil means none.

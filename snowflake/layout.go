@@ -383,12 +383,23 @@ func (l Layout) Field(name string) (bits int, ok bool) {
 	return 0, false
 }
 
-// WorkerField returns the field that holds the worker ID, the one a Lease's
-// Identity fills: FieldWorker, else FieldMachine in a layout without one
-// (Sonyflake's), with its width in bits; ok is false when the layout has
-// neither.
+// workerFields are the node fields WorkerField chooses from, finest first.
+var workerFields = []string{FieldWorker, FieldMachine, FieldProcess, FieldShard, FieldRegion, FieldDatacenter}
+
+// WorkerField returns the node field that tells one generator of the
+// layout from another, with its width in bits: the one rule for the
+// field a Lease's Identity fills with its WorkerID, that
+// strategies.Options.WorkerID (IDGEN_WORKER_ID) sets, that package
+// migrate reserves worker IDs in, and that idgen compare's writers count
+// through. It is the layout's first field of worker, machine, process,
+// shard, region and datacenter, in that order: the finest-grained node
+// field it has. So the presets twitter, default, discord, baidu, region
+// and js53 give worker, sonyflake machine, instagram shard, and a layout
+// whose only node field is datacenter gives datacenter (a Lease's
+// DatacenterID then has no field of its own). ok is false for a layout
+// without a node field (simpleflake).
 func (l Layout) WorkerField() (name string, bits int, ok bool) {
-	for _, name := range []string{FieldWorker, FieldMachine} {
+	for _, name := range workerFields {
 		if bits, ok := l.Field(name); ok {
 			return name, bits, true
 		}

@@ -48,15 +48,12 @@ func (g *Generator) nodeState(ctx context.Context) (*nodeState, error) {
 	for k, v := range g.nodes {
 		values[k] = v
 	}
-	worker := "worker"
-	if _, ok := g.p.node(worker); !ok {
-		worker = "machine"
-	}
-	if _, ok := g.p.node(worker); ok {
+	worker, _, ok := g.p.layout.WorkerField()
+	if ok {
 		values[worker] = ident.WorkerID
 	}
-	if _, ok := g.p.node("datacenter"); ok {
-		values["datacenter"] = ident.DatacenterID
+	if _, ok := g.p.node(FieldDatacenter); ok && worker != FieldDatacenter {
+		values[FieldDatacenter] = ident.DatacenterID
 	}
 	bits, err := g.p.nodeBits(values)
 	if err != nil {

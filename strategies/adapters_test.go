@@ -56,7 +56,7 @@ func TestConformance(t *testing.T) {
 func fromSpec(spec string) func(t *testing.T) idgen.Generator {
 	return func(t *testing.T) idgen.Generator {
 		t.Helper()
-		g, err := strategies.New(context.Background(), spec)
+		g, err := strategies.NewText(context.Background(), spec)
 		if err != nil {
 			t.Fatalf("New(%q) = %v", spec, err)
 		}
@@ -85,7 +85,7 @@ func TestSchemeOf(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := strategies.SchemeOf(tc.spec)
+			s, err := strategies.SchemeOf(strategies.MustParse(tc.spec))
 			if err != nil {
 				t.Fatalf("SchemeOf(%q) = %v", tc.spec, err)
 			}
@@ -96,14 +96,14 @@ func TestSchemeOf(t *testing.T) {
 				t.Fatalf("SchemeOf(%q) = {%s %s %d %v}; want {%s %s %d %v}", tc.spec, s.Name, s.Column, s.Size, s.TimeOrdered,
 					tc.name, tc.column, tc.size, tc.ordered)
 			}
-			g, err := strategies.New(context.Background(), tc.spec)
+			g, err := strategies.NewText(context.Background(), tc.spec)
 			if err != nil {
 				t.Fatalf("New(%q) = %v", tc.spec, err)
 			}
 			if g.Scheme() != s {
 				t.Fatalf("New(%q).Scheme() = %p; want SchemeOf's %p", tc.spec, g.Scheme(), s)
 			}
-			again, _ := strategies.SchemeOf(tc.spec)
+			again, _ := strategies.SchemeOf(strategies.MustParse(tc.spec))
 			if again != s {
 				t.Fatalf("SchemeOf(%q) twice gave two schemes", tc.spec)
 			}
@@ -112,7 +112,7 @@ func TestSchemeOf(t *testing.T) {
 }
 
 func TestSonyflakeLayout(t *testing.T) {
-	s, err := strategies.SchemeOf("sonyflake?bits_sequence=10&bits_machine=12&time_unit=5ms&start_time=2020-01-01")
+	s, err := strategies.SchemeOf(strategies.MustParse("sonyflake?bits_sequence=10&bits_machine=12&time_unit=5ms&start_time=2020-01-01"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestSonyflakeLayout(t *testing.T) {
 }
 
 func TestSonyflakeFields(t *testing.T) {
-	g, err := strategies.New(context.Background(), "sonyflake?machine=513&bits_sequence=9&bits_machine=10")
+	g, err := strategies.NewText(context.Background(), "sonyflake?machine=513&bits_sequence=9&bits_machine=10")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestEnvWorkerID(t *testing.T) {
 	opts := strategies.Options{WorkerID: "17"} // what IDGEN_WORKER_ID=17 gives in the CLI
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			g, err := opts.New(context.Background(), tc.spec)
+			g, err := opts.NewText(context.Background(), tc.spec)
 			if err != nil {
 				t.Fatalf("New(%q) = %v", tc.spec, err)
 			}
@@ -176,7 +176,7 @@ func TestEnvWorkerID(t *testing.T) {
 }
 
 func TestEnvWorkerIDOutOfRange(t *testing.T) {
-	_, err := strategies.Options{WorkerID: "70000"}.New(context.Background(), "sonyflake")
+	_, err := strategies.Options{WorkerID: "70000"}.NewText(context.Background(), "sonyflake")
 	want := `strategies: invalid spec: sonyflake: IDGEN_WORKER_ID="70000": want an integer in [0, 65535]`
 	if err == nil || err.Error() != want || !errors.Is(err, strategies.ErrSpec) {
 		t.Fatalf("New(sonyflake) with IDGEN_WORKER_ID=70000 = %v; want %s", err, want)

@@ -31,7 +31,7 @@ func TestNewAt(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			g, err := strategies.New(context.Background(), tc.spec)
+			g, err := strategies.NewText(context.Background(), tc.spec)
 			if err != nil {
 				t.Fatalf("New(%q) = %v", tc.spec, err)
 			}
@@ -89,7 +89,7 @@ func TestNewAtErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			g, err := strategies.New(context.Background(), tc.spec)
+			g, err := strategies.NewText(context.Background(), tc.spec)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,7 +106,7 @@ func TestNewAtErrors(t *testing.T) {
 func TestNewAtBackwards(t *testing.T) {
 	for _, spec := range []string{"snowflake", "sonyflake", "flake128"} {
 		t.Run(spec, func(t *testing.T) {
-			g, err := strategies.New(context.Background(), spec)
+			g, err := strategies.NewText(context.Background(), spec)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -130,7 +130,7 @@ func TestNewAtBackwards(t *testing.T) {
 // TestUUIDv7NewAtSubMillisecondOrder: NewAt keeps the order of times within
 // one millisecond (rand_a holds the sub-millisecond fraction).
 func TestUUIDv7NewAtSubMillisecondOrder(t *testing.T) {
-	g, err := strategies.New(context.Background(), "uuidv7")
+	g, err := strategies.NewText(context.Background(), "uuidv7")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ var (
 )
 
 func benchAdapter(b *testing.B, spec string) {
-	g, err := strategies.New(context.Background(), spec)
+	g, err := strategies.NewText(context.Background(), spec)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func benchAdapter(b *testing.B, spec string) {
 }
 
 func benchAdapterParallel(b *testing.B, spec string) {
-	g, err := strategies.New(context.Background(), spec)
+	g, err := strategies.NewText(context.Background(), spec)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func BenchmarkFlake128(b *testing.B) {
 func BenchmarkOverhead(b *testing.B) {
 	ctx := context.Background()
 	adapter := func(spec string) func() {
-		g, err := strategies.New(context.Background(), spec)
+		g, err := strategies.NewText(context.Background(), spec)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -51,7 +51,7 @@ func TestBinaryUUIDMariaDB(t *testing.T) {
 // binaryIDs issues n IDs of spec.
 func binaryIDs(t *testing.T, spec string, n int) []idgen.ID {
 	t.Helper()
-	g, err := strategies.New(context.Background(), spec)
+	g, err := strategies.NewText(context.Background(), spec)
 	if err != nil {
 		t.Fatalf("New(%q) = %v", spec, err)
 	}

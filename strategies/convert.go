@@ -1,7 +1,10 @@
 package strategies
 
 import (
+	"bytes"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/internal/errclass"
@@ -11,11 +14,15 @@ import (
 // the wrapping error names the schemes and lists the conversions there are.
 var ErrConvert = errclass.Invalid("strategies: no such conversion")
 
-// Conversions lists the conversions Convert performs, as "from -> to".
-var Conversions = []string{
+// conversions are the pairs Convert performs, as "from -> to".
+var conversions = []string{
 	"ulid -> uuid", "uuid -> ulid", "uuidv7 -> ulid", "ulid -> uuidv7",
 	"uuidv7 -> uuid", "uuidv4 -> uuid", "uuid -> uuidv7", "uuid -> uuidv4",
 }
+
+// Conversions returns the conversions Convert performs, as "from -> to"
+// (the schemes' names), in a new slice the caller may change.
+func Conversions() []string { return slices.Clone(conversions) }
 
 // Convert returns id as an ID of the scheme to:
 //
@@ -28,7 +35,8 @@ var Conversions = []string{
 //	uuidv7, uuidv4 -> uuid, and back when the version nibble matches
 //
 // An ID already of scheme to is returned as is. Other pairs (a UUIDv4 has
-// no time to make a ULID of) wrap ErrConvert.
+// no time to make a ULID of) wrap ErrConvert; the message gives the reason
+// and lists Conversions. ConvertExact refuses the lossy ones too.
 func Convert(id idgen.ID, to *idgen.Scheme) (idgen.ID, error) {
 	from := id.Scheme()
 	if from == nil {
@@ -56,7 +64,61 @@ func Convert(id idgen.ID, to *idgen.Scheme) (idgen.ID, error) {
 		}
 		return to.FromBytes(b)
 	}
-	return idgen.ID{}, fmt.Errorf("%w: %s -> %s; defined: %v", ErrConvert, from, to, Conversions)
+	return idgen.ID{}, fmt.Errorf("%w: %s -> %s: %s; defined: %s", ErrConvert, from, to, noConversion(from, to), strings.Join(conversions, ", "))
+}
+
+// noConversion says why Convert has no conversion from one scheme to
+// another.
+func noConversion(from, to *idgen.Scheme) string {
+	bits128 := func(s *idgen.Scheme) bool {
+		return s == ULIDScheme() || s == UUIDScheme() || s == UUIDv7Scheme() || s == UUIDv4Scheme()
+	}
+	encoded := func(s *idgen.Scheme) bool {
+		return !bits128(s) && slices.ContainsFunc([]*idgen.Scheme{ULIDScheme(), UUIDScheme(), UUIDv7Scheme(), UUIDv4Scheme()},
+			func(b *idgen.Scheme) bool { return b.Name == s.Name })
+	}
+	switch {
+	case encoded(from):
+		return fmt.Sprintf("the %s ID is read in another text encoding (%s=): Convert takes the scheme's own", from.Name, EncodingKey)
+	case !bits128(from):
+		return fmt.Sprintf("only a ULID and a UUID hold the same 128 bits; a %s ID is neither", from.Name)
+	case !bits128(to):
+		return fmt.Sprintf("only a ULID and a UUID hold the same 128 bits; a %s ID is neither", to.Name)
+	case from == UUIDv4Scheme() && to != UUIDScheme():
+		return fmt.Sprintf("a UUIDv4 has no time to make a %s of", displayName(to))
+	}
+	// ulid -> uuidv4, uuidv7 -> uuidv4: a time would become random bits.
+	return fmt.Sprintf("a %s's time has no place in a %s", displayName(from), displayName(to))
+}
+
+// displayName is a 128-bit scheme's name as prose writes it.
+func displayName(s *idgen.Scheme) string {
+	switch s {
+	case ULIDScheme():
+		return "ULID"
+	case UUIDv7Scheme():
+		return "UUIDv7"
+	case UUIDv4Scheme():
+		return "UUIDv4"
+	}
+	return "UUID"
+}
+
+// ConvertExact is Convert for a pair that loses no bit: it also refuses
+// (wrapping ErrConvert) an ID that does not convert back to the same bits,
+// as a ULID not made from a UUIDv7 does when it becomes a UUIDv7 (6 of its
+// random bits are overwritten). idgen convert converts with it.
+func ConvertExact(id idgen.ID, to *idgen.Scheme) (idgen.ID, error) {
+	out, err := Convert(id, to)
+	if err != nil {
+		return idgen.ID{}, err
+	}
+	back, err := Convert(out, id.Scheme())
+	if err != nil || !bytes.Equal(back.Bytes(), id.Bytes()) {
+		return idgen.ID{}, fmt.Errorf("%w: %s %s -> %s is lossy: %s does not convert back to it (a ULID becomes a UUIDv7 exactly only when it came from one)",
+			ErrConvert, id.Scheme().Name, id, to.Name, out)
+	}
+	return out, nil
 }
 
 // ULIDToUUID returns a ULID's 128 bits as a UUIDScheme() ID: the value a

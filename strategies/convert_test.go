@@ -64,11 +64,15 @@ func TestConvertErrors(t *testing.T) {
 		msg  string
 	}{
 		{name: "uuidv4 has no time", id: v4, to: strategies.ULIDScheme(),
-			msg: "strategies: no such conversion: uuidv4 -> ulid; defined: [ulid -> uuid uuid -> ulid uuidv7 -> ulid ulid -> uuidv7 uuidv7 -> uuid uuidv4 -> uuid uuid -> uuidv7 uuid -> uuidv4]"},
+			msg: "strategies: no such conversion: uuidv4 -> ulid: a UUIDv4 has no time to make a ULID of; defined: ulid -> uuid, uuid -> ulid, uuidv7 -> ulid, ulid -> uuidv7, uuidv7 -> uuid, uuidv4 -> uuid, uuid -> uuidv7, uuid -> uuidv4"},
+		{name: "uuidv7 has a time", id: strategies.UUIDv7Scheme().MustParse("01923e3f-5cbb-7cfe-8e8a-89a9ec6c1744"), to: strategies.UUIDv4Scheme(),
+			msg: "strategies: no such conversion: uuidv7 -> uuidv4: a UUIDv7's time has no place in a UUIDv4; defined: ulid -> uuid, uuid -> ulid, uuidv7 -> ulid, ulid -> uuidv7, uuidv7 -> uuid, uuidv4 -> uuid, uuid -> uuidv7, uuid -> uuidv4"},
 		{name: "v1 is not v7", id: anyUUID, to: strategies.UUIDv7Scheme(),
 			msg: "strategies: no such conversion: uuid c232ab00-9414-11ec-b3c8-9f6bdeced846 is not an RFC 9562 version 7 UUID"},
 		{name: "ksuid", id: strategies.KSUIDScheme().MustParse("0ujtsYcgvSTl8PAuAdqWYSMnLOv"), to: strategies.ULIDScheme(),
-			msg: "strategies: no such conversion: ksuid -> ulid; defined: [ulid -> uuid uuid -> ulid uuidv7 -> ulid ulid -> uuidv7 uuidv7 -> uuid uuidv4 -> uuid uuid -> uuidv7 uuid -> uuidv4]"},
+			msg: "strategies: no such conversion: ksuid -> ulid: only a ULID and a UUID hold the same 128 bits; a ksuid ID is neither; defined: ulid -> uuid, uuid -> ulid, uuidv7 -> ulid, ulid -> uuidv7, uuidv7 -> uuid, uuidv4 -> uuid, uuid -> uuidv7, uuid -> uuidv4"},
+		{name: "to flake128", id: v4, to: strategies.Flake128Scheme(),
+			msg: "strategies: no such conversion: uuidv4 -> flake128: only a ULID and a UUID hold the same 128 bits; a flake128 ID is neither; defined: ulid -> uuid, uuid -> ulid, uuidv7 -> ulid, ulid -> uuidv7, uuidv7 -> uuid, uuidv4 -> uuid, uuid -> uuidv7, uuid -> uuidv4"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -87,5 +91,41 @@ func TestConvertErrors(t *testing.T) {
 	back, err := strategies.Convert(strategies.UUIDScheme().MustParse(v4.String()), strategies.UUIDv4Scheme())
 	if err != nil || back != v4 {
 		t.Fatalf("Convert(uuid, uuidv4) = %v, %v; want %v", back, err, v4)
+	}
+}
+
+// TestConvertExact: ConvertExact converts what Convert does when the ID
+// converts back to the same bits, and refuses the rest with ErrConvert.
+func TestConvertExact(t *testing.T) {
+	v7 := strategies.UUIDv7Scheme().MustParse("01923e3f-5cbb-7cfe-8e8a-89a9ec6c1744")
+	u, err := strategies.ConvertExact(v7, strategies.ULIDScheme())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back, err := strategies.ConvertExact(u, strategies.UUIDv7Scheme()); err != nil || back != v7 {
+		t.Fatalf("ConvertExact(%s, uuidv7) = %v, %v; want %v", u, back, err, v7)
+	}
+	lossy := strategies.ULIDScheme().MustParse("01J8Z3YQ5V7KZ4X2M9N7P6R5T4")
+	_, err = strategies.ConvertExact(lossy, strategies.UUIDv7Scheme())
+	want := "strategies: no such conversion: ulid 01J8Z3YQ5V7KZ4X2M9N7P6R5T4 -> uuidv7 is lossy: 01923e3f-5cbb-7cfe-8e8a-89a9ec6c1744 does not convert back to it (a ULID becomes a UUIDv7 exactly only when it came from one)"
+	if !errors.Is(err, strategies.ErrConvert) || err.Error() != want {
+		t.Fatalf("ConvertExact(%s, uuidv7) = %v; want %s", lossy, err, want)
+	}
+	v4 := strategies.UUIDv4Scheme().MustParse("919108f7-52d1-4320-9bac-f847db4148a8")
+	if _, err := strategies.ConvertExact(v4, strategies.ULIDScheme()); !errors.Is(err, strategies.ErrConvert) {
+		t.Fatalf("ConvertExact(uuidv4, ulid) = %v; want ErrConvert", err)
+	}
+}
+
+// TestConversionsCopy: Conversions returns a copy; changing it changes
+// neither the next call nor Convert's message.
+func TestConversionsCopy(t *testing.T) {
+	c := strategies.Conversions()
+	if len(c) != 8 || c[0] != "ulid -> uuid" {
+		t.Fatalf("Conversions() = %q; want 8 pairs, ulid -> uuid first", c)
+	}
+	c[0] = "changed"
+	if got := strategies.Conversions()[0]; got != "ulid -> uuid" {
+		t.Fatalf("Conversions()[0] after changing a copy = %q; want ulid -> uuid", got)
 	}
 }

@@ -31,7 +31,7 @@ func ExampleSpec() {
 // New builds the generator a spec names; its IDs decompose into the
 // layout's fields.
 func ExampleNew() {
-	g, err := strategies.New(context.Background(), "snowflake?preset=twitter&datacenter=2&worker=9")
+	g, err := strategies.NewText(context.Background(), "snowflake?preset=twitter&datacenter=2&worker=9")
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -43,7 +43,7 @@ func ExampleNew() {
 		}
 	}
 
-	_, err = strategies.New(context.Background(), "snowflake?preset=twitter&worker=40")
+	_, err = strategies.NewText(context.Background(), "snowflake?preset=twitter&worker=40")
 	fmt.Println(err)
 	// Output:
 	// datacenter=2 (5 bits)
@@ -55,7 +55,7 @@ func ExampleNew() {
 // from its environment (idgen's CLI: IDGEN_WORKER_ID).
 func ExampleOptions() {
 	opts := strategies.Options{WorkerID: "17"}
-	g, _ := opts.New(context.Background(), "sonyflake?machine=3")
+	g, _ := opts.NewText(context.Background(), "sonyflake?machine=3")
 	id, _ := g.Next(context.Background())
 	for _, f := range id.Scheme().Decompose(id) {
 		if f.Name == "machine" {
@@ -69,7 +69,7 @@ func ExampleOptions() {
 // A *SpecError names the key at fault, so that a program reading specs
 // from a file can point at the key's line.
 func ExampleSpecError() {
-	_, err := strategies.New(context.Background(), "sonyflake?bits_sequence=40")
+	_, err := strategies.NewText(context.Background(), "sonyflake?bits_sequence=40")
 	if se, ok := errors.AsType[*strategies.SpecError](err); ok {
 		fmt.Printf("key %s, value %s\n", se.Key, se.Value)
 	}

@@ -20,7 +20,7 @@ const KeyspaceDoc = "name of the keyspace the IDs must be unique in (default: th
 	"generators of different keyspaces may issue the same IDs"
 
 // Keyspace is Options.Keyspace with zero Options.
-func Keyspace(spec string) (string, error) { return Options{}.Keyspace(spec) }
+func Keyspace(spec Spec) (string, error) { return Options{}.Keyspace(spec) }
 
 // Keyspace describes the IDs spec's generator can issue, to tell whether
 // two generators built apart would issue the same IDs: two specs whose
@@ -38,7 +38,7 @@ func Keyspace(spec string) (string, error) { return Options{}.Keyspace(spec) }
 // (xid, uuidv1, uuidv6), a store that hands each generator its own IDs
 // (segment, ticket, instagram), a worker ID leased from a store. Nothing is
 // built and no store is contacted; errors are the spec's, as New gives them.
-func (o Options) Keyspace(spec string) (string, error) {
+func (o Options) Keyspace(spec Spec) (string, error) {
 	s, p, err := o.Resolve(spec)
 	if err != nil {
 		return "", err

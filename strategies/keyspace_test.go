@@ -52,11 +52,11 @@ func TestKeyspace(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := strategies.Options{WorkerID: tt.workerID, LookupKey: func(string) (string, bool) { return key, true }}
-			a, err := o.Keyspace(tt.a)
+			a, err := o.Keyspace(strategies.MustParse(tt.a))
 			if err != nil {
 				t.Fatalf("Keyspace(%q) = %v", tt.a, err)
 			}
-			b, err := o.Keyspace(tt.b)
+			b, err := o.Keyspace(strategies.MustParse(tt.b))
 			if err != nil {
 				t.Fatalf("Keyspace(%q) = %v", tt.b, err)
 			}
@@ -65,12 +65,12 @@ func TestKeyspace(t *testing.T) {
 			}
 		})
 	}
-	got, err := strategies.Keyspace("snowflake?preset=twitter&datacenter=1&worker=3&keyspace=orders")
+	got, err := strategies.Keyspace(strategies.MustParse("snowflake?preset=twitter&datacenter=1&worker=3&keyspace=orders"))
 	want := `keyspace "orders": layout time:41,datacenter:5,worker:5,sequence:12;tick=1ms;epoch=2010-11-04T01:42:54.657Z, datacenter 1, worker 3`
 	if err != nil || got != want {
 		t.Fatalf("Keyspace(twitter) = %q, %v; want %q", got, err, want)
 	}
-	if _, err := strategies.Keyspace("snowflake?worker=x"); err == nil || !strings.Contains(err.Error(), `worker="x"`) {
+	if _, err := strategies.Keyspace(strategies.MustParse("snowflake?worker=x")); err == nil || !strings.Contains(err.Error(), `worker="x"`) {
 		t.Fatalf("Keyspace(worker=x) = %v; want the spec's error", err)
 	}
 }

@@ -70,7 +70,11 @@ func (Sonyflake) Scheme() *idgen.Scheme { return defaultSonyflakeScheme() }
 // MustSchemeOf is like SchemeOf but panics on error. For package-level
 // schemes, such as a Kind's.
 func MustSchemeOf(spec string) *idgen.Scheme {
-	s, err := SchemeOf(spec)
+	parsed, err := CheckSpec(spec)
+	if err != nil {
+		panic(err)
+	}
+	s, err := SchemeOf(parsed)
 	if err != nil {
 		panic(err)
 	}

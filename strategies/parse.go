@@ -38,12 +38,22 @@ func Parse(text string) (idgen.ID, error) {
 func ParseWith(text, spec string) (idgen.ID, error) { return Options{}.ParseWith(text, spec) }
 
 // ParseWith is the package's ParseWith, the spec's scheme found with o (a
-// public spec needs o.LookupKey).
+// public spec needs o.LookupKey). The spec text is parsed once, by
+// CheckSpec.
 func (o Options) ParseWith(text, spec string) (idgen.ID, error) {
 	text = trimID(text)
 	if spec == "" {
 		return detect(text)
 	}
+	parsed, err := CheckSpec(spec)
+	if err != nil {
+		return idgen.ID{}, err
+	}
+	return o.parseWithSpec(text, parsed)
+}
+
+// parseWithSpec is ParseWith of a parsed spec, text trimmed.
+func (o Options) parseWithSpec(text string, spec Spec) (idgen.ID, error) {
 	s, err := o.SchemeOf(spec)
 	if err != nil {
 		return idgen.ID{}, err

@@ -244,7 +244,7 @@ func TestSpecErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			g, err := strategies.New(context.Background(), tc.spec)
+			g, err := strategies.NewText(context.Background(), tc.spec)
 			if err == nil || err.Error() != tc.msg || !errors.Is(err, strategies.ErrSpec) {
 				t.Fatalf("New(%q) = %v, %v; want %s (ErrSpec)", tc.spec, g, err, tc.msg)
 			}

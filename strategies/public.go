@@ -34,7 +34,7 @@ func init() {
 			}
 			g, err := p.opts.New(ctx, inner)
 			if err != nil {
-				return nil, fmt.Errorf("%w: public: inner=%s: %w", ErrSpec, quote(inner), err)
+				return nil, innerError(inner.String(), err)
 			}
 			pg, err := public.New(g, cfg)
 			if err != nil {
@@ -52,7 +52,7 @@ func init() {
 			}
 			s, err := p.opts.SchemeOf(inner)
 			if err != nil {
-				return nil, fmt.Errorf("%w: public: inner=%s: %w", ErrSpec, quote(inner), err)
+				return nil, innerError(inner.String(), err)
 			}
 			ps, err := public.NewScheme(s, cfg)
 			if err != nil {
@@ -72,30 +72,39 @@ func init() {
 	})
 }
 
+// innerError is err about a public spec's inner spec.
+func innerError(inner string, err error) error {
+	return fmt.Errorf("%w: public: inner=%s: %w", ErrSpec, quote(inner), err)
+}
+
 // publicConfig reads a public spec's keys, encoding and tweak, and its
-// inner spec.
-func publicConfig(p *Params) (public.Config, string, error) {
+// inner spec, parsed (CheckSpec).
+func publicConfig(p *Params) (public.Config, Spec, error) {
 	inner := p.String("inner", "")
 	if inner == "" {
-		return public.Config{}, "", fmt.Errorf("%w: public: inner is required: the URL-escaped spec whose IDs to encrypt, e.g. inner=snowflake%%3Fpreset%%3Dtwitter", ErrSpec)
+		return public.Config{}, Spec{}, fmt.Errorf("%w: public: inner is required: the URL-escaped spec whose IDs to encrypt, e.g. inner=snowflake%%3Fpreset%%3Dtwitter", ErrSpec)
 	}
 	encName, err := p.Choice(EncodingKey, "crockford", "crockford", "crockford-check", "base58", "base62", "base36", "hex")
 	if err != nil {
-		return public.Config{}, "", err
+		return public.Config{}, Spec{}, err
 	}
 	enc, err := public.LookupEncoding(encName)
 	if err != nil {
-		return public.Config{}, "", err
+		return public.Config{}, Spec{}, err
 	}
 	keys, err := publicKeys(p)
 	if err != nil {
-		return public.Config{}, "", fmt.Errorf("%w: %w", ErrSpec, err)
+		return public.Config{}, Spec{}, fmt.Errorf("%w: %w", ErrSpec, err)
 	}
 	tweak := p.String("tweak", "")
 	if len(tweak) > public.MaxTweakSize {
-		return public.Config{}, "", p.bad("tweak", tweak, fmt.Sprintf("at most %d bytes", public.MaxTweakSize))
+		return public.Config{}, Spec{}, p.bad("tweak", tweak, fmt.Sprintf("at most %d bytes", public.MaxTweakSize))
 	}
-	return public.Config{Keys: keys, Encoding: enc, Tweak: []byte(tweak)}, inner, nil
+	spec, err := CheckSpec(inner)
+	if err != nil {
+		return public.Config{}, Spec{}, innerError(inner, err)
+	}
+	return public.Config{Keys: keys, Encoding: enc, Tweak: []byte(tweak)}, spec, nil
 }
 
 // publicKeys reads a public spec's keys from key_file, or else from the

@@ -36,7 +36,7 @@ func TestPublicSpec(t *testing.T) {
 		{"typeid, its prefix as tweak", "public?inner=typeid%3Fprefix%3Duser&tweak=user", 27, '0', "typeid"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			g, err := opts.New(context.Background(), tt.spec)
+			g, err := opts.NewText(context.Background(), tt.spec)
 			if err != nil {
 				t.Fatalf("New(%q) = %v", tt.spec, err)
 			}
@@ -77,7 +77,7 @@ func TestPublicSpecRefused(t *testing.T) {
 		{"tweak of 65 bytes", "public?inner=snowflake&tweak=" + strings.Repeat("t", 65), []string{`tweak="tttttttt`, "at most 64 bytes"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := opts.New(context.Background(), tt.spec)
+			_, err := opts.NewText(context.Background(), tt.spec)
 			if !errors.Is(err, strategies.ErrSpec) {
 				t.Fatalf("New(%q) = %v; want ErrSpec", tt.spec, err)
 			}
@@ -89,7 +89,7 @@ func TestPublicSpecRefused(t *testing.T) {
 			if strings.Contains(err.Error(), testPublicKey[:16]) {
 				t.Errorf("New(%q) = %v: shows the key", tt.spec, err)
 			}
-			if _, err := opts.SchemeOf(tt.spec); !errors.Is(err, strategies.ErrSpec) {
+			if _, err := opts.SchemeOf(strategies.MustParse(tt.spec)); !errors.Is(err, strategies.ErrSpec) {
 				t.Errorf("SchemeOf(%q) = %v; want ErrSpec", tt.spec, err)
 			}
 		})
@@ -103,7 +103,7 @@ func TestPublicSpecTweak(t *testing.T) {
 	opts := withEnv(map[string]string{"IDGEN_PUBLIC_KEY": testPublicKey})
 	const inner = "snowflake%3Fpreset%3Dtwitter%26worker%3D3"
 	user := "public?inner=" + inner + "&tweak=user"
-	g, err := opts.New(context.Background(), user)
+	g, err := opts.NewText(context.Background(), user)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestEncodingKey(t *testing.T) {
 		{"ulid?encoding=hex", `^[0-9a-f]{32}$`},
 	} {
 		t.Run(tt.spec, func(t *testing.T) {
-			g, err := strategies.New(context.Background(), tt.spec)
+			g, err := strategies.NewText(context.Background(), tt.spec)
 			if err != nil {
 				t.Fatalf("New(%q) = %v", tt.spec, err)
 			}
@@ -166,10 +166,10 @@ func TestEncodingKey(t *testing.T) {
 			}
 		})
 	}
-	if _, err := strategies.New(context.Background(), "uuidv7?encoding=bwmarrin-base2"); !errors.Is(err, strategies.ErrSpec) || !strings.Contains(err.Error(), "64-bit IDs only") {
+	if _, err := strategies.NewText(context.Background(), "uuidv7?encoding=bwmarrin-base2"); !errors.Is(err, strategies.ErrSpec) || !strings.Contains(err.Error(), "64-bit IDs only") {
 		t.Errorf(`New("uuidv7?encoding=bwmarrin-base2") = %v; want ErrSpec: 64-bit IDs only`, err)
 	}
-	if _, err := strategies.New(context.Background(), "snowflake?encoding=base99"); !errors.Is(err, strategies.ErrSpec) || !strings.Contains(err.Error(), `encoding="base99"`) {
+	if _, err := strategies.NewText(context.Background(), "snowflake?encoding=base99"); !errors.Is(err, strategies.ErrSpec) || !strings.Contains(err.Error(), `encoding="base99"`) {
 		t.Errorf(`New("snowflake?encoding=base99") = %v; want ErrSpec naming encoding="base99"`, err)
 	}
 }
@@ -178,7 +178,7 @@ var typeIDRe = regexp.MustCompile(`^user_[0-7][0-9a-hjkmnp-tv-z]{25}$`)
 
 func TestTypeIDSpec(t *testing.T) {
 	const spec = "typeid?prefix=user"
-	g, err := strategies.New(context.Background(), spec)
+	g, err := strategies.NewText(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,10 +207,10 @@ func TestTypeIDSpec(t *testing.T) {
 	if _, err := strategies.ParseWith("post_01h455vb4pex5vsknk084sn02q", spec); !errors.Is(err, idgen.ErrSyntax) || !strings.Contains(err.Error(), `want "user"`) {
 		t.Errorf("ParseWith(post_...) = %v; want ErrSyntax naming prefix user", err)
 	}
-	if _, err := strategies.New(context.Background(), "typeid?prefix=User"); !errors.Is(err, strategies.ErrSpec) || !strings.Contains(err.Error(), "a-z") {
+	if _, err := strategies.NewText(context.Background(), "typeid?prefix=User"); !errors.Is(err, strategies.ErrSpec) || !strings.Contains(err.Error(), "a-z") {
 		t.Errorf(`New("typeid?prefix=User") = %v; want ErrSpec naming a-z`, err)
 	}
-	if g, err := strategies.New(context.Background(), "typeid"); err != nil || !regexp.MustCompile(`^[0-7][0-9a-hjkmnp-tv-z]{25}$`).MatchString(mustNext(t, g).String()) {
+	if g, err := strategies.NewText(context.Background(), "typeid"); err != nil || !regexp.MustCompile(`^[0-7][0-9a-hjkmnp-tv-z]{25}$`).MatchString(mustNext(t, g).String()) {
 		t.Errorf(`New("typeid") = %v; want TypeIDs with no prefix and no _`, err)
 	}
 }
@@ -235,7 +235,7 @@ func BenchmarkPublicSnowflake(b *testing.B) {
 	opts := strategies.Options{LookupKey: func(string) (string, bool) { return testPublicKey, true }}
 	pub := strategies.MustParse("public?encoding=crockford").With("inner", inner)
 	for _, spec := range []string{inner, pub.String()} {
-		g, err := opts.New(context.Background(), spec)
+		g, err := opts.NewText(context.Background(), spec)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -61,7 +61,7 @@ func readmeTyped(ctx context.Context) error {
 		ID     idgen.TypedID[snowflake.Twitter] `json:"id"`
 		Parent idgen.TypedID[snowflake.Twitter] `json:"parent"`
 	}
-	g, err := strategies.New(ctx, "snowflake?preset=twitter&worker=7")
+	g, err := strategies.NewText(ctx, "snowflake?preset=twitter&worker=7")
 	if err != nil {
 		return err
 	}

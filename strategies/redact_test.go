@@ -29,7 +29,7 @@ func TestWorkerSourcePasswordMasked(t *testing.T) {
 				t.Fatalf("OpenWorkerSource(%q) = %v, %v; want %v with the password masked", tt.source, src, err, tt.want)
 			}
 			spec := withSource("snowflake?preset=twitter", tt.source)
-			if g, err := strategies.New(context.Background(), spec); err == nil || strings.Contains(err.Error(), secret) {
+			if g, err := strategies.NewText(context.Background(), spec); err == nil || strings.Contains(err.Error(), secret) {
 				t.Fatalf("New(%q) = %v, %v; want an error with the password masked", spec, g, err)
 			}
 		})

@@ -103,7 +103,9 @@ type Params struct {
 // override, and public specs are refused.
 type Options struct {
 	// WorkerID, when not empty, overrides the worker key (the machine key
-	// of sonyflake and xid) of every strategy that has one, and is the
+	// of sonyflake and xid; a snowflake layout's WorkerField, such as
+	// machine or shard where it has no worker field) of every strategy
+	// that has one, and is the
 	// worker ID of the env worker source: decimal, in the field's range, 0
 	// to 2^bits-1. Beside any other worker source it is refused (a
 	// *WorkerConflictError), as the worker key is. Errors name it
@@ -127,29 +129,59 @@ type Options struct {
 	Notify func(msg string)
 }
 
-// Resolve parses spec text as ParseSpec does and checks its name and keys
-// against the registry. Errors are *SpecError values wrapping ErrSpec that
-// list the valid names or keys.
-func Resolve(spec string) (*Strategy, *Params, error) { return Options{}.Resolve(spec) }
-
-// Resolve is the package's Resolve, the Params carrying o.
-func (o Options) Resolve(spec string) (*Strategy, *Params, error) {
-	name, _, _ := strings.Cut(strings.TrimSpace(spec), "?")
-	s, ok := registry[name]
+// CheckSpec parses spec text as ParseSpec does and checks its strategy's
+// name and keys against the registry, as New does: the one parse between a
+// spec's text and its generator, whose Spec then flows to New, SchemeOf,
+// Keyspace and Resolve unparsed. Errors are *SpecError values wrapping
+// ErrSpec that list the valid names or keys; an unknown name is reported
+// first, then each key in order (an unknown key before its value's
+// escaping).
+func CheckSpec(text string) (Spec, error) {
+	name, _, _ := strings.Cut(strings.TrimSpace(text), "?")
+	s, ok := registry[strings.TrimSpace(name)]
 	if !ok {
-		return nil, nil, specError(spec, "", name, fmt.Errorf("%w: unknown strategy %s; valid: %s", ErrSpec, quote(name), strings.Join(Names(), ", ")))
+		return Spec{}, unknownStrategy(text, name)
 	}
-	parsed, err := parseSpec(spec, func(k string) error {
-		if k != EncodingKey && k != KeyspaceKey && !slices.ContainsFunc(s.Keys, func(key Key) bool { return key.Name == k }) {
-			return fmt.Errorf("%w: %s: unknown key %s; valid keys: %s", ErrSpec, name, strconv.Quote(echo.CutN(k, echo.Max/2)), keyNames(s))
+	return parseSpec(text, func(k string) error {
+		if !s.takes(k) {
+			return unknownKey(s, k)
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, nil, err
+}
+
+func unknownStrategy(spec, name string) error {
+	return specError(spec, "", name, fmt.Errorf("%w: unknown strategy %s; valid: %s", ErrSpec, quote(name), strings.Join(Names(), ", ")))
+}
+
+func unknownKey(s *Strategy, k string) error {
+	return fmt.Errorf("%w: %s: unknown key %s; valid keys: %s", ErrSpec, s.Name, strconv.Quote(echo.CutN(k, echo.Max/2)), keyNames(s))
+}
+
+// takes reports whether s's specs take key k: one of its Keys, or a key
+// every strategy takes (EncodingKey, KeyspaceKey).
+func (s *Strategy) takes(k string) bool {
+	return k == EncodingKey || k == KeyspaceKey || slices.ContainsFunc(s.Keys, func(key Key) bool { return key.Name == k })
+}
+
+// Resolve checks spec's name and keys against the registry, as CheckSpec
+// does, and returns its strategy and the Params its Build, Scheme and
+// Keyspace read. Errors are *SpecError values wrapping ErrSpec that list
+// the valid names or keys. No text is parsed.
+func Resolve(spec Spec) (*Strategy, *Params, error) { return Options{}.Resolve(spec) }
+
+// Resolve is the package's Resolve, the Params carrying o.
+func (o Options) Resolve(spec Spec) (*Strategy, *Params, error) {
+	text := spec.String()
+	s, ok := registry[spec.Name()]
+	if !ok {
+		return nil, nil, unknownStrategy(text, spec.Name())
 	}
-	p := &Params{strategy: name, spec: spec, values: map[string]string{}, opts: o}
-	for k, v := range parsed.All() {
+	p := &Params{strategy: s.Name, spec: text, values: map[string]string{}, opts: o}
+	for k, v := range spec.All() {
+		if !s.takes(k) {
+			return nil, nil, specError(text, k, v, unknownKey(s, k))
+		}
 		p.values[k] = v
 	}
 	return s, p, nil
@@ -170,13 +202,16 @@ func keyNames(s *Strategy) string {
 // any store the strategy contacts. A generator holding resources
 // (connections, goroutines, a worker ID lease) implements io.Closer; close
 // it when done. A bad spec is a *SpecError wrapping ErrSpec, or
-// idgen.ErrOutOfRange for a node value outside its layout field.
-func New(ctx context.Context, spec string) (idgen.Generator, error) {
+// idgen.ErrOutOfRange for a node value outside its layout field. The spec
+// is not parsed again: a program that reads spec text parses it once
+// (ParseSpec, CheckSpec, MustParse) and passes the Spec on; NewText takes
+// the text.
+func New(ctx context.Context, spec Spec) (idgen.Generator, error) {
 	return Options{}.New(ctx, spec)
 }
 
 // New is the package's New, built with o.
-func (o Options) New(ctx context.Context, spec string) (idgen.Generator, error) {
+func (o Options) New(ctx context.Context, spec Spec) (idgen.Generator, error) {
 	s, p, err := o.Resolve(spec)
 	if err != nil {
 		return nil, err
@@ -184,12 +219,27 @@ func (o Options) New(ctx context.Context, spec string) (idgen.Generator, error) 
 	return s.Build(ctx, p)
 }
 
+// NewText is New of spec text ("snowflake?preset=twitter&worker=7"),
+// checked by CheckSpec: errors as CheckSpec and New give them.
+func NewText(ctx context.Context, text string) (idgen.Generator, error) {
+	return Options{}.NewText(ctx, text)
+}
+
+// NewText is the package's NewText, built with o.
+func (o Options) NewText(ctx context.Context, text string) (idgen.Generator, error) {
+	spec, err := CheckSpec(text)
+	if err != nil {
+		return nil, err
+	}
+	return o.New(ctx, spec)
+}
+
 // SchemeOf returns the scheme a spec's generator issues, without building
 // it, with zero Options.
-func SchemeOf(spec string) (*idgen.Scheme, error) { return Options{}.SchemeOf(spec) }
+func SchemeOf(spec Spec) (*idgen.Scheme, error) { return Options{}.SchemeOf(spec) }
 
 // SchemeOf is the package's SchemeOf, with o.
-func (o Options) SchemeOf(spec string) (*idgen.Scheme, error) {
+func (o Options) SchemeOf(spec Spec) (*idgen.Scheme, error) {
 	s, p, err := o.Resolve(spec)
 	if err != nil {
 		return nil, err
@@ -291,7 +341,11 @@ func findScheme(name, layout string) (*idgen.Scheme, bool, error) {
 	if layout != "" {
 		return nil, false, nil
 	}
-	s, err := SchemeOf(name)
+	spec, err := CheckSpec(name)
+	if err != nil {
+		return nil, false, nil
+	}
+	s, err := SchemeOf(spec)
 	return s, err == nil, nil
 }
 

@@ -96,7 +96,7 @@ func buildSnowflake(ctx context.Context, p *Params) (idgen.Generator, error) {
 		return g, nil
 	}
 	if name, _, ok := cfg.Layout.WorkerField(); ok {
-		if err := p.sourceConflict(name, name == snowflake.FieldWorker); err != nil {
+		if err := p.sourceConflict(name, true); err != nil {
 			return nil, err
 		}
 	}
@@ -132,12 +132,12 @@ func snowflakeConfig(p *Params) (snowflake.Config, error) {
 		cfg.Nodes[n] = v
 	}
 	if env := p.opts.WorkerID; env != "" {
-		if _, ok := cfg.Layout.Field("worker"); ok {
+		if worker, _, ok := cfg.Layout.WorkerField(); ok {
 			v, err := strconv.ParseInt(env, 10, 64)
 			if err != nil {
-				return cfg, fmt.Errorf("%w: %s=%s: want %s", ErrSpec, EnvWorkerID, quote(env), nodeRange(cfg.Layout, "worker"))
+				return cfg, fmt.Errorf("%w: %s=%s: want %s", ErrSpec, EnvWorkerID, quote(env), nodeRange(cfg.Layout, worker))
 			}
-			cfg.Nodes["worker"] = v
+			cfg.Nodes[worker] = v
 		}
 	}
 	if err := readCore(p, &cfg.Clock, &cfg.Rollback, &cfg.MaxWait, &cfg.HighWater, &cfg.HighWaterAhead); err != nil {

@@ -20,7 +20,7 @@ func TestSonyflakePresetMatchesStrategy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := strategies.SchemeOf("sonyflake")
+	s, err := strategies.SchemeOf(strategies.MustParse("sonyflake"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/idgenkit/idgen/internal/echo"
+	"github.com/idgenkit/idgen/internal/speccount"
 )
 
 // A Spec is a parsed spec, a strategy's name and its keys in order:
@@ -28,14 +29,15 @@ type Spec struct {
 
 // ParseSpec parses spec text "name?key=value&...", spaces around the text
 // and the name trimmed. It checks the syntax only: the name and keys are checked against
-// the registry when the spec is built (New, SchemeOf). A key given twice or
-// a value that is not valid percent-encoding is a *SpecError wrapping
-// ErrSpec.
+// the registry when the spec is built (New, SchemeOf), or by CheckSpec,
+// which parses and checks in one step. A key given twice or a value that is
+// not valid percent-encoding is a *SpecError wrapping ErrSpec.
 func ParseSpec(text string) (Spec, error) { return parseSpec(text, nil) }
 
 // parseSpec is ParseSpec; known, when not nil, checks each key as given
 // (before unescaping), ahead of the other checks.
 func parseSpec(text string, known func(key string) error) (Spec, error) {
+	speccount.Add()
 	name, query, _ := strings.Cut(strings.TrimSpace(text), "?")
 	s := Spec{name: strings.TrimSpace(name)}
 	if query == "" {

@@ -3,10 +3,12 @@ package strategies_test
 import (
 	"context"
 	"errors"
+	"io"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/idgenkit/idgen/internal/speccount"
 	"github.com/idgenkit/idgen/snowflake"
 	"github.com/idgenkit/idgen/strategies"
 )
@@ -79,7 +81,7 @@ func TestParseSpecErrors(t *testing.T) {
 			}
 		})
 	}
-	_, err := strategies.New(t.Context(), "snowflak?worker=1")
+	_, err := strategies.NewText(t.Context(), "snowflak?worker=1")
 	if se, ok := errors.AsType[*strategies.SpecError](err); !ok || se.Key != "" || se.Value != "snowflak" {
 		t.Fatalf("New(snowflak) = %#v; want a *SpecError naming the strategy", err)
 	}
@@ -126,14 +128,54 @@ func TestSnowflakeLayoutSpecErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.key, func(t *testing.T) {
-			_, err := strategies.New(context.Background(), tc.spec)
+			_, err := strategies.NewText(context.Background(), tc.spec)
 			se, ok := errors.AsType[*strategies.SpecError](err)
 			if !ok || se.Key != tc.key || se.Value != tc.value || !errors.Is(err, strategies.ErrSpec) || !errors.Is(err, snowflake.ErrInvalidLayout) || !strings.HasPrefix(err.Error(), tc.msg) {
 				t.Fatalf("New(%q) = %#v; want a *SpecError of key %q value %q wrapping ErrSpec and ErrInvalidLayout: %s...", tc.spec, err, tc.key, tc.value, tc.msg)
 			}
-			if _, err := strategies.SchemeOf(tc.spec); !errors.Is(err, strategies.ErrSpec) {
+			if _, err := strategies.SchemeOf(strategies.MustParse(tc.spec)); !errors.Is(err, strategies.ErrSpec) {
 				t.Fatalf("SchemeOf(%q) = %v; want ErrSpec", tc.spec, err)
 			}
 		})
+	}
+}
+
+// TestSpecNotReparsed: New, SchemeOf, Keyspace and Resolve take the parsed
+// Spec and parse no text; NewText and CheckSpec parse once. An unknown
+// key of a Spec built with With is refused by Resolve, as CheckSpec
+// refuses it in text.
+func TestSpecNotReparsed(t *testing.T) {
+	spec := strategies.MustParse("snowflake?preset=twitter&worker=3")
+	before := speccount.N()
+	g, err := strategies.New(t.Context(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.(io.Closer).Close()
+	if _, err := strategies.SchemeOf(spec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := strategies.Keyspace(spec); err != nil {
+		t.Fatal(err)
+	}
+	if n := speccount.N() - before; n != 0 {
+		t.Fatalf("New, SchemeOf and Keyspace of a Spec parsed %d texts; want 0", n)
+	}
+	before = speccount.N()
+	g, err = strategies.NewText(t.Context(), spec.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.(io.Closer).Close()
+	if n := speccount.N() - before; n != 1 {
+		t.Fatalf("NewText parsed %d texts; want 1", n)
+	}
+	_, _, err = strategies.Resolve(spec.With("wroker", "1"))
+	_, textErr := strategies.CheckSpec(spec.String() + "&wroker=1")
+	want := `strategies: invalid spec: snowflake: unknown key "wroker"; valid keys: `
+	for _, err := range []error{err, textErr} {
+		if se, ok := errors.AsType[*strategies.SpecError](err); !ok || se.Key != "wroker" || !strings.HasPrefix(err.Error(), want) {
+			t.Fatalf("unknown key = %v; want a *SpecError of key wroker: %s...", err, want)
+		}
 	}
 }

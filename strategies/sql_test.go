@@ -36,7 +36,7 @@ var sqlSpecs = []string{
 // time-ordered scheme backfilled ones from NewAt across years.
 func sqlIDs(t *testing.T, spec string) []idgen.ID {
 	t.Helper()
-	g, err := strategies.New(context.Background(), spec)
+	g, err := strategies.NewText(context.Background(), spec)
 	if err != nil {
 		t.Fatalf("New(%q) = %v", spec, err)
 	}

@@ -119,7 +119,7 @@ func TestTypedRoundTrip(t *testing.T) {
 				t.Fatalf("strategy %q has no row in TestTypedRoundTrip: give it a Kind and a row", name)
 			}
 			spec, opts := tc.spec(t)
-			g, err := opts.New(ctx, spec)
+			g, err := opts.NewText(ctx, spec)
 			if err != nil {
 				t.Fatalf("New(%q) = %v", spec, err)
 			}

@@ -80,7 +80,7 @@ func TestGregorianNext(t *testing.T) {
 		{"uuidv1", 1, []string{"time_low", "time_mid", "ver", "time_high", "var", "clock_seq", "node"}},
 		{"uuidv6", 6, []string{"time_high", "time_mid", "ver", "time_low", "var", "clock_seq", "node"}},
 	} {
-		g, err := strategies.New(context.Background(), tc.spec)
+		g, err := strategies.NewText(context.Background(), tc.spec)
 		if err != nil {
 			t.Fatalf("New(%q) = %v", tc.spec, err)
 		}

@@ -36,7 +36,7 @@ func (p *Params) workerIDSet() bool { return p.opts.WorkerID != "" }
 
 // A WorkerConflictError reports a worker ID given twice: by a worker
 // source (the worker_source key) and by the spec's worker key (machine for
-// sonyflake, and for a layout whose worker field is machine), or by
+// sonyflake; a layout's snowflake.Layout.WorkerField), or by
 // Options.WorkerID (IDGEN_WORKER_ID in idgen's CLI) beside a source other
 // than env, which reads it. Neither may silently win: a fixed ID beside a
 // lease could issue another node's IDs. It wraps ErrSpec; New returns it

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/idgenkit/idgen"
@@ -19,6 +20,34 @@ const WorkerSourceDoc = "worker ID source: static:N, env (IDGEN_WORKER_ID), ordi
 	"redis://[user@]host:6379/db[?namespace=&ttl=&workers=&worker_id=&state_file=&password_file=] (rediss:// with tls_ca=&tls_cert=&tls_key=), " +
 	"zk://[user@]host:port[,host:port][/path][?node=&namespace=&ttl=&workers=&worker_id=&state_file=&password_file=], ip[:bits] (low bits of a private IPv4), " +
 	"hostname-hash?accept_collisions=true"
+
+// WorkerSourceKey is the spec key that names a worker ID source
+// (WorkerSourceDoc), which snowflake, sonyflake and flake128 take.
+const WorkerSourceKey = "worker_source"
+
+// TakesWorkerSource reports whether spec's strategy takes WorkerSourceKey
+// and spec does not set it: where a program's default worker source
+// (idgen's $IDGEN_WORKER_SOURCE) applies. An unknown strategy takes none.
+func TakesWorkerSource(spec Spec) bool {
+	s, ok := registry[spec.Name()]
+	if !ok || !slices.ContainsFunc(s.Keys, func(k Key) bool { return k.Name == WorkerSourceKey }) {
+		return false
+	}
+	_, set := spec.Get(WorkerSourceKey)
+	return !set
+}
+
+// WithWorkerSource returns spec with WorkerSourceKey set to source, a
+// worker source a program takes beside the spec (idgen's
+// --worker-source). A spec that sets the key already is refused, wrapping
+// ErrSpec; a strategy that does not take the key refuses it when the spec
+// is built, as it does any unknown key.
+func WithWorkerSource(spec Spec, source string) (Spec, error) {
+	if _, set := spec.Get(WorkerSourceKey); set {
+		return Spec{}, fmt.Errorf("%w: %s: the spec already sets %s", ErrSpec, spec.Name(), WorkerSourceKey)
+	}
+	return spec.With(WorkerSourceKey, source), nil
+}
 
 // A WorkerSource is a node's worker ID source, as package workerid opens
 // them: an idgen.Lease (a snowflake.Config.Lease) that Close releases. A
@@ -166,12 +195,12 @@ func later(a, b time.Time) time.Time {
 	return a
 }
 
-// layoutSpace returns the worker space of a layout: its worker field (or
-// machine, where it has no worker field) and the datacenter ID of nodes.
+// layoutSpace returns the worker space of a layout: its
+// snowflake.Layout.WorkerField and the datacenter ID of nodes.
 func layoutSpace(l snowflake.Layout, nodes map[string]int64) (WorkerSpace, error) {
 	_, bits, ok := l.WorkerField()
 	if !ok {
-		return WorkerSpace{}, fmt.Errorf("%w: worker_source: layout %s has no worker or machine field", ErrSpec, l)
+		return WorkerSpace{}, fmt.Errorf("%w: worker_source: layout %s has no node field to hold the worker ID (worker, machine, process, shard, region or datacenter)", ErrSpec, l)
 	}
 	return WorkerSpace{Workers: 1 << bits, DatacenterID: nodes[snowflake.FieldDatacenter]}, nil
 }

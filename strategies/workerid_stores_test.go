@@ -34,11 +34,11 @@ func TestWorkerSourceMySQLRedis(t *testing.T) {
 		testenv.RedisURL(t) + "?namespace=" + ns,
 	} {
 		spec := withSource("snowflake?preset=twitter&datacenter=1", source)
-		a, err := strategies.New(context.Background(), spec)
+		a, err := strategies.NewText(context.Background(), spec)
 		if err != nil {
 			t.Fatalf("New(%q) = %v", spec, err)
 		}
-		b, err := strategies.New(context.Background(), spec)
+		b, err := strategies.NewText(context.Background(), spec)
 		if err != nil {
 			t.Fatalf("New(%q) second = %v", spec, err)
 		}

@@ -35,7 +35,7 @@ func workerOf(t *testing.T, g idgen.Generator) uint64 {
 }
 
 func TestWorkerSourceStatic(t *testing.T) {
-	g, err := strategies.New(context.Background(), "snowflake?preset=twitter&datacenter=2&worker_source=static:17")
+	g, err := strategies.NewText(context.Background(), "snowflake?preset=twitter&datacenter=2&worker_source=static:17")
 	if err != nil {
 		t.Fatalf("New() = %v", err)
 	}
@@ -65,7 +65,7 @@ func TestWorkerSourceBad(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g, err := strategies.New(context.Background(), tt.spec)
+			g, err := strategies.NewText(context.Background(), tt.spec)
 			if err == nil || (tt.want != nil && !errors.Is(err, tt.want)) {
 				t.Fatalf("New(%q) = %v, %v; want error %v", tt.spec, g, err, tt.want)
 			}
@@ -106,7 +106,7 @@ func TestWorkerIDConflicts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g, err := strategies.Options{WorkerID: tt.workerID}.New(context.Background(), tt.spec)
+			g, err := strategies.Options{WorkerID: tt.workerID}.NewText(context.Background(), tt.spec)
 			if tt.msg == "" {
 				if err != nil {
 					t.Fatalf("New(%q) with WorkerID %q = %v", tt.spec, tt.workerID, err)
@@ -153,12 +153,12 @@ func TestWorkerSourcePostgres(t *testing.T) {
 		withSource("snowflake?preset=twitter&datacenter=1", source),
 		withSource("sonyflake", source+"&namespace=sony"),
 	} {
-		a, err := strategies.New(context.Background(), spec)
+		a, err := strategies.NewText(context.Background(), spec)
 		if err != nil {
 			t.Fatalf("New(%q) = %v", spec, err)
 		}
 		defer a.(io.Closer).Close()
-		b, err := strategies.New(context.Background(), spec)
+		b, err := strategies.NewText(context.Background(), spec)
 		if err != nil {
 			t.Fatalf("New(%q) second = %v", spec, err)
 		}
@@ -259,7 +259,7 @@ func TestFlake128Stats(t *testing.T) {
 
 func TestFlake128WorkerSource(t *testing.T) {
 	const spec = "flake128?worker_source=static:123456789"
-	g, err := strategies.New(context.Background(), spec)
+	g, err := strategies.NewText(context.Background(), spec)
 	if err != nil {
 		t.Fatalf("New() = %v", err)
 	}
@@ -356,7 +356,7 @@ func TestSonyflakeLeaseBehindHighWater(t *testing.T) {
 
 func TestSonyflakeWorkerSource(t *testing.T) {
 	const spec = "sonyflake?bits_machine=12&worker_source=static:4095"
-	g, err := strategies.New(context.Background(), spec)
+	g, err := strategies.NewText(context.Background(), spec)
 	if err != nil {
 		t.Fatalf("New() = %v", err)
 	}
@@ -370,7 +370,7 @@ func TestSonyflakeWorkerSource(t *testing.T) {
 		"sonyflake?bits_machine=12&worker_source=static:4096",
 		"sonyflake?high_water=/tmp/mark",
 	} {
-		if g, err := strategies.New(context.Background(), spec); err == nil {
+		if g, err := strategies.NewText(context.Background(), spec); err == nil {
 			t.Fatalf("New(%q) = %v; want an error", spec, g)
 		}
 	}
@@ -381,7 +381,7 @@ func TestSonyflakeWorkerSource(t *testing.T) {
 // generator's Unwrap (the clock group, the layout's end); the sony library
 // path keeps no counters.
 func TestSonyflakeWorkerSourceStats(t *testing.T) {
-	g, err := strategies.New(context.Background(), "sonyflake?bits_machine=12&worker_source=static:4095")
+	g, err := strategies.NewText(context.Background(), "sonyflake?bits_machine=12&worker_source=static:4095")
 	if err != nil {
 		t.Fatalf("New() = %v", err)
 	}
@@ -394,7 +394,7 @@ func TestSonyflakeWorkerSourceStats(t *testing.T) {
 	if !ok || st.Kinds != idgen.StatsClock || !st.LayoutEnd.Equal(l.End()) || st.ClockRollbackFailures != 0 {
 		t.Errorf("StatsOf(sonyflake under a static worker source) = %+v, %v; want the clock group only, LayoutEnd %v", st, ok, l.End())
 	}
-	plain, err := strategies.New(context.Background(), "sonyflake?machine=1")
+	plain, err := strategies.NewText(context.Background(), "sonyflake?machine=1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -464,7 +464,7 @@ func TestWorkerSourceKeepsHighWaterFile(t *testing.T) {
 	spec = strategies.MustParse(spec).With("high_water", file.Path).String()
 	first := func(want time.Time) {
 		t.Helper()
-		g, err := strategies.New(context.Background(), spec)
+		g, err := strategies.NewText(context.Background(), spec)
 		if err != nil {
 			t.Fatalf("New(%q) = %v", spec, err)
 		}

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -37,7 +35,8 @@ Schemes for --to: ` + strings.Join(targetNames(), ", ") + `.
 
 --encoding writes the ID (converted, with --to) in another text encoding
 instead: ` + strings.Join(public.EncodingNames(), ", ") + `.
---from 'SPEC&encoding=NAME' reads an ID written in one.`,
+--from 'STRATEGY?encoding=NAME' reads an ID written in one (a spec with keys
+adds &encoding=NAME).`,
 		Example: `  idgen convert 01J8Z3YQ5V8KZ4X2M9N7P6R5T4 --to uuid
   idgen convert 0190f1d2-7a3b-7c4d-8e5f-6a7b8c9d0e1f --to ulid
   idgen convert 1541815603606036480 --encoding crockford`,
@@ -63,7 +62,7 @@ instead: ` + strings.Join(public.EncodingNames(), ", ") + `.
 			}
 			out := id
 			if target != nil {
-				if out, err = convertExact(id, target); err != nil {
+				if out, err = strategies.ConvertExact(id, target); err != nil {
 					return badInput(err)
 				}
 			}
@@ -85,21 +84,3 @@ instead: ` + strings.Join(public.EncodingNames(), ", ") + `.
 }
 
 func targetNames() []string { return []string{"uuid", "ulid", "uuidv7", "uuidv4"} }
-
-// convertExact converts id and checks that converting back gives id's bits:
-// a lossy pair is refused.
-func convertExact(id idgen.ID, to *idgen.Scheme) (idgen.ID, error) {
-	out, err := strategies.Convert(id, to)
-	if err != nil {
-		if errors.Is(err, strategies.ErrConvert) {
-			return idgen.ID{}, fmt.Errorf("cannot convert %s %s to %s without loss: %w", id.Scheme().Name, id, to.Name, err)
-		}
-		return idgen.ID{}, err
-	}
-	back, err := strategies.Convert(out, id.Scheme())
-	if err != nil || !bytes.Equal(back.Bytes(), id.Bytes()) {
-		return idgen.ID{}, fmt.Errorf("%w: %s %s -> %s is lossy: %s does not convert back to it (a ULID becomes a UUIDv7 exactly only when it came from one)",
-			strategies.ErrConvert, id.Scheme().Name, id, to.Name, out)
-	}
-	return out, nil
-}

@@ -53,3 +53,47 @@ func TestConvertRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestConvertRefusalWording: a refused pair gives its reason and lists the
+// conversions as text, not Go's print of a slice (issue 28, step 7).
+func TestConvertRefusalWording(t *testing.T) {
+	const defined = "; defined: ulid -> uuid, uuid -> ulid, uuidv7 -> ulid, ulid -> uuidv7, uuidv7 -> uuid, uuidv4 -> uuid, uuid -> uuidv7, uuid -> uuidv4\n"
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{name: "uuidv4 to ulid", args: []string{"9a022e15-b4c1-413f-bbab-c386711b3b2d", "--to", "ulid"},
+			want: "idgen: strategies: no such conversion: uuidv4 -> ulid: a UUIDv4 has no time to make a ULID of" + defined},
+		{name: "ulid to uuidv4", args: []string{"01J8Z3YQ5V7KZ4X2M9N7P6R5T4", "--to", "uuidv4"},
+			want: "idgen: strategies: no such conversion: ulid -> uuidv4: a ULID's time has no place in a UUIDv4" + defined},
+		{name: "snowflake to uuid", args: []string{"1541815603606036480", "--to", "uuid"},
+			want: "idgen: strategies: no such conversion: snowflake -> uuid: only a ULID and a UUID hold the same 128 bits; a snowflake ID is neither" + defined},
+		{name: "encoded ulid to uuid", args: []string{"01J8Z3YQ5V7KZ4X2M9N7P6R5T4", "--from", "ulid?encoding=crockford", "--to", "uuid"},
+			want: "idgen: strategies: no such conversion: ulid -> uuid: the ulid ID is read in another text encoding (encoding=): Convert takes the scheme's own" + defined},
+		{name: "lossy ulid to uuidv7", args: []string{"01J8Z3YQ5V7KZ4X2M9N7P6R5T4", "--to", "uuidv7"},
+			want: "idgen: strategies: no such conversion: ulid 01J8Z3YQ5V7KZ4X2M9N7P6R5T4 -> uuidv7 is lossy: 01923e3f-5cbb-7cfe-8e8a-89a9ec6c1744 does not convert back to it (a ULID becomes a UUIDv7 exactly only when it came from one)\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errOut, code := run(append([]string{"convert"}, tc.args...)...)
+			if code != 2 || errOut != tc.want {
+				t.Fatalf("convert %v = exit %d, stderr %q; want exit 2 and %q", tc.args, code, errOut, tc.want)
+			}
+		})
+	}
+}
+
+// TestConvertHelpFrom: convert --help shows --from with '?encoding=', the
+// form that works for a bare strategy name, and that form reads an ID.
+func TestConvertHelpFrom(t *testing.T) {
+	out, _, code := run("convert", "--help")
+	want := "--from 'STRATEGY?encoding=NAME' reads an ID written in one (a spec with keys\nadds &encoding=NAME)."
+	if code != 0 || !strings.Contains(out, want) || strings.Contains(out, "SPEC&encoding") {
+		t.Fatalf("convert --help = exit %d, %q; want %q", code, out, want)
+	}
+	out, errOut, code := run("convert", "01J8Z3YQ5V7KZ4X2M9N7P6R5T4", "--from", "ulid?encoding=crockford", "--encoding", "base62")
+	if code != 0 || out != "02xpBk0ljJ3kRQnmSxdOlA\n" {
+		t.Fatalf("convert --from 'ulid?encoding=crockford' --encoding base62 = exit %d, %q (%s); want 02xpBk0ljJ3kRQnmSxdOlA", code, out, errOut)
+	}
+}

@@ -55,7 +55,11 @@ func explainLayout(arg string) (snowflake.Layout, error) {
 		l, err := snowflake.Resolve(arg)
 		return l.WithDefaults(), err
 	}
-	s, err := specOptions().SchemeOf(arg)
+	spec, err := strategies.CheckSpec(arg) // the one parse of the spec
+	if err != nil {
+		return snowflake.Layout{}, err
+	}
+	s, err := specOptions().SchemeOf(spec)
 	if err != nil {
 		return snowflake.Layout{}, err
 	}
@@ -73,7 +77,7 @@ func explainLayout(arg string) (snowflake.Layout, error) {
 func layoutStrategies() []string {
 	var names []string
 	for _, n := range strategies.Names() {
-		if s, err := strategies.SchemeOf(n); err == nil {
+		if s, err := strategies.SchemeOf(strategies.MustParse(n)); err == nil { // a registered name
 			if _, ok := snowflake.LayoutOf(s); ok {
 				names = append(names, n)
 			}

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"log/slog"
 	"time"
 
 	"github.com/idgenkit/idgen"
@@ -11,3 +13,10 @@ var VersionText = versionText
 
 // InspectWarning is the warning inspect prints for id at now.
 func InspectWarning(id idgen.ID, now time.Time) string { return newReport(id, now).Warning }
+
+// LoadServeSpec builds serve -s spec's generator as serve does (with
+// --worker-source source), returning it under its name.
+func LoadServeSpec(ctx context.Context, spec, source string) (map[string]idgen.Generator, error) {
+	gens, _, err := loadGenerators(ctx, serveFlags{spec: spec, workerSource: source}, nil, specOptions(), slog.New(slog.DiscardHandler))
+	return gens, err
+}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -58,18 +57,21 @@ func newGenCmd() *cobra.Command {
 				defer g.Close()
 				return gen(cmd, g, n, format == "json")
 			}
-			given := spec
-			spec, origin, err := withWorkerSource(spec, workerSource)
+			parsed, err := strategies.CheckSpec(spec) // the one parse of -s
+			if err != nil {
+				return err // Main's exit code: 2
+			}
+			parsed, origin, err := withWorkerSource(parsed, workerSource)
 			if err != nil {
 				return badInput(err)
 			}
 			opts := specOptions()
 			var warnings []string
 			opts.Warn = func(msg string) { warnings = append(warnings, msg) }
-			g, err := opts.New(cmd.Context(), spec)
+			g, err := opts.New(cmd.Context(), parsed)
 			if err != nil {
 				if err, ok := sourceConflict(err, origin); ok {
-					return fmt.Errorf("-s %q: %w", echo.Cut(redact.Spec(given)), err)
+					return fmt.Errorf("-s %q: %w", echo.Cut(redact.Spec(spec)), err)
 				}
 				return err // Main's exit code: 2 for a bad spec, 1 for a store down
 			}
@@ -97,34 +99,24 @@ func newGenCmd() *cobra.Command {
 const envWorkerSource = "IDGEN_WORKER_SOURCE"
 
 // withWorkerSource sets the spec's worker_source to source; an empty
-// source means $IDGEN_WORKER_SOURCE's, where it applies (the strategy takes
-// worker_source and the spec does not set it), else leaves spec alone.
-// origin says where the source it set came from, for errors: the flag or
-// the variable, with the source; "" when it set none.
-func withWorkerSource(spec, source string) (merged, origin string, err error) {
-	env := os.Getenv(envWorkerSource)
-	if source == "" && env == "" {
-		return spec, "", nil
-	}
-	strategy, params, err := strategies.Resolve(spec)
-	if err != nil {
-		return "", "", err
-	}
+// source means $IDGEN_WORKER_SOURCE's, where it applies
+// (strategies.TakesWorkerSource), else leaves spec alone. origin says where
+// the source it set came from, for errors: the flag or the variable, with
+// the source; "" when it set none.
+func withWorkerSource(spec strategies.Spec, source string) (merged strategies.Spec, origin string, err error) {
 	origin = "--worker-source " + source
 	if source == "" {
-		if params.Has("worker_source") || !slices.ContainsFunc(strategy.Keys, func(k strategies.Key) bool { return k.Name == "worker_source" }) {
+		env := os.Getenv(envWorkerSource)
+		if env == "" || !strategies.TakesWorkerSource(spec) {
 			return spec, "", nil
 		}
 		source, origin = env, "$"+envWorkerSource+" ("+env+")"
 	}
-	if params.Has("worker_source") {
-		return "", "", fmt.Errorf("--worker-source %q: the spec already sets worker_source", source)
-	}
-	parsed, err := strategies.ParseSpec(spec)
+	merged, err = strategies.WithWorkerSource(spec, source)
 	if err != nil {
-		return "", "", err
+		return strategies.Spec{}, "", fmt.Errorf("--worker-source %q: %w", echo.Cut(source), err)
 	}
-	return parsed.With("worker_source", source).String(), origin, nil
+	return merged, origin, nil
 }
 
 // sourceConflict returns a *strategies.WorkerConflictError in err about a

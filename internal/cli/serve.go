@@ -157,12 +157,6 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 		return err
 	}
 	defer closeGenerators(log, gens)
-	if name, err := checkLifetime(ctx, gens); err != nil {
-		if f.spec != "" {
-			return badInput(fmt.Errorf("serve: -s %q: %w", echo.Cut(redact.Spec(f.spec)), err))
-		}
-		return badInput(fmt.Errorf("serve: --config: generator %q: %w", name, err))
-	}
 	warnSlowIssue(ctx, log, gens, f)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -462,14 +456,32 @@ func serveGRPC(f serveFlags, gens map[string]idgen.Generator, def string, log *s
 }
 
 // loadGenerators builds the generators of --config or -s, and names the
-// default one, with opts (Notify set). A worker source's warning (a
-// hostname hash that can collide) is logged at WARN with the generator's
-// name, as gen prints it.
+// default one, with opts (Notify set), and refuses one whose layout's
+// lifetime has ended or not begun (config.CheckLifetime). A worker
+// source's warning (a hostname hash that can collide) is logged at WARN
+// with the generator's name, as gen prints it.
 func loadGenerators(ctx context.Context, f serveFlags, cfg *config.Config, opts strategies.Options, log *slog.Logger) (map[string]idgen.Generator, string, error) {
 	if cfg != nil {
-		return loadConfig(ctx, cfg, log)
+		if _, named := cfg.Lookup(httpapi.DefaultName); cfg.Default == "" && len(cfg.Generators) > 1 && !named {
+			// A file with several generators, no default key and none
+			// named httpapi.DefaultName has no default to serve: config's
+			// error says so.
+			_, err := cfg.New(ctx, "") // builds nothing: there is no default
+			return nil, "", badInput(fmt.Errorf("serve: %w", err))
+		}
+		// Load checked each spec with Warn unset: each warning is logged
+		// once, when the generator that serves is built.
+		gens, err := cfg.NewAll(ctx, func(name, msg string) { log.Warn(msg, "generator", name) })
+		if err != nil {
+			return nil, "", fmt.Errorf("serve: --config: %w", err)
+		}
+		return gens, cfg.Default, nil
 	}
-	spec, origin, err := withWorkerSource(f.spec, f.workerSource)
+	spec, err := strategies.CheckSpec(f.spec) // the one parse of -s
+	if err != nil {
+		return nil, "", fmt.Errorf("serve: -s %q: %w", echo.Cut(redact.Spec(f.spec)), err)
+	}
+	spec, origin, err := withWorkerSource(spec, f.workerSource)
 	if err != nil {
 		return nil, "", badInput(fmt.Errorf("serve: %w", err))
 	}
@@ -479,7 +491,12 @@ func loadGenerators(ctx context.Context, f serveFlags, cfg *config.Config, opts 
 		err, _ = sourceConflict(err, origin)
 		return nil, "", fmt.Errorf("serve: -s %q: %w", echo.Cut(redact.Spec(f.spec)), err)
 	}
-	return map[string]idgen.Generator{httpapi.DefaultName: g}, httpapi.DefaultName, nil
+	gens := map[string]idgen.Generator{httpapi.DefaultName: g}
+	if _, err := config.CheckLifetime(ctx, gens); err != nil {
+		closeGenerators(log, gens)
+		return nil, "", badInput(fmt.Errorf("serve: -s %q: %w", echo.Cut(redact.Spec(f.spec)), err))
+	}
+	return gens, httpapi.DefaultName, nil
 }
 
 // closeGenerators closes the generators that hold resources.
@@ -497,53 +514,6 @@ func closeGenerators(log *slog.Logger, gens map[string]idgen.Generator) {
 // warning for generator name.
 func warnLog(log *slog.Logger, name string) func(string) {
 	return func(msg string) { log.Warn(msg, "generator", name) }
-}
-
-// loadConfig builds every generator of a config file (loaded by
-// config.Load with Warn unset, so each warning is logged once, here). A
-// file with several generators, no default key and none named
-// httpapi.DefaultName has no default to serve: config's error says so.
-func loadConfig(ctx context.Context, c *config.Config, log *slog.Logger) (map[string]idgen.Generator, string, error) {
-	if _, named := c.Lookup(httpapi.DefaultName); c.Default == "" && len(c.Generators) > 1 && !named {
-		_, err := c.New(ctx, "") // builds nothing: there is no default
-		return nil, "", badInput(fmt.Errorf("serve: %w", err))
-	}
-	gens := make(map[string]idgen.Generator, len(c.Generators))
-	for _, gs := range c.Generators {
-		// Load checked each spec with Warn unset: each warning is logged
-		// once, when the generator that serves is built.
-		c.Options.Warn = warnLog(log, gs.Name)
-		g, err := c.New(ctx, gs.Name)
-		if err != nil {
-			closeGenerators(slog.New(slog.DiscardHandler), gens)
-			return nil, "", fmt.Errorf("serve: %w", err)
-		}
-		gens[gs.Name] = g
-	}
-	return gens, c.Default, nil
-}
-
-// checkLifetime asks every generator that can tell (idgen.ReadyOf, which
-// looks through wrappers such as encoding=) whether the clock is inside
-// its layout's lifetime, issuing nothing. It
-// returns the name of the first, in name order, whose layout has ended
-// (idgen.ErrLayoutExhausted) or whose epoch is ahead (idgen.ErrBeforeEpoch),
-// and that error. Other readiness errors (a lease, a store) are not its
-// concern: /readyz reports them.
-func checkLifetime(ctx context.Context, gens map[string]idgen.Generator) (string, error) {
-	for _, name := range slices.Sorted(maps.Keys(gens)) {
-		r, ok := idgen.ReadyOf(gens[name])
-		if !ok {
-			continue
-		}
-		rctx, cancel := context.WithTimeout(ctx, httpapi.DefaultReadyTimeout)
-		err := r.Ready(rctx)
-		cancel()
-		if errors.Is(err, idgen.ErrLayoutExhausted) || errors.Is(err, idgen.ErrBeforeEpoch) {
-			return name, err
-		}
-	}
-	return "", nil
 }
 
 // warnSlowIssue times one chunk of IDs of each generator

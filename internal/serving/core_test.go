@@ -58,7 +58,7 @@ func TestCheckName(t *testing.T) {
 // The HTTP and gRPC transports accept and refuse the same generator names:
 // they apply the one rule of the serving core.
 func TestTransportsAgreeOnNames(t *testing.T) {
-	g, err := strategies.New(context.Background(), "uuidv7")
+	g, err := strategies.NewText(context.Background(), "uuidv7")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestTransportsAgreeOnNames(t *testing.T) {
 }
 
 func TestNewSet(t *testing.T) {
-	g, err := strategies.New(context.Background(), "uuidv7")
+	g, err := strategies.NewText(context.Background(), "uuidv7")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,12 +11,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 	"go.yaml.in/yaml/v3"
@@ -147,7 +149,7 @@ func (c *Config) New(ctx context.Context, name string) (idgen.Generator, error) 
 	if !ok {
 		return nil, &fileError{c.Path, 0, fileErr(fmt.Sprintf("no generator %s; valid: %s", echo.Quote(name), c.names()))}
 	}
-	gen, err := c.Options.New(ctx, g.Spec.String())
+	gen, err := c.Options.New(ctx, g.Spec)
 	if err != nil {
 		return nil, &fileError{c.Path, g.Line, fmt.Errorf("generator %q: %w", g.Name, err)}
 	}
@@ -182,6 +184,71 @@ const noGenerators = `no generators; want a "generators" table naming at least o
 func Formats() []string { return slices.Clone(formats) }
 
 var formats = []string{".yaml", ".yml", ".toml", ".json"}
+
+// NewAll builds every generator of c, by name, for a service that serves
+// them all (idgen serve --config), and checks that each is inside its
+// layout's lifetime (CheckLifetime). warn, when not nil, receives each
+// generator's worker-source warning (a hostname hash that can collide)
+// with the generator's name, once, as it is built; nil means
+// c.Options.Warn. Errors are New's (naming the file and line) or
+// CheckLifetime's, prefixed `generator "NAME": `; on an error every
+// generator built is closed.
+func (c *Config) NewAll(ctx context.Context, warn func(name, msg string)) (map[string]idgen.Generator, error) {
+	gens := make(map[string]idgen.Generator, len(c.Generators))
+	for _, g := range c.Generators {
+		built := *c
+		if warn != nil {
+			built.Options.Warn = func(msg string) { warn(g.Name, msg) }
+		}
+		gen, err := built.New(ctx, g.Name)
+		if err != nil {
+			closeAll(gens)
+			return nil, err
+		}
+		gens[g.Name] = gen
+	}
+	if name, err := CheckLifetime(ctx, gens); err != nil {
+		closeAll(gens)
+		return nil, fmt.Errorf("generator %q: %w", name, err)
+	}
+	return gens, nil
+}
+
+// ReadyTimeout bounds each generator's readiness answer in CheckLifetime.
+const ReadyTimeout = time.Second
+
+// CheckLifetime asks every generator that can tell (idgen.ReadyOf, which
+// looks through wrappers such as encoding=) whether the
+// clock is inside its layout's lifetime, issuing nothing, each within
+// ReadyTimeout. It returns the name of the first, in name order, whose
+// layout has ended (idgen.ErrLayoutExhausted) or whose epoch is ahead
+// (idgen.ErrBeforeEpoch), and that error; "" and nil when there is none.
+// Other readiness errors (a lease, a store) are not its concern: a
+// service's readiness probe reports them.
+func CheckLifetime(ctx context.Context, gens map[string]idgen.Generator) (string, error) {
+	for _, name := range slices.Sorted(maps.Keys(gens)) {
+		r, ok := idgen.ReadyOf(gens[name])
+		if !ok {
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, ReadyTimeout)
+		err := r.Ready(rctx)
+		cancel()
+		if errors.Is(err, idgen.ErrLayoutExhausted) || errors.Is(err, idgen.ErrBeforeEpoch) {
+			return name, err
+		}
+	}
+	return "", nil
+}
+
+// closeAll closes the generators that hold resources.
+func closeAll(gens map[string]idgen.Generator) {
+	for _, g := range gens {
+		if c, ok := g.(io.Closer); ok {
+			c.Close()
+		}
+	}
+}
 
 // Load reads a config file, chosen by extension (.yaml, .yml, .toml, .json),
 // and checks every generator: its strategy, keys and values, by building
@@ -238,7 +305,7 @@ func Load(path string, opts strategies.Options) (*Config, error) {
 		}
 		spec, err := g.toSpec()
 		if err == nil {
-			err = check(opts, spec.String())
+			err = check(opts, spec)
 		}
 		if err != nil {
 			return nil, &fileError{path, g.lineOf(err), fmt.Errorf("generator %q: %w", g.name, err)}
@@ -265,7 +332,7 @@ func Load(path string, opts strategies.Options) (*Config, error) {
 func (c *Config) checkKeyspaces() error {
 	first := map[string]GeneratorSpec{}
 	for _, g := range c.Generators {
-		space, err := c.Options.Keyspace(g.Spec.String())
+		space, err := c.Options.Keyspace(g.Spec)
 		if err != nil {
 			return &fileError{c.Path, g.Line, fmt.Errorf("generator %q: %w", g.Name, err)}
 		}
@@ -287,7 +354,7 @@ func (c *Config) checkKeyspaces() error {
 }
 
 // check validates spec as fully as can be done without a store.
-func check(opts strategies.Options, spec string) error {
+func check(opts strategies.Options, spec strategies.Spec) error {
 	s, _, err := opts.Resolve(spec)
 	if err != nil {
 		return err
@@ -334,10 +401,7 @@ type rawGen struct {
 
 func (g rawGen) toSpec() (strategies.Spec, error) {
 	if !g.isTable {
-		if _, _, err := strategies.Resolve(g.spec); err != nil {
-			return strategies.Spec{}, err // the registry's error first, as New gives it
-		}
-		return strategies.ParseSpec(g.spec)
+		return strategies.CheckSpec(g.spec) // the one parse of the text
 	}
 	if g.strategy == "" {
 		return strategies.Spec{}, fmt.Errorf("%w: no strategy key; valid strategies: %s", ErrSpec, strings.Join(strategies.Names(), ", "))

@@ -3,12 +3,16 @@ package config_test
 import (
 	"context"
 	"errors"
+	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/speccount"
 	_ "github.com/idgenkit/idgen/segment"
 	"github.com/idgenkit/idgen/strategies"
 	"github.com/idgenkit/idgen/strategies/config"
@@ -290,5 +294,80 @@ func TestLoadTLS(t *testing.T) {
 		if _, err := config.Load(path, strategies.Options{}); err == nil || err.Error() != "config file "+path+tc.want {
 			t.Errorf("Load(%s) = %v; want config file %s", name, err, path+tc.want)
 		}
+	}
+}
+
+// TestNewAll: NewAll builds every generator by name, passes each worker
+// source's warning on with the generator's name, and refuses a layout
+// whose lifetime has ended, naming the generator.
+func TestNewAll(t *testing.T) {
+	path := writeConfig(t, "idgen.yaml", `generators:
+  orders: snowflake?preset=twitter&worker=7
+  hashed: snowflake?worker_source=hostname-hash%3Faccept_collisions%3Dtrue
+  sessions: uuidv7
+`)
+	c, err := config.Load(path, strategies.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warned []string
+	gens, err := c.NewAll(t.Context(), func(name, msg string) { warned = append(warned, name) })
+	if err != nil {
+		t.Fatalf("NewAll() = %v", err)
+	}
+	defer func() {
+		for _, g := range gens {
+			g.(io.Closer).Close()
+		}
+	}()
+	if got := slices.Sorted(maps.Keys(gens)); !slices.Equal(got, []string{"hashed", "orders", "sessions"}) {
+		t.Fatalf("NewAll() built %q; want hashed, orders, sessions", got)
+	}
+	if gens["sessions"].Scheme().Name != "uuidv7" || gens["orders"].Scheme().Name != "snowflake" {
+		t.Fatalf("NewAll() schemes: orders %s, sessions %s; want snowflake, uuidv7", gens["orders"].Scheme(), gens["sessions"].Scheme())
+	}
+	if !slices.Equal(warned, []string{"hashed"}) {
+		t.Fatalf("NewAll() warned for %q; want the hostname-hash generator, hashed, once", warned)
+	}
+
+	old := writeConfig(t, "old.yaml", "generators:\n  new: uuidv7\n  old: snowflake?preset=baidu\n")
+	c, err = config.Load(old, strategies.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.NewAll(t.Context(), nil)
+	if !errors.Is(err, idgen.ErrLayoutExhausted) || !strings.HasPrefix(err.Error(), `generator "old": idgen: layout lifetime exhausted`) {
+		t.Fatalf("NewAll(baidu) = %v; want ErrLayoutExhausted naming generator old", err)
+	}
+}
+
+// TestParsedOnce: Load parses each generator's spec text once (a table's
+// strategy name is its text), and New and NewAll build from the parsed
+// Spec without parsing again (issue 28: it was about six times).
+func TestParsedOnce(t *testing.T) {
+	path := writeConfig(t, "idgen.yaml", goodYAML)
+	before := speccount.N()
+	c, err := config.Load(path, strategies.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := speccount.N() - before; n != 3 {
+		t.Fatalf("Load of 3 generators parsed %d spec texts; want 3", n)
+	}
+	before = speccount.N()
+	g, err := c.New(t.Context(), "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.(io.Closer).Close()
+	gens, err := c.NewAll(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range gens {
+		g.(io.Closer).Close()
+	}
+	if n := speccount.N() - before; n != 0 {
+		t.Fatalf("New and NewAll parsed %d spec texts; want 0", n)
 	}
 }
