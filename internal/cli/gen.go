@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -21,7 +20,7 @@ import (
 // countWant is what gen's -n takes.
 const countWant = "an integer of at least 1"
 
-func newGenCmd() *cobra.Command {
+func newGenCmd(e *Env) *cobra.Command {
 	var (
 		spec, workerSource string
 		n                  int
@@ -59,11 +58,11 @@ func newGenCmd() *cobra.Command {
 				return gen(cmd, g, n, format == "json")
 			}
 			given := spec
-			spec, origin, err := withWorkerSource(spec, workerSource)
+			spec, origin, err := e.withWorkerSource(spec, workerSource)
 			if err != nil {
 				return badInput(err)
 			}
-			opts := specOptions()
+			opts := e.specOptions()
 			var warnings []string
 			opts.Warn = func(msg string) { warnings = append(warnings, msg) }
 			g, err := opts.New(cmd.Context(), spec)
@@ -101,8 +100,8 @@ const envWorkerSource = "IDGEN_WORKER_SOURCE"
 // worker_source and the spec does not set it), else leaves spec alone.
 // origin says where the source it set came from, for errors: the flag or
 // the variable, with the source; "" when it set none.
-func withWorkerSource(spec, source string) (merged, origin string, err error) {
-	env := os.Getenv(envWorkerSource)
+func (e *Env) withWorkerSource(spec, source string) (merged, origin string, err error) {
+	env := e.getenv(envWorkerSource)
 	if source == "" && env == "" {
 		return spec, "", nil
 	}
