@@ -100,12 +100,14 @@ func throwawayDirs(t *testing.T) []string {
 // leave the clustered index's leaf pages about 15/16 full (the MySQL
 // manual: "If index records are inserted in a sequential order, the
 // resulting index pages are about 15/16 full"), one split per new leaf
-// page; random keys leave them clearly emptier, with more splits.
+// page; random keys leave them clearly emptier, with more splits. Not
+// parallel: it counts this process's throwaway directories before and
+// after its run, and the parallel tests start theirs.
 func TestMariaDBPhysics(t *testing.T) {
 	needMariaDB(t)
 	before := throwawayDirs(t)
 	rep, err := compare.Run(context.Background(), compare.Config{
-		Engine: compare.EngineMariaDB, Rows: 20_000, Writers: 1, Batch: 1000, Runs: 2, Seed: 42,
+		Engine: compare.EngineMariaDB, Rows: 20_000, Writers: 1, Batch: 1000, Runs: 2, Seed: 42, NoReads: true, // the reads are TestMariaDBReads'
 		Strategies: []string{"snowflake", "uuidv7", "uuidv4"},
 	})
 	if err != nil {
@@ -210,6 +212,7 @@ func TestMariaDBWithDSN(t *testing.T) {
 // TestRunAllEngines runs both throwaway servers: one report, PostgreSQL's
 // rows then MariaDB's, each row's ratios to its own engine's baseline.
 func TestRunAllEngines(t *testing.T) {
+	t.Parallel() // throwaway servers of its own
 	needMariaDB(t)
 	needBinaries(t)
 	rep, err := compare.Run(context.Background(), compare.Config{
@@ -287,6 +290,7 @@ func TestInsertPenaltyOutOfCache(t *testing.T) {
 // the rows in creation order ranges too, each with its rate and the
 // buffer-pool misses per read (Innodb_buffer_pool_reads).
 func TestMariaDBReads(t *testing.T) {
+	t.Parallel() // a throwaway server of its own
 	needMariaDB(t)
 	needStrategies(t, "snowflake", "uuidv4", "ulid")
 	rep, err := compare.Run(context.Background(), compare.Config{
@@ -329,6 +333,7 @@ func TestMariaDBReads(t *testing.T) {
 // clearly emptier than the sequence's, while UUIDv6 and the swapped
 // UUIDv1 (stored as UUID_TO_BIN(u, 1) stores it) stay about 15/16 full.
 func TestMariaDBSpanPhysics(t *testing.T) {
+	t.Parallel() // a throwaway server of its own
 	needMariaDB(t)
 	needStrategies(t, "uuidv1", "uuidv6", "snowflake")
 	rep, err := compare.Run(context.Background(), compare.Config{

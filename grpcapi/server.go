@@ -9,8 +9,10 @@ import (
 	"log/slog"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -101,11 +103,15 @@ type generator struct {
 	name     string
 	gen      idgen.Generator
 	scheme   *idgen.Scheme
-	layout   string
+	layout   string           // a Snowflake scheme's layout text; "" for other schemes
+	sf       snowflake.Layout // a Snowflake scheme's layout
 	issued   prometheus.Counter
 	spans    []snowflake.Span // a 64-bit Snowflake layout's fields, high to low, as Decompose gives them; nil for other schemes
+	decimal  bool             // the scheme's text is the layout codec's own decimal (not an encoding= wrapper's)
 	nextMax  int              // the most IDs a Next answer holds: MaxNextCount
 	batchMax int              // the most IDs an IDBatch holds: MaxBatch, and MaxCount
+
+	rollbackFailures *atomic.Uint64 // calls failed with a clock rollback: serving.Collector's counter; nil without a Registry
 }
 
 // New returns a Server of gens by name. The map must hold at least one
@@ -126,9 +132,11 @@ func New(gens map[string]idgen.Generator, opts Options) (*Server, error) {
 		gr := &generator{name: sg.Name, gen: sg.Gen, scheme: sg.Scheme, issued: s.issued.WithLabelValues(sg.Name),
 			nextMax: MaxNextCount(sg.Scheme), batchMax: min(MaxBatch(sg.Scheme.Size), s.maxCount)}
 		if l, ok := snowflake.LayoutOf(gr.scheme); ok {
-			gr.layout = l.String()
+			gr.layout, gr.sf = l.String(), l
 			if gr.scheme.Size == 8 {
 				gr.spans = l.Spans()
+				_, wrapped := gr.scheme.Codec.(interface{ Unwrap() idgen.Codec })
+				gr.decimal = !wrapped
 			}
 		}
 		s.gens[sg.Name] = gr
@@ -142,8 +150,12 @@ func New(gens map[string]idgen.Generator, opts Options) (*Server, error) {
 				return nil, fmt.Errorf("%w: registering metrics: %w", ErrConfig, err)
 			}
 		}
-		if _, err := serving.RegisterCollector(opts.Registry, gens); err != nil {
+		sc, err := serving.RegisterCollector(opts.Registry, gens)
+		if err != nil {
 			return nil, fmt.Errorf("%w: registering metrics: %w", ErrConfig, err)
+		}
+		for name, g := range s.gens {
+			g.rollbackFailures = sc.RollbackFailures(name)
 		}
 	}
 	s.health = health.NewServer()
@@ -159,13 +171,14 @@ func New(gens map[string]idgen.Generator, opts Options) (*Server, error) {
 const StreamWindow = idgenv1.StreamWindow
 
 // NewGRPCServer returns a grpc.Server, built with StreamWindow, 4 ×
-// GOMAXPROCS stream workers (grpc.NumStreamWorkers), opts (which may
-// override both) and the metric interceptors, that serves s, the health
-// service (SERVING) and reflection. Stop it with Drain (or call Shutdown
-// before stopping it).
+// GOMAXPROCS stream workers (grpc.NumStreamWorkers), the proto codec with
+// Next's messages encoded by hand (grpc.ForceServerCodecV2), opts (which
+// may override all three) and the metric interceptors, that serves s, the
+// health service (SERVING) and reflection. Stop it with Drain (or call
+// Shutdown before stopping it).
 func (s *Server) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 	opts = append([]grpc.ServerOption{grpc.InitialWindowSize(StreamWindow), grpc.InitialConnWindowSize(StreamWindow),
-		grpc.NumStreamWorkers(streamWorkers())}, opts...)
+		grpc.NumStreamWorkers(streamWorkers()), grpc.ForceServerCodecV2(newCodec())}, opts...)
 	opts = append(opts, grpc.ChainUnaryInterceptor(s.metrics.UnaryServerInterceptor()),
 		grpc.ChainStreamInterceptor(s.metrics.StreamServerInterceptor()))
 	gs := grpc.NewServer(opts...)
@@ -276,55 +289,103 @@ func (s *Server) Next(ctx context.Context, req *idgenv1.NextRequest) (*idgenv1.N
 }
 
 // answer builds the Next answer of ids in a few allocations whatever their
-// count: one block of ID messages, one of Field messages, one buffer for
-// every value and text; a Snowflake breakdown comes from the layout's
-// spans, not Decompose. breakdown false leaves timestamp_ms and fields
-// out.
+// count (one when it is 1): one block of ID messages, one of Field
+// messages, one buffer for every value and text; a Snowflake breakdown
+// and timestamp come from the layout's spans, not Decompose and Time, and
+// a decimal Snowflake text from strconv. breakdown false leaves
+// timestamp_ms and fields out.
 func (g *generator) answer(ids []idgen.ID, at int64, breakdown bool) *idgenv1.NextResponse {
 	n := len(ids)
+	k := 0 // fields per ID from the spans
+	if breakdown && g.spans != nil {
+		k = len(g.spans)
+	}
+	if n == 1 && k <= maxOneFields {
+		a := &oneAnswer{}
+		a.resp.GeneratedAtMs = at
+		a.ptr[0] = &a.msg
+		a.resp.Ids = a.ptr[:]
+		for j := range k {
+			a.fptrs[j] = &a.fields[j]
+		}
+		g.fill(&a.msg, ids[0], a.buf[:0], a.fptrs[:k:k], breakdown)
+		return &a.resp
+	}
 	resp := &idgenv1.NextResponse{Ids: make([]*idgenv1.ID, n), GeneratedAtMs: at}
 	msgs := make([]idgenv1.ID, n)
 	buf := make([]byte, 0, n*(g.scheme.Size+20)) // the value and a 64-bit ID's decimal text; UUIDs' longer text grows it
-	var fields []idgenv1.Field
 	var fptrs []*idgenv1.Field
-	if breakdown && g.spans != nil {
-		fields, fptrs = make([]idgenv1.Field, n*len(g.spans)), make([]*idgenv1.Field, n*len(g.spans))
+	if k > 0 {
+		fields := make([]idgenv1.Field, n*k)
+		fptrs = make([]*idgenv1.Field, n*k)
+		for j := range fields {
+			fptrs[j] = &fields[j]
+		}
 	}
 	for i, id := range ids {
 		p := &msgs[i]
 		resp.Ids[i] = p
-		start := len(buf)
-		v, is64 := id.Uint64()
-		if is64 {
-			buf = binary.BigEndian.AppendUint64(buf, v)
-		} else {
-			buf = append(buf, id.Bytes()...)
-		}
-		p.Value = buf[start:len(buf):len(buf)]
-		start = len(buf)
+		buf = g.fill(p, id, buf, fptrs[i*k:(i+1)*k:(i+1)*k], breakdown)
+	}
+	return resp
+}
+
+// maxOneFields is the most span fields a one-ID answer holds in its one
+// block; a layout with more takes answer's general path.
+const maxOneFields = 6
+
+// oneAnswer is a one-ID Next answer in one allocation: the messages point
+// into it, and the value and text into buf (a text longer than buf's rest
+// grows a slice of its own).
+type oneAnswer struct {
+	resp   idgenv1.NextResponse
+	ptr    [1]*idgenv1.ID
+	msg    idgenv1.ID
+	fields [maxOneFields]idgenv1.Field
+	fptrs  [maxOneFields]*idgenv1.Field
+	buf    [48]byte
+}
+
+// fill sets p to id: its value and text appended to buf (returned) and,
+// with breakdown, its timestamp and fields; fptrs holds len(g.spans)
+// Field messages for a Snowflake layout (nil otherwise).
+func (g *generator) fill(p *idgenv1.ID, id idgen.ID, buf []byte, fptrs []*idgenv1.Field, breakdown bool) []byte {
+	start := len(buf)
+	v, is64 := id.Uint64()
+	if is64 {
+		buf = binary.BigEndian.AppendUint64(buf, v)
+	} else {
+		buf = append(buf, id.Bytes()...)
+	}
+	p.Value = buf[start:len(buf):len(buf)]
+	start = len(buf)
+	if g.decimal {
+		buf = strconv.AppendUint(buf, v, 10)
+	} else {
 		buf, _ = id.AppendText(buf)
-		// The bytes behind a text are never written again: a later append
-		// writes past them, or to a new array.
-		p.Text = unsafe.String(unsafe.SliceData(buf[start:]), len(buf)-start)
-		if !breakdown {
-			continue
-		}
+	}
+	// The bytes behind a text are never written again: a later append
+	// writes past them, or to a new array.
+	p.Text = unsafe.String(unsafe.SliceData(buf[start:]), len(buf)-start)
+	if !breakdown {
+		return buf
+	}
+	if g.spans == nil {
 		if t := id.Time(); !t.IsZero() {
 			p.TimestampMs = t.UnixMilli()
 		}
-		if g.spans == nil {
-			p.Fields = breakdownOf(id)
-			continue
-		}
-		k := len(g.spans)
-		p.Fields = fptrs[i*k : (i+1)*k : (i+1)*k]
-		for j, sp := range g.spans {
-			f := &fields[i*k+j]
-			f.Name, f.Value, f.Bits = sp.Name, sp.Value(v), uint32(sp.Width)
-			p.Fields[j] = f
+		p.Fields = breakdownOf(id)
+		return buf
+	}
+	p.Fields = fptrs
+	for j, sp := range g.spans {
+		f := fptrs[j]
+		f.Name, f.Value, f.Bits = sp.Name, sp.Value(v), uint32(sp.Width)
+		if sp.Name == snowflake.FieldTime {
+			p.TimestampMs = g.sf.TickTime(int64(f.Value)).UnixMilli()
 		}
 	}
-	return resp
+	return buf
 }
 
 // NextStream sends req.Count IDs (until the client cancels when 0) in
@@ -446,6 +507,9 @@ func (s *Server) issueError(g *generator, err error) error {
 		return status.FromContextError(err).Err()
 	}
 	a := serving.Classify(err)
+	if g.rollbackFailures != nil && errors.As(err, new(*idgen.ClockRollbackError)) {
+		g.rollbackFailures.Add(1)
+	}
 	a.Msg = fmt.Sprintf("generator %q: %s", g.name, strings.TrimPrefix(a.Msg, "idgen: "))
 	s.log.Error("grpcapi: issuing IDs failed", "generator", g.name, "code", codes.Code(a.Class.GRPC).String(), "err", err)
 	return answer(a)

@@ -315,3 +315,35 @@ idgen_layout_end_timestamp_seconds{generator="default"} 3.966248855e+09
 type wrapped struct{ idgen.Generator }
 
 func (w wrapped) Unwrap() idgen.Generator { return w.Generator }
+
+// rollingBack is a generator with no counters of its own whose every issue
+// fails with a clock rollback.
+type rollingBack struct{ idgen.Generator }
+
+func (rollingBack) Next(context.Context) (idgen.ID, error) {
+	return idgen.ID{}, &idgen.ClockRollbackError{Drift: 5 * time.Millisecond}
+}
+
+// TestRollbackFailuresCounted: for a generator whose Stats do not count
+// rollback failures, idgen_clock_rollback_failures_total counts the calls
+// gRPC failed with one, as httpapi counts its requests.
+func TestRollbackFailuresCounted(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	inner := rollingBack{newSnowflake(t, 1, snowflake.Config{})}
+	cc := serve(t, map[string]idgen.Generator{"default": inner}, grpcapi.Options{Registry: reg})
+	c := idgenv1.NewIDServiceClient(cc)
+	for range 3 {
+		_, err := c.Next(context.Background(), &idgenv1.NextRequest{Count: 1})
+		if status.Code(err) != codes.Unavailable {
+			t.Fatalf("Next during a rollback = %v; want Unavailable", err)
+		}
+	}
+	want := `
+# HELP idgen_clock_rollback_failures_total Clock rollbacks that failed an issue, by generator: from the generator's own counter when it has one, else the requests answered 503 for a rollback.
+# TYPE idgen_clock_rollback_failures_total counter
+idgen_clock_rollback_failures_total{generator="default"} 3
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "idgen_clock_rollback_failures_total"); err != nil {
+		t.Error(err)
+	}
+}

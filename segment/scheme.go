@@ -32,12 +32,13 @@ var (
 	ErrNoDatabase = errclass.Unavailable("segment: no such database")
 
 	// ErrResidue reports a ticket server whose existing sequence or table
-	// counts in another residue class than the one configured.
-	ErrResidue = errclass.Unavailable("segment: ticket server in the wrong residue class")
+	// counts in another residue class than the one configured. Its text
+	// says "ticket:", as the ticket strategy and command are named.
+	ErrResidue = errclass.Unavailable("ticket: server in the wrong residue class")
 
 	// ErrInUse reports a ticket server that `idgen ticket init --reset`
 	// may not renumber: a generator's session on it is live.
-	ErrInUse = errclass.Unavailable("segment: ticket server in use")
+	ErrInUse = errclass.Unavailable("ticket: server in use")
 
 	// ErrExhausted reports a biz tag whose max_id has reached 2^63-1, or a
 	// ticket server whose counter can go no higher: every ID was handed
@@ -48,6 +49,26 @@ var (
 	// trying again later does not help (not ErrUnavailable).
 	ErrExhausted error = permanentError("segment: biz tag exhausted")
 )
+
+// The ticket path's errors say "ticket:", as the ticket strategy and the
+// `idgen ticket` command are named, not "segment:": these match ErrConfig,
+// ErrDSN and ErrNotInstalled with errors.Is.
+var (
+	errTicketConfig       error = &relabelled{"ticket: invalid config", ErrConfig}
+	errTicketDSN          error = &relabelled{"ticket: invalid DSN", ErrDSN}
+	errTicketNotInstalled error = &relabelled{"ticket: not installed", ErrNotInstalled}
+)
+
+// A relabelled error has a text of its own and matches err with
+// errors.Is: a sentinel under another label, or a message that says in its
+// own words what its sentinel would.
+type relabelled struct {
+	msg string
+	err error
+}
+
+func (e *relabelled) Error() string { return e.msg }
+func (e *relabelled) Unwrap() error { return e.err }
 
 // A permanentError is an error that waiting does not mend.
 type permanentError string

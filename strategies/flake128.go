@@ -120,9 +120,10 @@ func worker48(id uint64) (b [6]byte) {
 }
 
 var (
-	_ idgen.Generator   = (*Flake128Generator)(nil)
-	_ idgen.Batcher     = (*Flake128Generator)(nil)
-	_ idgen.AtGenerator = (*Flake128Generator)(nil)
+	_ idgen.Generator     = (*Flake128Generator)(nil)
+	_ idgen.Batcher       = (*Flake128Generator)(nil)
+	_ idgen.AtGenerator   = (*Flake128Generator)(nil)
+	_ idgen.StatsReporter = (*Flake128Generator)(nil)
 )
 
 // NewFlake128 validates cfg and returns a generator. A worker ID above
@@ -185,6 +186,12 @@ func (g *Flake128Generator) Ready(ctx context.Context) error {
 	}
 	return g.core.Ready(ctx)
 }
+
+// Stats returns the Snowflake core's Stats (snowflake.Generator.Stats):
+// its clock and counters (idgen.StatsClock; LayoutEnd is the 47-bit time
+// field's end, in the year 6429) and, under a lease renewed against a
+// store, the lease's status (idgen.StatsLease).
+func (g *Flake128Generator) Stats() idgen.Stats { return g.core.Stats() }
 
 // Close ends the generator, as snowflake.Generator.Close does: Next, NextN
 // and NewAt then return idgen.ErrClosed. It closes the config's Closer,

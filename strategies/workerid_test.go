@@ -229,6 +229,34 @@ func TestFlake128Lease(t *testing.T) {
 	}
 }
 
+// reportedLease is a test lease that reports a status, as the store
+// leases of package workerid do.
+type reportedLease struct {
+	idgentest.Lease
+	st idgen.LeaseStatus
+}
+
+func (l *reportedLease) LeaseStatus() idgen.LeaseStatus { return l.st }
+
+// TestFlake128Stats: a flake128 generator reports its Snowflake core's
+// Stats, with the status of a lease that reports one.
+func TestFlake128Stats(t *testing.T) {
+	lease := &reportedLease{st: idgen.LeaseStatus{Held: true, SinceRenewal: 3 * time.Second, LostAfter: 15 * time.Second}}
+	lease.Set(&idgen.Identity{WorkerID: 5, Generation: 1})
+	g, err := strategies.NewFlake128(context.Background(), strategies.Flake128Config{Lease: lease})
+	if err != nil {
+		t.Fatalf("NewFlake128() = %v", err)
+	}
+	if _, err := g.NextN(context.Background(), make([]idgen.ID, 10)); err != nil {
+		t.Fatal(err)
+	}
+	st, ok := idgen.StatsOf(g)
+	end := time.UnixMilli(1 << 47).UTC()
+	if !ok || st.Kinds != idgen.StatsClock|idgen.StatsLease || st.Lease != lease.st || !st.LayoutEnd.Equal(end) || st.ClockRollbackFailures != 0 {
+		t.Errorf("StatsOf(flake128 under a lease) = %+v, %v; want the clock and lease groups, Lease %+v, LayoutEnd %v", st, ok, lease.st, end)
+	}
+}
+
 func TestFlake128WorkerSource(t *testing.T) {
 	const spec = "flake128?worker_source=static:123456789"
 	g, err := strategies.New(context.Background(), spec)

@@ -13,7 +13,7 @@ import (
 // compareFlags names the flag that sets each field of compare's Config the
 // command takes.
 var compareFlags = map[string]string{
-	"Config.Strategies":    "--strategies",
+	"Config.Strategies":    "--spec",
 	"Config.Rows":          "--rows",
 	"Config.Writers":       "--writers",
 	"Config.Batch":         "--batch",

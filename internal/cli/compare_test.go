@@ -41,8 +41,8 @@ func TestCompareBadInput(t *testing.T) {
 		{"zero read ops", []string{"--read-ops", "0", "--dsn", down}, "--read-ops 0: want 1 to 1000000 reads of each kind"},
 		{"negative span", []string{"--span", "-1h", "--dsn", down}, "--span -1h0m0s: want 0 (real time) to 87600h0m0s"},
 		{"bad span", []string{"--span", "3 hours", "--dsn", down}, `"3 hours"`},
-		{"strategy twice", []string{"--strategies", "snowflake,snowflake", "--dsn", down}, `compare: invalid input: --strategies "snowflake": given twice in "snowflake,snowflake"`},
-		{"strategy twice, spaced", []string{"--strategies", "uuidv4, uuidv4", "--dsn", down}, `--strategies "uuidv4": given twice`},
+		{"strategy twice", []string{"-s", "snowflake,snowflake", "--dsn", down}, `compare: invalid input: --spec "snowflake": given twice in "snowflake,snowflake"`},
+		{"strategy twice, spaced", []string{"--spec", "uuidv4, uuidv4", "--dsn", down}, `--spec "uuidv4": given twice`},
 		{"unknown requirement", []string{"--require", "sortable,cheap", "--dsn", down}, `--require: compare/report: unknown requirement "cheap": want 64bit, sortable, opaque, no-coordination, js-safe`},
 		{"unknown scenario", []string{"--scenarios", "in-memory,huge"}, `compare: invalid input: --scenarios "huge": want in-memory or out-of-memory` + "\n"},
 		{"out of memory with dsn", []string{"--scenarios", "out-of-memory", "--dsn", down}, `compare: invalid input: --scenarios "out-of-memory": restarts a throwaway server with a small buffer and direct I/O; with a DSN the server's own settings apply: leave out the DSN, or the scenario` + "\n"},
@@ -62,6 +62,7 @@ func TestCompareBadInput(t *testing.T) {
 }
 
 func TestCompareRun(t *testing.T) {
+	t.Parallel() // a compare run of its own schema
 	dsn := testenv.PostgresDSN(t)
 	dir := filepath.Join(t.TempDir(), "out")
 	code, stdout, stderr := runCompare("--dsn", dsn, "--rows", "3000", "--writers", "2", "--batch", "500", "--runs", "2",

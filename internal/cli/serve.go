@@ -524,15 +524,16 @@ func loadConfig(ctx context.Context, c *config.Config, log *slog.Logger) (map[st
 	return gens, c.Default, nil
 }
 
-// checkLifetime asks every generator that can tell (an httpapi.Readier)
-// whether the clock is inside its layout's lifetime, issuing nothing. It
+// checkLifetime asks every generator that can tell (idgen.ReadyOf, which
+// looks through wrappers such as encoding=) whether the clock is inside
+// its layout's lifetime, issuing nothing. It
 // returns the name of the first, in name order, whose layout has ended
 // (idgen.ErrLayoutExhausted) or whose epoch is ahead (idgen.ErrBeforeEpoch),
 // and that error. Other readiness errors (a lease, a store) are not its
 // concern: /readyz reports them.
 func checkLifetime(ctx context.Context, gens map[string]idgen.Generator) (string, error) {
 	for _, name := range slices.Sorted(maps.Keys(gens)) {
-		r, ok := gens[name].(httpapi.Readier)
+		r, ok := idgen.ReadyOf(gens[name])
 		if !ok {
 			continue
 		}

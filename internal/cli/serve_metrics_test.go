@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -79,5 +80,23 @@ func TestServeGRPCMetrics(t *testing.T) {
 		if len(got) != 1 || c.want >= 0 && got[0] != c.want {
 			t.Errorf("/metrics %s = %v; want one series of %v (-1: any)", c.series, got, c.want)
 		}
+	}
+}
+
+// TestServeLifetimeThroughWrapper: serve checks the layout's lifetime
+// through a wrapper too (idgen.ReadyOf): a baidu layout, whose time field
+// ended in 2024, written with encoding= exits 2 before it listens. It
+// served before, answering every request 503.
+func TestServeLifetimeThroughWrapper(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the idgen binary")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, buildIdgen(t), "serve", "-s", "snowflake?preset=baidu&encoding=crockford", "--addr", "127.0.0.1:0")
+	out, err := cmd.CombinedOutput()
+	const want = `serve: -s "snowflake?preset=baidu&encoding=crockford": layout lifetime exhausted: the 28-bit time field ended at 2024-11-20T21:24:16Z`
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), want) {
+		t.Errorf("idgen serve -s 'snowflake?preset=baidu&encoding=crockford' = %v, output %q; want exit 2 and %q", err, out, want)
 	}
 }

@@ -162,6 +162,7 @@ func TestServeProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the idgen binary")
 	}
+	t.Parallel() // a process on a port of its own
 	bin := buildIdgen(t)
 	cfg := filepath.Join(t.TempDir(), "idgen.yaml")
 	if err := os.WriteFile(cfg, []byte("default: orders\ngenerators:\n  orders: snowflake?preset=twitter&worker=7\n  sessions: uuidv7\n"), 0o644); err != nil {

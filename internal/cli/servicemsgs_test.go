@@ -1,10 +1,16 @@
 package cli_test
 
 import (
+	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/idgenkit/idgen/internal/redact"
+	"github.com/idgenkit/idgen/internal/testenv"
 )
 
 // TestServeAddrTakenTwice: a listener flag that takes another's port is
@@ -98,5 +104,47 @@ func TestServeConfigFileErrors(t *testing.T) {
 		if want := "idgen: serve: config file " + path + tt.want + "\n"; code != 2 || errs != want {
 			t.Errorf("serve --config %s = exit %d, %q; want exit 2, %q", tt.file, code, errs, want)
 		}
+	}
+}
+
+// TestTicketLabel: ticket errors say "ticket:", not "segment:" (before:
+// "segment: invalid config: ticket name ...", "segment: invalid DSN",
+// "segment: no ticket server can issue").
+func TestTicketLabel(t *testing.T) {
+	const down1, down2 = "redis://127.0.0.1:1/0", "redis://127.0.0.1:2/0"
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"ticket", "init", "--dsn", down1, "--name", "bad name!"}, 2,
+			`idgen: ticket: invalid config: name "bad name!": want letters, digits and _, starting with a letter, at most 63`},
+		{[]string{"ticket", "init", "--dsn", "foo://x"}, 2,
+			`idgen: ticket: invalid DSN: "foo://x": scheme "foo" is not one of postgres, postgresql, mysql, redis, rediss`},
+		{[]string{"ticket", "init", "--dsn", down1 + "," + down1}, 2,
+			`idgen: ticket: invalid config: server "redis://127.0.0.1:1/0" is listed twice (#1 and #2): list each server once`},
+		{[]string{"ticket", "init", "--dsn", down1 + "," + down2}, 1,
+			"idgen: ticket: cannot connect to Redis at 127.0.0.1:1 (database 0): connection refused; cannot connect to Redis at 127.0.0.1:2 (database 0): connection refused; every server must answer to be set up"},
+		{[]string{"gen", "-s", "ticket?dsn=" + down1 + "," + down2}, 1,
+			"idgen: ticket: no server can issue: cannot connect to Redis at 127.0.0.1:1 (database 0): connection refused; cannot connect to Redis at 127.0.0.1:2 (database 0): connection refused"},
+	} {
+		if _, errs, code := run(tt.args...); code != tt.code || errs != tt.want+"\n" {
+			t.Errorf("idgen %v = exit %d, %q; want exit %d, %q", tt.args, code, errs, tt.code, tt.want)
+		}
+	}
+}
+
+// TestTicketNewNameServerDown: a ticket name no server has a class for,
+// with one server down, names the server that is down and says the class
+// comes once every server answers (before, it told to run ticket init
+// --reset, which needs every server up too).
+func TestTicketNewNameServerDown(t *testing.T) {
+	up := testenv.RedisURL(t)
+	name := fmt.Sprintf("msgs_new_%d", time.Now().UnixNano())
+	_, errs, code := run("gen", "-s", "ticket?dsn="+url.QueryEscape(up)+",redis://127.0.0.1:1/0&name="+name)
+	want := "idgen: ticket: no server can issue: cannot connect to Redis at 127.0.0.1:1 (database 0): connection refused; " +
+		redact.Spec(up) + " gets its ticket class once every listed server answers\n"
+	if code != 1 || errs != want || strings.Contains(errs, "--reset") {
+		t.Errorf("gen -s ticket (new name, one server down) = exit %d, %q; want exit 1, %q", code, errs, want)
 	}
 }

@@ -2,7 +2,6 @@ package serving
 
 import (
 	"errors"
-	"fmt"
 	"maps"
 	"reflect"
 	"slices"
@@ -54,7 +53,7 @@ func RegisterCollector(reg prometheus.Registerer, gens map[string]idgen.Generato
 		if prev, ok := are.ExistingCollector.(*Collector); ok && prev.same(c) {
 			return prev, nil
 		}
-		return nil, fmt.Errorf("registering the generator metrics: the registry exports another generator set already")
+		return nil, errors.New("the registry holds the metrics of another generator set")
 	}
 	if err != nil {
 		return nil, err

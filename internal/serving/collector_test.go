@@ -151,8 +151,9 @@ idgen_clock_rollback_failures_total{generator="b"} 1
 		{"a": &statsGen{}, "b": plainGen{}}, // another generator under a name
 		{"a": g},                            // fewer names
 	} {
-		if c, err := serving.RegisterCollector(reg, other); err == nil {
-			t.Errorf("RegisterCollector over another generator set = %p, nil; want an error", c)
+		const want = "the registry holds the metrics of another generator set"
+		if c, err := serving.RegisterCollector(reg, other); err == nil || err.Error() != want {
+			t.Errorf("RegisterCollector over another generator set = %p, %v; want the error %q", c, err, want)
 		}
 	}
 }
