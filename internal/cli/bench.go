@@ -11,7 +11,7 @@ import (
 	"github.com/idgenkit/idgen/bench"
 )
 
-func newBenchCmd() *cobra.Command {
+func newBenchCmd(e *Env) *cobra.Command {
 	var (
 		specs      []string
 		duration   time.Duration
@@ -45,7 +45,7 @@ an empty -s is refused. Passwords in specs are masked (xxxxx) in the output.`,
 					return badInput(fmt.Errorf("bench: -s %q: no strategy spec; want comma-separated specs such as uuidv7,ulid (leave -s out to run every strategy without an external store)", list))
 				}
 			}
-			rs, err := bench.Run(cmd.Context(), bench.Config{Specs: bench.SplitSpecs(specs), SpecOptions: specOptions(), Duration: duration, Goroutines: goroutines})
+			rs, err := bench.Run(cmd.Context(), bench.Config{Specs: bench.SplitSpecs(specs), SpecOptions: e.specOptions(), Duration: duration, Goroutines: goroutines})
 			if err != nil {
 				return err
 			}

@@ -31,7 +31,7 @@ var compareFlags = map[string]string{
 	"Config.Span":          "--span",
 }
 
-func newCompareCmd() *cobra.Command {
+func newCompareCmd(e *Env) *cobra.Command {
 	var (
 		cfg       compare.Config
 		specs     string
@@ -181,7 +181,7 @@ are masked (xxxxx) in everything compare prints and writes.
 			}
 			pr := newCompareProgress(cmd.Context(), cmd.ErrOrStderr(), quiet)
 			cfg.Progress = pr
-			cfg.SpecOptions = specOptions()
+			cfg.SpecOptions = e.specOptions()
 			cfg.FieldName = func(field string) string { return compareFlags[field] }
 			rep, err := compare.Run(cmd.Context(), cfg)
 			pr.Close()

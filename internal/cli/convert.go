@@ -20,7 +20,7 @@ var convertTargets = map[string]*idgen.Scheme{
 	"uuidv4": strategies.UUIDv4Scheme(),
 }
 
-func newConvertCmd() *cobra.Command {
+func newConvertCmd(e *Env) *cobra.Command {
 	var to, from, encoding string
 	cmd := &cobra.Command{
 		Use:   "convert ID (--to SCHEME | --encoding NAME)",
@@ -56,7 +56,7 @@ adds &encoding=NAME).`,
 			if !ok && to != "" {
 				return badInput(fmt.Errorf("--to %q: want one of %s", to, strings.Join(targetNames(), ", ")))
 			}
-			id, err := specOptions().ParseWith(args[0], from)
+			id, err := e.specOptions().ParseWith(args[0], from)
 			if err != nil {
 				return badInput(err)
 			}

@@ -17,7 +17,7 @@ import (
 	"github.com/idgenkit/idgen/strategies"
 )
 
-func newExplainCmd() *cobra.Command {
+func newExplainCmd(e *Env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "explain PRESET|LAYOUT|SPEC",
 		Short: "Draw a Snowflake layout and tell its lifetime, capacity and limits",
@@ -34,11 +34,11 @@ func newExplainCmd() *cobra.Command {
   idgen explain sonyflake`,
 		Args: oneArg("a layout, preset or spec"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := explainLayout(args[0])
+			l, err := explainLayout(e.specOptions(), args[0])
 			if err != nil {
 				return badInput(err)
 			}
-			explain(cmd.OutOrStdout(), l, time.Now())
+			explain(cmd.OutOrStdout(), l, e.now())
 			return nil
 		},
 	}
@@ -49,7 +49,7 @@ func newExplainCmd() *cobra.Command {
 // has a Snowflake layout. A name that is both a preset and a strategy
 // (sonyflake, instagram) is the preset. The layout's defaults are written
 // out (WithDefaults).
-func explainLayout(arg string) (snowflake.Layout, error) {
+func explainLayout(opts strategies.Options, arg string) (snowflake.Layout, error) {
 	name, _, isSpec := strings.Cut(arg, "?")
 	if !isSpec && (slices.Contains(snowflake.Presets(), arg) || !slices.Contains(strategies.Names(), arg)) {
 		l, err := snowflake.Resolve(arg)
@@ -59,7 +59,7 @@ func explainLayout(arg string) (snowflake.Layout, error) {
 	if err != nil {
 		return snowflake.Layout{}, err
 	}
-	s, err := specOptions().SchemeOf(spec)
+	s, err := opts.SchemeOf(spec)
 	if err != nil {
 		return snowflake.Layout{}, err
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"time"
 
@@ -17,6 +18,7 @@ func InspectWarning(id idgen.ID, now time.Time) string { return newReport(id, no
 // LoadServeSpec builds serve -s spec's generator as serve does (with
 // --worker-source source), returning it under its name.
 func LoadServeSpec(ctx context.Context, spec, source string) (map[string]idgen.Generator, error) {
-	gens, _, err := loadGenerators(ctx, serveFlags{spec: spec, workerSource: source}, nil, specOptions(), slog.New(slog.DiscardHandler))
+	env := processEnv(nil, io.Discard, io.Discard)
+	gens, _, err := loadGenerators(ctx, serveFlags{env: env, spec: spec, workerSource: source}, nil, env.specOptions(), slog.New(slog.DiscardHandler))
 	return gens, err
 }

@@ -79,7 +79,7 @@ func TestThrottleLine(t *testing.T) {
 // TestFieldFlagsExist: every flag the field tables name is a flag of its
 // command (a flag renamed without its table fails here).
 func TestFieldFlagsExist(t *testing.T) {
-	root := newRoot(strings.NewReader(""), new(strings.Builder), new(strings.Builder))
+	root := newRoot(&Env{In: strings.NewReader(""), Out: new(strings.Builder), Err: new(strings.Builder)})
 	find := func(path ...string) *cobra.Command {
 		c, _, err := root.Find(path)
 		if err != nil {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -20,7 +19,7 @@ import (
 // countWant is what gen's -n takes.
 const countWant = "an integer of at least 1"
 
-func newGenCmd() *cobra.Command {
+func newGenCmd(e *Env) *cobra.Command {
 	var (
 		spec, workerSource string
 		n                  int
@@ -61,11 +60,11 @@ func newGenCmd() *cobra.Command {
 			if err != nil {
 				return err // Main's exit code: 2
 			}
-			parsed, origin, err := withWorkerSource(parsed, workerSource)
+			parsed, origin, err := e.withWorkerSource(parsed, workerSource)
 			if err != nil {
 				return badInput(err)
 			}
-			opts := specOptions()
+			opts := e.specOptions()
 			var warnings []string
 			opts.Warn = func(msg string) { warnings = append(warnings, msg) }
 			g, err := opts.New(cmd.Context(), parsed)
@@ -103,10 +102,10 @@ const envWorkerSource = "IDGEN_WORKER_SOURCE"
 // (strategies.TakesWorkerSource), else leaves spec alone. origin says where
 // the source it set came from, for errors: the flag or the variable, with
 // the source; "" when it set none.
-func withWorkerSource(spec strategies.Spec, source string) (merged strategies.Spec, origin string, err error) {
+func (e *Env) withWorkerSource(spec strategies.Spec, source string) (merged strategies.Spec, origin string, err error) {
 	origin = "--worker-source " + source
 	if source == "" {
-		env := os.Getenv(envWorkerSource)
+		env := e.getenv(envWorkerSource)
 		if env == "" || !strategies.TakesWorkerSource(spec) {
 			return spec, "", nil
 		}

@@ -19,7 +19,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newInspectCmd() *cobra.Command {
+func newInspectCmd(e *Env) *cobra.Command {
 	var (
 		spec   string
 		asJSON bool
@@ -31,18 +31,18 @@ func newInspectCmd() *cobra.Command {
   idgen inspect 0190f1d2-7a3b-7c4d-8e5f-6a7b8c9d0e1f --json`,
 		Args: oneArg("the ID to decode"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := specOptions().ParseWith(args[0], spec)
+			id, err := e.specOptions().ParseWith(args[0], spec)
 			if err != nil {
 				return badInput(err)
 			}
-			r := newReport(id, time.Now())
+			r := newReport(id, e.now())
 			if _, ok := snowflake.LayoutOf(id.Scheme()); ok && spec == "" {
 				r.Note = "decoded with the default layout; give -s SPEC (e.g. -s 'snowflake?preset=twitter') for another"
 			}
 			if len(strings.TrimSpace(args[0])) == 32 && spec == "" && id.Scheme() != strategies.Flake128Scheme() {
 				r.Note = "read as a UUID written without dashes (its version and variant bits are a UUID's); -s flake128 reads it as flake128"
 			}
-			if err := r.readHighWater(cmd.Context(), spec, time.Now()); err != nil {
+			if err := r.readHighWater(cmd.Context(), spec, e.now()); err != nil {
 				return err
 			}
 			if asJSON {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -23,10 +22,11 @@ type migrateTarget struct {
 	dsn     string
 	fromEnv bool // dsn came from $DATABASE_URL
 	table   string
+	env     *Env
 }
 
-func newMigrateCmd() *cobra.Command {
-	t := &migrateTarget{}
+func newMigrateCmd(e *Env) *cobra.Command {
+	t := &migrateTarget{env: e}
 	cmd := &cobra.Command{
 		Use:   "migrate plan|run|verify|status|pause|resume|revert|discard|finish|abort --dsn DSN --table NAME [--to SPEC] [--time-column COL]",
 		Short: "Migrate a PostgreSQL table's primary key to Snowflake or UUIDv7 keys, live",
@@ -85,7 +85,7 @@ active, or while paused; it says so on stderr.`,
 // table are given.
 func (t *migrateTarget) connect(cmd *cobra.Command) (*pgx.Conn, error) {
 	if t.dsn == "" {
-		t.dsn, t.fromEnv = os.Getenv("DATABASE_URL"), true
+		t.dsn, t.fromEnv = t.env.getenv("DATABASE_URL"), true
 	}
 	if t.dsn == "" {
 		return nil, badInput(errors.New("--dsn is required (or set DATABASE_URL), e.g. postgres://user@host:5432/db"))

@@ -1,5 +1,6 @@
 // Package cli implements the idgen command. Each subcommand lives in its own
-// file; newRoot adds them, in one list.
+// file; newRoot adds them, in one list, each built from the Env (streams,
+// environment, clock) that Main takes from the process.
 package cli
 
 import (
@@ -93,13 +94,14 @@ func exitCode(err, cause error) int {
 	return exitFailure
 }
 
-// commands returns the constructors of idgen's subcommands.
-func commands() []func() *cobra.Command {
-	return []func() *cobra.Command{newBenchCmd, newCompareCmd, newConvertCmd, newExplainCmd, newGenCmd, newInspectCmd,
+// commands returns the constructors of idgen's subcommands, each built
+// from the Env.
+func commands() []func(*Env) *cobra.Command {
+	return []func(*Env) *cobra.Command{newBenchCmd, newCompareCmd, newConvertCmd, newExplainCmd, newGenCmd, newInspectCmd,
 		newMigrateCmd, newSegmentCmd, newTicketCmd, newServeCmd, newStrategiesCmd, newVersionCmd}
 }
 
-func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+func newRoot(e *Env) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "idgen",
 		Short: "Distributed unique IDs: issue, inspect, explain, benchmark, compare, serve, migrate",
@@ -136,12 +138,12 @@ scheme costs a PostgreSQL B-tree index.
 	}
 	root.SuggestionsMinimumDistance = 2
 	root.SetVersionTemplate("{{.Version}}")
-	root.SetIn(stdin)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
+	root.SetIn(e.In)
+	root.SetOut(e.Out)
+	root.SetErr(e.Err)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return badInput(flagError(c, err)) })
 	for _, f := range commands() {
-		root.AddCommand(f())
+		root.AddCommand(f(e))
 	}
 	markInputErrors(root)
 	return root
@@ -206,6 +208,11 @@ func onHangup(ctx context.Context, fn func()) {
 // rule of exitRule: 0 ok, 1 a failure, 2 bad input, 130 on SIGINT. Errors
 // print as one line on stderr.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return Run(args, processEnv(stdin, stdout, stderr))
+}
+
+// Run is Main with the streams, environment and clock of e.
+func Run(args []string, e *Env) int {
 	quietDrivers()
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
@@ -237,7 +244,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}()
 
-	root := newRoot(stdin, stdout, stderr)
+	root := newRoot(e)
 	root.SetArgs(append([]string{}, args...)) // never nil: cobra reads os.Args[1:] for nil
 	err := root.ExecuteContext(ctx)
 	if err == nil {
@@ -261,6 +268,6 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// One "idgen: " leads the line; the root package's errors inside it
 	// ("serve: -s ...: idgen: layout lifetime exhausted") say it again.
 	msg = "idgen: " + strings.ReplaceAll(msg, "idgen: ", "")
-	fmt.Fprintln(stderr, msg)
+	fmt.Fprintln(e.Err, msg)
 	return exitCode(err, cause)
 }

@@ -33,7 +33,7 @@ type quietRedis struct{}
 
 func (quietRedis) Printf(context.Context, string, ...any) {}
 
-func newSegmentCmd() *cobra.Command {
+func newSegmentCmd(*Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "segment",
 		Short: "Set up database-backed allocators: Leaf segments, Instagram IDs",
@@ -143,7 +143,7 @@ func createDatabase(ctx context.Context, out io.Writer, dsn string) error {
 	return nil
 }
 
-func newTicketCmd() *cobra.Command {
+func newTicketCmd(*Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ticket",
 		Short: "Set up Flickr ticket servers: each server's offset and the step",

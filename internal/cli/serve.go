@@ -43,10 +43,11 @@ type serveFlags struct {
 	maxCount                                        int
 	timeout, readTimeout, writeTimeout, idleTimeout time.Duration
 	shutdownTimeout                                 time.Duration
+	env                                             *Env
 }
 
-func newServeCmd() *cobra.Command {
-	var f serveFlags
+func newServeCmd(e *Env) *cobra.Command {
+	f := serveFlags{env: e}
 	cmd := &cobra.Command{
 		Use:   "serve (--config FILE | -s SPEC) [--addr 127.0.0.1:8080] [--tls-cert FILE --tls-key FILE [--client-ca FILE] | --insecure]",
 		Short: "Serve IDs over HTTP (JSON or text), with /healthz, /readyz and /metrics",
@@ -131,7 +132,7 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
 	// What the generators' background work finds for the operator (a
 	// segment step bound too small for the rate) goes to log as a warning.
-	opts := specOptions()
+	opts := f.env.specOptions()
 	opts.Notify = func(msg string) { log.Warn(msg) }
 	var cfg *config.Config
 	if f.config != "" {
@@ -481,7 +482,7 @@ func loadGenerators(ctx context.Context, f serveFlags, cfg *config.Config, opts 
 	if err != nil {
 		return nil, "", fmt.Errorf("serve: -s %q: %w", echo.Cut(redact.Spec(f.spec)), err)
 	}
-	spec, origin, err := withWorkerSource(spec, f.workerSource)
+	spec, origin, err := f.env.withWorkerSource(spec, f.workerSource)
 	if err != nil {
 		return nil, "", badInput(fmt.Errorf("serve: %w", err))
 	}

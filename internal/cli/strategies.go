@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newStrategiesCmd() *cobra.Command {
+func newStrategiesCmd(*Env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "strategies",
 		Short: "List the strategies a spec can name, with their keys",

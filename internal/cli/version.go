@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newVersionCmd() *cobra.Command {
+func newVersionCmd(*Env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print idgen's module version, VCS revision (dirty or not) and Go version",
