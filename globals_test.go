@@ -14,15 +14,7 @@ import (
 // globalsAllowed are the exported package-level variables, other than
 // sentinel errors, that the module keeps, by package directory and name,
 // each with the reason it may stay a variable for now.
-var globalsAllowed = map[string]string{
-	// Issue 28 step 5 ("Convert refusing lossy pairs") reworks the
-	// conversion list on its own branch; this entry goes when it does
-	// (the test fails on an entry no longer declared).
-	// The serving core (issue 28 step 2) is being built on its own
-	// branch; this internal array of metric label values is its to turn
-	// into a function.
-	"internal/serving.KindNames": "internal; the serving core's branch owns it",
-}
+var globalsAllowed = map[string]string{}
 
 // TestNoExportedGlobals parses every non-test, non-generated Go file of the
 // module and fails on an exported package-level variable that is not a

@@ -345,7 +345,7 @@ func (h *Handler) headIDs(ctx context.Context, w http.ResponseWriter, st *reqSta
 // classes give the status.
 const numErrKinds = int(serving.NumIssueKinds)
 
-var errKindNames = serving.KindNames
+var errKindNames = serving.KindNames()
 
 // countIssueError counts and logs a failed issue and returns its answer
 // (serving.Classify).

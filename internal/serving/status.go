@@ -32,9 +32,11 @@ const (
 	KindNotFound = NumIssueKinds + 1
 )
 
-// KindNames are the issuing kinds' names, the value of the metrics'
-// "kind" label.
-var KindNames = [NumIssueKinds]string{"clock_rollback", "lease_lost", "unavailable", "timeout", "layout_lifetime", "other"}
+// KindNames returns the issuing kinds' names, the value of the metrics'
+// "kind" label, indexed by kind (an array: the caller's copy).
+func KindNames() [NumIssueKinds]string { return kindNames }
+
+var kindNames = [NumIssueKinds]string{"clock_rollback", "lease_lost", "unavailable", "timeout", "layout_lifetime", "other"}
 
 // gRPC codes, as google.golang.org/grpc/codes numbers them: kept as
 // numbers here so that package httpapi does not link gRPC (a test checks
