@@ -186,11 +186,13 @@ func TestWritersAndKeep(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Writers claim batches from a shared counter: a writer the
-			// scheduler starves may get none, but no row has a worker ID
-			// outside 0..2 and several writers took part.
+			// scheduler starves may get none (on a busy machine one writer
+			// once took all 600 single-row batches), so how many took part
+			// is the scheduler's; no row has a worker ID outside 0..2.
+			// TestWriterSpecs holds the three writers' worker IDs.
 			workers, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-			if err != nil || len(workers) < 2 || workers[0] < 0 || workers[len(workers)-1] > 2 {
-				t.Errorf("worker IDs in the table = %v, %v; want at least two of [0 1 2] and no other", workers, err)
+			if err != nil || len(workers) == 0 || workers[0] < 0 || workers[len(workers)-1] > 2 {
+				t.Errorf("worker IDs in the table = %v, %v; want some of [0 1 2] and no other", workers, err)
 			}
 			if !schemaExists(t, conn, s) {
 				t.Errorf("schema %s dropped despite Keep", s)
