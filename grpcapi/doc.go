@@ -28,6 +28,7 @@
 //
 // Metrics, registered on Options.Registry: grpc_server_handled_total,
 // grpc_server_handling_seconds and the other go-grpc-middleware server
-// metrics per method and code, and idgen_grpc_ids_issued_total by
-// generator.
+// metrics per method and code (the same series, counted by this package
+// with each method's counters resolved once, not per call), and
+// idgen_grpc_ids_issued_total by generator.
 package grpcapi

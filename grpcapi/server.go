@@ -14,7 +14,6 @@ import (
 	"time"
 	"unsafe"
 
-	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -69,7 +68,7 @@ type Server struct {
 	maxCount int
 	timeout  time.Duration
 	log      *slog.Logger
-	metrics  *grpcprom.ServerMetrics
+	metrics  *serverMetrics
 	issued   *prometheus.CounterVec
 	health   *health.Server
 	calls    sync.Pool // *callState
@@ -153,7 +152,7 @@ func New(gens map[string]idgen.Generator, opts Options) (*Server, error) {
 	if s.def = s.gens[def]; s.def == nil {
 		return nil, fmt.Errorf("%w: default generator %q is not among %s", ErrConfig, echo.Cut(def), strings.Join(s.names, ", "))
 	}
-	s.metrics = grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram())
+	s.metrics = newServerMetrics()
 	if opts.Registry != nil {
 		for _, c := range []prometheus.Collector{s.metrics, s.issued} {
 			if err := opts.Registry.Register(c); err != nil {
@@ -180,13 +179,12 @@ const StreamWindow = idgenv1.StreamWindow
 func (s *Server) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 	opts = append([]grpc.ServerOption{grpc.InitialWindowSize(StreamWindow), grpc.InitialConnWindowSize(StreamWindow),
 		grpc.NumStreamWorkers(streamWorkers()), grpc.ForceServerCodecV2(newCodec())}, opts...)
-	opts = append(opts, grpc.ChainUnaryInterceptor(s.metrics.UnaryServerInterceptor()),
-		grpc.ChainStreamInterceptor(s.metrics.StreamServerInterceptor()))
+	opts = append(opts, grpc.ChainUnaryInterceptor(s.metrics.unary), grpc.ChainStreamInterceptor(s.metrics.stream))
 	gs := grpc.NewServer(opts...)
 	idgenv1.RegisterIDServiceServer(gs, s)
 	healthpb.RegisterHealthServer(gs, s.health)
 	reflection.Register(gs)
-	s.metrics.InitializeMetrics(gs)
+	s.metrics.initialize(gs)
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	s.health.SetServingStatus(idgenv1.IDService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
 	return gs
