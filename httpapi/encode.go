@@ -33,6 +33,7 @@ type idEncoder struct {
 	seq     int                        // the sequence's index in fields; -1: none
 	seqHex  int                        // the low hex digits the sequence's bits reach
 	tmpl    atomic.Pointer[idTemplate] // the latest tick's template, with seq
+	seen    atomic.Uint64              // the key of the last ID formatted without a template
 }
 
 // A tickText is a tick's timestamp_ms in decimal: the IDs of a tick (and
@@ -241,7 +242,8 @@ type idTemplate struct {
 }
 
 // appendFromTemplate appends the object of v as appendSnowflake does, but
-// from the template of v's tick and node (made once per tick): key's
+// from the template of v's tick and node (made at the tick's second ID,
+// so that a server answering less than once per tick makes none): key's
 // digits with the sequence added in place, key's hex digits with those
 // the sequence reaches written anew, the template's breakdown around the
 // sequence's value. When the sum carries past the
@@ -251,6 +253,9 @@ func (e *idEncoder) appendFromTemplate(b []byte, v uint64) []byte {
 	key := v &^ (sq.Mask << sq.Shift)
 	t := e.tmpl.Load()
 	if t == nil || t.key != key {
+		if e.seen.Swap(key) != key { // the key's first ID: a quiet server's every ID, so no template
+			return e.appendSnowflake(b, v)
+		}
 		t = e.template(key)
 		e.tmpl.Store(t)
 	}

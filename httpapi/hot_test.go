@@ -120,11 +120,12 @@ func twitterEncoder(t *testing.T) (snowflake.Layout, *idgen.Scheme, *idEncoder) 
 	return l, sch, encoderFor(sch)
 }
 
-// The template of a tick gives the text formatting gives, for every
-// sequence of a tick, whatever the sequence's place and width (twitter's
-// lowest 12 bits, sonyflake's 8 bits above the machine, 14 bits without a
-// table), keys whose digits carry (…9999) or pass into one more digit
-// (the sum reaches 10^18: formatted in full), and ticks that alternate.
+// The template of a tick (made at its second ID) gives the text
+// formatting gives, for every sequence of a tick, whatever the sequence's
+// place and width (twitter's lowest 12 bits, sonyflake's 8 bits above the
+// machine, 14 bits without a table), keys whose digits carry (…9999) or
+// pass into one more digit (the sum reaches 10^18: formatted in full), and
+// ticks that alternate.
 func TestEncoderTemplate(t *testing.T) {
 	for _, spec := range []string{"twitter", "sonyflake", "time:41,worker:8,sequence:14;tick=1ms"} {
 		l, err := snowflake.Preset(spec)
@@ -149,12 +150,19 @@ func TestEncoderTemplate(t *testing.T) {
 		}
 		for _, key := range keys {
 			for seq := uint64(0); seq <= sq.Mask; seq++ {
-				for _, v := range []uint64{key | seq<<sq.Shift, keys[3] | seq<<sq.Shift} { // alternating ticks
+				vs := []uint64{key | seq<<sq.Shift}
+				if seq%64 == 31 { // another tick twice (its template), then this one's again
+					vs = append(vs, keys[3]|seq<<sq.Shift, keys[3]|seq<<sq.Shift)
+				}
+				for _, v := range vs {
 					got := string(e.appendObject([]byte("x"), sch.FromUint64(v)))
 					if want := "x" + string(e.appendSnowflake(nil, v)); got != want {
 						t.Fatalf("%s: appendObject(%#x) = %s; want %s", spec, v, got, want)
 					}
 				}
+			}
+			if tm := e.tmpl.Load(); tm == nil || tm.key != key {
+				t.Fatalf("%s: template after key %#x: %+v; want that key's", spec, key, tm)
 			}
 		}
 	}
