@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
@@ -33,11 +34,24 @@ type refusal struct {
 }
 
 // checkRefusals runs each case and checks its exit code and message, and
-// that no secret of secrets reaches stdout or stderr.
+// that no secret of secrets reaches stdout or stderr. The cases run at
+// once, each a cli.Main of its own: several wait out a client's dial
+// timeout (six of TestWorkerSourceEtcdSecure's took 5 s each, one after
+// the other).
 func checkRefusals(t *testing.T, cases []refusal, secrets ...string) {
 	t.Helper()
-	for _, c := range cases {
-		out, errs, code := run(c.args...)
+	type ran struct {
+		out, errs string
+		code      int
+	}
+	results := make([]ran, len(cases))
+	var wg sync.WaitGroup
+	for i, c := range cases {
+		wg.Go(func() { results[i].out, results[i].errs, results[i].code = run(c.args...) })
+	}
+	wg.Wait()
+	for i, c := range cases {
+		out, errs, code := results[i].out, results[i].errs, results[i].code
 		if code != c.code || !strings.Contains(errs, c.want) {
 			t.Errorf("%s: exit %d, stderr %q; want exit %d and %q", c.name, code, errs, c.code, c.want)
 		}
