@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/internal/errclass"
 	"github.com/idgenkit/idgen/internal/throwaway"
 	"github.com/idgenkit/idgen/strategies"
@@ -251,14 +252,14 @@ func (cfg Config) resolve() (Config, error) {
 	case cfg.MemoryRatio > 0 && cfg.MemoryRatio < 1:
 		return cfg, badInput("memory ratio %g: want 1 to %d: below 1 the data fits the buffer", cfg.MemoryRatio, MaxMemoryRatio)
 	case cfg.DSN != "" && cfg.PGBin != "":
-		return cfg, badInput("pg-bin %q: only the throwaway clusters' binaries can be chosen; with a DSN the server runs", cutInput(cfg.PGBin))
+		return cfg, badInput("pg-bin %q: only the throwaway clusters' binaries can be chosen; with a DSN the server runs", echo.Cut(cfg.PGBin))
 	}
 	if cfg.MemoryRatio == 0 {
 		cfg.MemoryRatio = DefaultMemoryRatio
 	}
 	if cfg.PGBin != "" {
 		if err := throwaway.CheckPostgres(cfg.PGBin); err != nil {
-			return cfg, badInput("pg-bin %q: %v", cutInput(cfg.PGBin), err)
+			return cfg, badInput("pg-bin %q: %v", echo.Cut(cfg.PGBin), err)
 		}
 	}
 	if len(cfg.Scenarios) == 0 {
@@ -268,7 +269,7 @@ func (cfg Config) resolve() (Config, error) {
 	for _, s := range cfg.Scenarios {
 		switch {
 		case s != ScenarioInMemory && s != ScenarioOutOfMemory:
-			return cfg, badInput("scenario %q: want %s or %s", cutInput(s), ScenarioInMemory, ScenarioOutOfMemory)
+			return cfg, badInput("scenario %q: want %s or %s", echo.Cut(s), ScenarioInMemory, ScenarioOutOfMemory)
 		case seen[s]:
 			return cfg, badInput("scenario %q given twice", s)
 		case cfg.DSN != "" && s == ScenarioOutOfMemory:
@@ -294,7 +295,7 @@ func (cfg Config) resolve() (Config, error) {
 	for _, s := range cfg.Strategies {
 		s = strings.TrimSpace(s)
 		if given[s] && s != "" {
-			return cfg, badInput("strategy %q given twice in %q: each row runs once; give the second another parameter to compare two settings", cutInput(s), cutInput(strings.Join(cfg.Strategies, ",")))
+			return cfg, badInput("strategy %q given twice in %q: each row runs once; give the second another parameter to compare two settings", echo.Cut(s), echo.Cut(strings.Join(cfg.Strategies, ",")))
 		}
 		given[s] = true
 		switch s {

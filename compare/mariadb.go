@@ -15,6 +15,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/idgenkit/idgen"
 	storedsn "github.com/idgenkit/idgen/internal/dsn"
+	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/internal/errclass"
 	"github.com/idgenkit/idgen/internal/throwaway"
 )
@@ -55,7 +56,7 @@ func (cfg *Config) resolveEngine() error {
 			return badInput("engine %q runs two throwaway servers; a DSN names one server: give --engine postgres or mariadb with it", cfg.Engine)
 		}
 	default:
-		return badInput("engine %q: want %s, %s or %s", cutInput(cfg.Engine), EnginePostgres, EngineMariaDB, EngineAll)
+		return badInput("engine %q: want %s, %s or %s", echo.Cut(cfg.Engine), EnginePostgres, EngineMariaDB, EngineAll)
 	}
 	if n, ok := throwaway.Size(cfg.BufferPool); cfg.BufferPool != "" && (!ok || n < MinBufferPool) {
 		return badInput("buffer pool %q: want at least 6MB (InnoDB's minimum with 16 kB pages)", cfg.BufferPool)
@@ -66,14 +67,6 @@ func (cfg *Config) resolveEngine() error {
 // MinBufferPool is the smallest innodb_buffer_pool_size InnoDB starts with
 // 16 kB pages: 6 MiB.
 const MinBufferPool = 6 << 20
-
-// cutInput cuts an echoed input to 64 bytes.
-func cutInput(s string) string {
-	if len(s) <= 64 {
-		return s
-	}
-	return s[:64] + "…"
-}
 
 // myEngine is the MariaDB/InnoDB engine: one meta connection for DDL and
 // metrics, one per writer; the embedded harness gives the Config,

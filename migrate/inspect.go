@@ -10,12 +10,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/internal/errclass"
 	"github.com/idgenkit/idgen/snowflake"
 	"github.com/idgenkit/idgen/strategies"
@@ -204,15 +204,8 @@ func inputf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInput, fmt.Sprintf(format, args...))
 }
 
-// clip cuts an input echoed in a message to about 64 characters.
-func clip(s string) string {
-	const max = 64
-	if utf8.RuneCountInString(s) <= max {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:max-3]) + "…"
-}
+// clip cuts an input echoed in a message to about 64 bytes (echo.Cut).
+func clip(s string) string { return echo.Cut(s) }
 
 // tableErr is the error of a failed look-up of table: input when PostgreSQL
 // refuses the name itself (too many dots, an unbalanced quote, another
