@@ -3,7 +3,11 @@ package idgen
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
+
+	"github.com/idgenkit/idgen/internal/echo"
 )
 
 // The two classes of error. Every sentinel error of idgen's packages
@@ -97,3 +101,61 @@ func (e *ClockRollbackError) Is(target error) bool { return target == ErrClockRo
 // Unwrap returns ErrClockRollback, through which the error matches its
 // class, ErrUnavailable.
 func (e *ClockRollbackError) Unwrap() error { return ErrClockRollback }
+
+// A FieldError reports a field of a package's configuration (a Config,
+// Options or Setting struct) whose value is not allowed. It matches
+// ErrInvalid with errors.Is, and Err with errors.Is and errors.As. Its
+// text is
+//
+//	Field Value: Allowed: Err
+//
+// ("Options.Batch -1: want at least 1"), each part left out when empty.
+// A program that sets the field from a flag finds the error with
+// errors.As and prints Named(flag) in its place: the field is data, not
+// words to rewrite.
+type FieldError struct {
+	Field   string // the field as the Go API spells it: "Options.Batch", "Config.Span"
+	Value   string // the value as the message shows it: "-1", `"snowflake?x=1"` (a string in Go's quotes); the text cuts it to about 64 characters
+	Allowed string // what the field allows, or why the value is refused: "want at least 1"
+	Err     error  // the cause, if any (the spec parser's error); nil for none
+}
+
+func (e *FieldError) Error() string { return e.Named(e.Field) }
+
+// Named returns the error's text with name in the field's place: the
+// flag ("--batch") that sets the field.
+func (e *FieldError) Named(name string) string {
+	var b strings.Builder
+	b.WriteString(name)
+	if e.Value != "" {
+		b.WriteString(" ")
+		b.WriteString(cutValue(e.Value))
+	}
+	if e.Allowed != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Allowed)
+	}
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// cutValue cuts a value longer than about 64 characters, a quoted one
+// inside its quotes.
+func cutValue(v string) string {
+	if len(v) <= echo.Max+2 {
+		return v
+	}
+	if s, err := strconv.Unquote(v); err == nil {
+		return echo.Quote(s)
+	}
+	return echo.Cut(v)
+}
+
+// Is reports whether target is ErrInvalid.
+func (e *FieldError) Is(target error) bool { return target == ErrInvalid }
+
+// Unwrap returns Err.
+func (e *FieldError) Unwrap() error { return e.Err }

@@ -2,6 +2,7 @@ package idgen_test
 
 import (
 	"errors"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -164,5 +165,49 @@ func TestSentinelClasses(t *testing.T) {
 		if _, ok := found[key]; !ok {
 			t.Errorf("%s is listed in sentinels but no longer declared", key)
 		}
+	}
+}
+
+// TestFieldError: a FieldError's text is "Field Value: Allowed: Err",
+// Named puts another name in the field's place, the value is cut to about
+// 64 characters (a quoted one inside its quotes), and it matches
+// ErrInvalid and its cause with errors.Is.
+func TestFieldError(t *testing.T) {
+	cause := errors.New("strategies: unknown strategy")
+	long := strings.Repeat("x", 200)
+	for _, tc := range []struct {
+		name       string
+		err        *idgen.FieldError
+		text, flag string
+	}{
+		{"number", &idgen.FieldError{Field: "Options.Batch", Value: "-1", Allowed: "want at least 1"},
+			"Options.Batch -1: want at least 1", "--batch -1: want at least 1"},
+		{"cause", &idgen.FieldError{Field: "Options.To", Value: `"nope"`, Err: cause},
+			`Options.To "nope": strategies: unknown strategy`, `--to "nope": strategies: unknown strategy`},
+		{"no value", &idgen.FieldError{Field: "Options.To", Allowed: "none given; want snowflake or uuidv7"},
+			"Options.To: none given; want snowflake or uuidv7", "--to: none given; want snowflake or uuidv7"},
+		{"long quoted", &idgen.FieldError{Field: "Config.PGBin", Value: `"` + long + `"`, Allowed: "not found"},
+			`Config.PGBin "` + long[:64] + `…": not found`, `--pg-bin "` + long[:64] + `…": not found`},
+		{"long plain", &idgen.FieldError{Field: "Config.PGBin", Value: long},
+			"Config.PGBin " + long[:64] + "…", "--pg-bin " + long[:64] + "…"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var err error = fmt.Errorf("pkg: bad input: %w", tc.err)
+			flag := "--" + strings.ToLower(strings.TrimPrefix(strings.TrimPrefix(tc.err.Field, "Options."), "Config."))
+			if tc.err.Field == "Config.PGBin" {
+				flag = "--pg-bin"
+			}
+			var fe *idgen.FieldError
+			if !errors.As(err, &fe) || fe.Error() != tc.text || fe.Named(flag) != tc.flag {
+				t.Errorf("FieldError = %q, Named(%q) = %q; want %q, %q", fe, flag, fe.Named(flag), tc.text, tc.flag)
+			}
+			if !errors.Is(err, idgen.ErrInvalid) || errors.Is(err, idgen.ErrUnavailable) {
+				t.Errorf("errors.Is(%q): ErrInvalid %t, ErrUnavailable %t; want ErrInvalid only", err,
+					errors.Is(err, idgen.ErrInvalid), errors.Is(err, idgen.ErrUnavailable))
+			}
+			if tc.err.Err != nil && !errors.Is(err, tc.err.Err) {
+				t.Errorf("errors.Is(%q, its cause) = false", err)
+			}
+		})
 	}
 }

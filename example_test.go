@@ -18,10 +18,10 @@ import (
 type localCounter struct{ n atomic.Uint64 }
 
 func (c *localCounter) Next(context.Context) (idgen.ID, error) {
-	return idgen.Int64Scheme.FromUint64(c.n.Add(1)), nil
+	return idgen.Int64Scheme().FromUint64(c.n.Add(1)), nil
 }
 
-func (c *localCounter) Scheme() *idgen.Scheme { return idgen.Int64Scheme }
+func (c *localCounter) Scheme() *idgen.Scheme { return idgen.Int64Scheme() }
 
 // Every strategy is a Generator of IDs of one Scheme. NextN fills a batch in
 // one step from a Batcher, and by calling Next from any other Generator.

@@ -23,11 +23,11 @@ func TestIDFlag(t *testing.T) {
 		wantErr error
 	}{
 		{"uuid scheme", uuidScheme.Zero(), uuidText, uuidText, uuidScheme, nil},
-		{"default replaced", idgen.Int64Scheme.FromUint64(5), "42", "42", idgen.Int64Scheme, nil},
+		{"default replaced", idgen.Int64Scheme().FromUint64(5), "42", "42", idgen.Int64Scheme(), nil},
 		{"no scheme refuses an integer", idgen.ID{}, "178294819283726336", "", nil, idgen.ErrNoScheme},
 		{"integer refused by uuid", uuidScheme.Zero(), "42", "00000000-0000-0000-0000-000000000000", uuidScheme, idgen.ErrSyntax},
-		{"not decimal", idgen.Int64Scheme.FromUint64(5), "12x", "5", idgen.Int64Scheme, idgen.ErrSyntax},
-		{"past 2^64-1", idgen.Int64Scheme.Zero(), "18446744073709551616", "0", idgen.Int64Scheme, idgen.ErrOutOfRange},
+		{"not decimal", idgen.Int64Scheme().FromUint64(5), "12x", "5", idgen.Int64Scheme(), idgen.ErrSyntax},
+		{"past 2^64-1", idgen.Int64Scheme().Zero(), "18446744073709551616", "0", idgen.Int64Scheme(), idgen.ErrOutOfRange},
 		{"no scheme, not an integer", idgen.ID{}, uuidText, "", nil, idgen.ErrNoScheme},
 	}
 	for _, tt := range tests {

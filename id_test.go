@@ -47,7 +47,7 @@ var (
 )
 
 func TestInt64Scheme(t *testing.T) {
-	id := idgen.Int64Scheme.FromUint64(178294819283726336)
+	id := idgen.Int64Scheme().FromUint64(178294819283726336)
 	if got := id.String(); got != "178294819283726336" {
 		t.Fatalf("String() = %q", got)
 	}
@@ -57,7 +57,7 @@ func TestInt64Scheme(t *testing.T) {
 	if b := id.Bytes(); !bytes.Equal(b, []byte{0x02, 0x79, 0x6e, 0x31, 0x88, 0xb2, 0xf0, 0x00}) {
 		t.Fatalf("Bytes() = %x; want 02796e3188b2f000", b)
 	}
-	big := idgen.Int64Scheme.FromUint64(math.MaxUint64)
+	big := idgen.Int64Scheme().FromUint64(math.MaxUint64)
 	if _, ok := big.Int64(); ok {
 		t.Errorf("Int64() of 2^64-1 ok = true; want false")
 	}
@@ -73,7 +73,7 @@ func TestJSON(t *testing.T) {
 	type row struct {
 		ID idgen.ID `json:"id"`
 	}
-	id := idgen.Int64Scheme.FromUint64(1 << 60)
+	id := idgen.Int64Scheme().FromUint64(1 << 60)
 	js, err := json.Marshal(row{id})
 	if err != nil || string(js) != `{"id":"1152921504606846976"}` {
 		t.Fatalf("Marshal = %s, %v; want the ID as a string", js, err)
@@ -84,15 +84,15 @@ func TestJSON(t *testing.T) {
 		want     idgen.ID
 		err      error
 	}{
-		{"string", `{"id":"1152921504606846976"}`, idgen.Int64Scheme.Zero(), id, nil},
-		{"number", `{"id":123456789}`, idgen.Int64Scheme.Zero(), idgen.Int64Scheme.FromUint64(123456789), nil},
-		{"number 2^53", `{"id":9007199254740992}`, idgen.Int64Scheme.Zero(), idgen.Int64Scheme.FromUint64(1 << 53), nil},
-		{"number above 2^53", `{"id":9007199254740993}`, idgen.Int64Scheme.Zero(), idgen.Int64Scheme.Zero(), idgen.ErrOutOfRange},
-		{"string above 2^53", `{"id":"9007199254740993"}`, idgen.Int64Scheme.Zero(), idgen.Int64Scheme.FromUint64(1<<53 + 1), nil},
+		{"string", `{"id":"1152921504606846976"}`, idgen.Int64Scheme().Zero(), id, nil},
+		{"number", `{"id":123456789}`, idgen.Int64Scheme().Zero(), idgen.Int64Scheme().FromUint64(123456789), nil},
+		{"number 2^53", `{"id":9007199254740992}`, idgen.Int64Scheme().Zero(), idgen.Int64Scheme().FromUint64(1 << 53), nil},
+		{"number above 2^53", `{"id":9007199254740993}`, idgen.Int64Scheme().Zero(), idgen.Int64Scheme().Zero(), idgen.ErrOutOfRange},
+		{"string above 2^53", `{"id":"9007199254740993"}`, idgen.Int64Scheme().Zero(), idgen.Int64Scheme().FromUint64(1<<53 + 1), nil},
 		{"null", `{"id":null}`, idgen.ID{}, idgen.ID{}, nil},
-		{"negative", `{"id":-5}`, idgen.Int64Scheme.Zero(), idgen.Int64Scheme.Zero(), idgen.ErrSyntax},
-		{"float", `{"id":1.5}`, idgen.Int64Scheme.Zero(), idgen.Int64Scheme.Zero(), idgen.ErrSyntax},
-		{"not a number", `{"id":"abc"}`, idgen.Int64Scheme.Zero(), idgen.Int64Scheme.Zero(), idgen.ErrSyntax},
+		{"negative", `{"id":-5}`, idgen.Int64Scheme().Zero(), idgen.Int64Scheme().Zero(), idgen.ErrSyntax},
+		{"float", `{"id":1.5}`, idgen.Int64Scheme().Zero(), idgen.Int64Scheme().Zero(), idgen.ErrSyntax},
+		{"not a number", `{"id":"abc"}`, idgen.Int64Scheme().Zero(), idgen.Int64Scheme().Zero(), idgen.ErrSyntax},
 		{"no scheme: string", `{"id":"1152921504606846976"}`, idgen.ID{}, idgen.ID{}, idgen.ErrNoScheme},
 		{"no scheme: number", `{"id":5}`, idgen.ID{}, idgen.ID{}, idgen.ErrNoScheme},
 	}
@@ -129,8 +129,8 @@ func TestJSONEscapes(t *testing.T) {
 		err      error
 		errText  string // in the error, when err is set
 	}{
-		{name: `"\u0039\u0030" is "90"`, in: `"\u0039\u0030"`, zero: idgen.Int64Scheme.Zero(), want: idgen.Int64Scheme.FromUint64(90)},
-		{name: "one escaped digit", in: `"115292150460684697\u0036"`, zero: idgen.Int64Scheme.Zero(), want: idgen.Int64Scheme.FromUint64(1 << 60)},
+		{name: `"\u0039\u0030" is "90"`, in: `"\u0039\u0030"`, zero: idgen.Int64Scheme().Zero(), want: idgen.Int64Scheme().FromUint64(90)},
+		{name: "one escaped digit", in: `"115292150460684697\u0036"`, zero: idgen.Int64Scheme().Zero(), want: idgen.Int64Scheme().FromUint64(1 << 60)},
 		{name: "escaped dashes in a UUID", in: `"0190f1d2\u002d7a3b\u002D7c4d-8e5f-6a7b8c9d0e1f"`, zero: uuidScheme.Zero(), want: u},
 		{name: "escaped solidus refused as text", in: `"12\/3"`, err: idgen.ErrNoScheme, errText: `"12/3"`},
 		{name: "decoded text in the error", in: `"\u0039x"`, err: idgen.ErrNoScheme, errText: `"9x"`},
@@ -180,11 +180,11 @@ func TestSQLValueScan(t *testing.T) {
 	if err := none.Scan(int64(42)); !errors.Is(err, idgen.ErrNoScheme) || !strings.Contains(err.Error(), "idgen.TypedID") || !strings.Contains(err.Error(), "Scheme.Zero()") || none != (idgen.ID{}) {
 		t.Fatalf("Scan(int64) into a zero ID = %v, %v; want ErrNoScheme naming TypedID and Scheme.Zero(), the ID unchanged", none, err)
 	}
-	plain := idgen.Int64Scheme.Zero()
-	if err := plain.Scan(int64(42)); err != nil || plain.Scheme() != idgen.Int64Scheme || plain.String() != "42" {
+	plain := idgen.Int64Scheme().Zero()
+	if err := plain.Scan(int64(42)); err != nil || plain.Scheme() != idgen.Int64Scheme() || plain.String() != "42" {
 		t.Fatalf("Scan(int64) into Int64Scheme.Zero() = %v (%v), %v; want 42 of int64", plain, plain.Scheme(), err)
 	}
-	if err := plain.Scan(nil); !errors.Is(err, idgen.ErrNull) || plain.Scheme() != idgen.Int64Scheme || plain.String() != "42" {
+	if err := plain.Scan(nil); !errors.Is(err, idgen.ErrNull) || plain.Scheme() != idgen.Int64Scheme() || plain.String() != "42" {
 		t.Fatalf("Scan(nil) = %v, %v; want 42 unchanged and ErrNull", plain, err)
 	}
 	if err := none.Scan("abc"); !errors.Is(err, idgen.ErrNoScheme) {
@@ -202,8 +202,8 @@ func TestSQLValueScan(t *testing.T) {
 }
 
 func TestCompareAndEquality(t *testing.T) {
-	a := idgen.Int64Scheme.FromUint64(1)
-	b := idgen.Int64Scheme.FromUint64(2)
+	a := idgen.Int64Scheme().FromUint64(1)
+	b := idgen.Int64Scheme().FromUint64(2)
 	if a.Compare(b) != -1 || b.Compare(a) != 1 || a.Compare(a) != 0 {
 		t.Fatalf("Compare wrong: %d %d %d", a.Compare(b), b.Compare(a), a.Compare(a))
 	}
@@ -215,7 +215,7 @@ func TestCompareAndEquality(t *testing.T) {
 	if x.Compare(y) != -1 {
 		t.Fatalf("Compare orders by bytes: %s vs %s = %d; want -1", x, y, x.Compare(y))
 	}
-	if a == b || a != idgen.Int64Scheme.FromUint64(1) {
+	if a == b || a != idgen.Int64Scheme().FromUint64(1) {
 		t.Fatalf("== does not follow the value")
 	}
 	other := &idgen.Scheme{Name: "other", Size: 8, Column: idgen.ColumnBigint, Codec: idgen.Uint64Codec{}}
@@ -223,7 +223,7 @@ func TestCompareAndEquality(t *testing.T) {
 		t.Fatalf("IDs of different schemes compare equal")
 	}
 	m := map[idgen.ID]int{a: 1, b: 2}
-	if m[idgen.Int64Scheme.FromUint64(2)] != 2 {
+	if m[idgen.Int64Scheme().FromUint64(2)] != 2 {
 		t.Fatalf("ID as a map key fails")
 	}
 }
@@ -241,7 +241,7 @@ func TestParseErrors(t *testing.T) {
 		{"18446744073709551616", idgen.ErrOutOfRange},
 	}
 	for _, tt := range tests {
-		if _, err := idgen.Int64Scheme.Parse(tt.in); !errors.Is(err, tt.want) {
+		if _, err := idgen.Int64Scheme().Parse(tt.in); !errors.Is(err, tt.want) {
 			t.Errorf("Parse(%q) error = %v; want %v", tt.in, err, tt.want)
 		}
 	}
@@ -272,9 +272,9 @@ func (c *counter) Next(context.Context) (idgen.ID, error) {
 	if c.n > 3 {
 		return idgen.ID{}, idgen.ErrUnavailable
 	}
-	return idgen.Int64Scheme.FromUint64(c.n), nil
+	return idgen.Int64Scheme().FromUint64(c.n), nil
 }
-func (c *counter) Scheme() *idgen.Scheme { return idgen.Int64Scheme }
+func (c *counter) Scheme() *idgen.Scheme { return idgen.Int64Scheme() }
 
 func TestNextNFallsBackToNext(t *testing.T) {
 	dst := make([]idgen.ID, 5)
@@ -287,9 +287,9 @@ func TestNextNFallsBackToNext(t *testing.T) {
 func TestFillUint64(t *testing.T) {
 	dst := make([]idgen.ID, 4)
 	dst[1] = uuidScheme.MustParse("0190f1d2-7a3b-7c4d-8e5f-6a7b8c9d0e1f") // overwritten whole
-	idgen.Int64Scheme.FillUint64(dst, 100, 1<<12)
+	idgen.Int64Scheme().FillUint64(dst, 100, 1<<12)
 	for i, id := range dst {
-		if id != idgen.Int64Scheme.FromUint64(100+uint64(i)<<12) {
+		if id != idgen.Int64Scheme().FromUint64(100+uint64(i)<<12) {
 			t.Fatalf("dst[%d] = %v (%v); want %d", i, id, id.Scheme(), 100+uint64(i)<<12)
 		}
 	}
@@ -300,11 +300,11 @@ func FuzzParseUint64(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		id, err := idgen.Int64Scheme.Parse(s)
+		id, err := idgen.Int64Scheme().Parse(s)
 		if err != nil {
 			return
 		}
-		back, err := idgen.Int64Scheme.Parse(id.String())
+		back, err := idgen.Int64Scheme().Parse(id.String())
 		if err != nil || back != id {
 			t.Fatalf("Parse(%q) = %v; Parse(String()) = %v, %v", s, id, back, err)
 		}

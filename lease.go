@@ -14,8 +14,8 @@ type Identity struct {
 }
 
 // A Lease holds a node's Identity for as long as it can be trusted: a
-// static value, an environment variable, or a lease in PostgreSQL or etcd
-// (package workerid). Generators that take a Lease read it on every ID and
+// static value, an environment variable, or a lease in PostgreSQL, MySQL,
+// etcd, ZooKeeper or Redis (package workerid). Generators that take a Lease read it on every ID and
 // fail with ErrLeaseLost while it returns nil, so that no ID is issued under
 // a lease that may have passed to another node.
 type Lease interface {

@@ -11,7 +11,7 @@ import (
 
 // nullTestUUID is the ID of the NullID tests; strategies' SQL tests run the
 // NULL round trip through PostgreSQL (idgentest.SQLNullRoundTrip).
-var nullTestUUID = strategies.UUIDv7Scheme.MustParse("0190f1d2-7a3b-7c4d-8e5f-6a7b8c9d0e1f")
+var nullTestUUID = strategies.UUIDv7Scheme().MustParse("0190f1d2-7a3b-7c4d-8e5f-6a7b8c9d0e1f")
 
 func TestNullIDScanValue(t *testing.T) {
 	u := nullTestUUID
@@ -34,8 +34,8 @@ func TestNullIDScanValue(t *testing.T) {
 }
 
 func TestIDScanNull(t *testing.T) {
-	id := idgen.Int64Scheme.FromUint64(42)
-	if err := id.Scan(nil); !errors.Is(err, idgen.ErrNull) || id != idgen.Int64Scheme.FromUint64(42) {
+	id := idgen.Int64Scheme().FromUint64(42)
+	if err := id.Scan(nil); !errors.Is(err, idgen.ErrNull) || id != idgen.Int64Scheme().FromUint64(42) {
 		t.Fatalf("Scan(nil) = %v, %v; want 42 unchanged and ErrNull", id, err)
 	}
 	if v, err := (idgen.ID{}).Value(); v != nil || err != nil {

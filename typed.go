@@ -24,11 +24,11 @@ type Kind interface {
 	Scheme() *Scheme
 }
 
-// Int64 is the Kind of Int64Scheme, plain 64-bit integers.
+// Int64 is the Kind of Int64Scheme(), plain 64-bit integers.
 type Int64 struct{}
 
-// Scheme returns Int64Scheme.
-func (Int64) Scheme() *Scheme { return Int64Scheme }
+// Scheme returns Int64Scheme().
+func (Int64) Scheme() *Scheme { return Int64Scheme() }
 
 // A TypedID is an ID whose type fixes its scheme, K's, so that its zero
 // value is a working decode target: a struct field, a slice element or a

@@ -69,7 +69,7 @@ func TestTypedIDFlag(t *testing.T) {
 	if err := fs.Parse([]string{"-after", "178294819283726336"}); err != nil {
 		t.Fatalf("Parse = %v", err)
 	}
-	if v, _ := after.Uint64(); v != 178294819283726336 || after.ID() != idgen.Int64Scheme.FromUint64(v) {
+	if v, _ := after.Uint64(); v != 178294819283726336 || after.ID() != idgen.Int64Scheme().FromUint64(v) {
 		t.Fatalf("-after = %v; want 178294819283726336 of int64", after)
 	}
 }
@@ -85,7 +85,7 @@ func TestJSONNumberAbove2To53(t *testing.T) {
 	}
 	for in, v := range map[string]uint64{`9007199254740992`: 1 << 53, `"9007199254740993"`: 1<<53 + 1, `"18446744073709551615"`: 1<<64 - 1, `0`: 0} {
 		var got idgen.TypedID[idgen.Int64]
-		if err := json.Unmarshal([]byte(in), &got); err != nil || got.ID() != idgen.Int64Scheme.FromUint64(v) {
+		if err := json.Unmarshal([]byte(in), &got); err != nil || got.ID() != idgen.Int64Scheme().FromUint64(v) {
 			t.Fatalf("Unmarshal(%s) = %v, %v; want %d", in, got, err, v)
 		}
 	}

@@ -113,10 +113,10 @@ func (f *failing) Next(context.Context) (idgen.ID, error) {
 	if f.n > 10 {
 		return idgen.ID{}, errBoom
 	}
-	return idgen.Int64Scheme.FromUint64(uint64(f.n)), nil
+	return idgen.Int64Scheme().FromUint64(uint64(f.n)), nil
 }
 
-func (f *failing) Scheme() *idgen.Scheme { return idgen.Int64Scheme }
+func (f *failing) Scheme() *idgen.Scheme { return idgen.Int64Scheme() }
 
 func TestMeasureError(t *testing.T) {
 	r, err := bench.Measure(context.Background(), &failing{}, time.Minute, 1)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/internal/errclass"
 	"github.com/idgenkit/idgen/internal/throwaway"
@@ -50,7 +51,9 @@ const (
 // Errors. Each is wrapped with the input or server at fault.
 var (
 	// ErrBadInput reports a Config the run refuses before touching any
-	// database: rows ≤ 0, an unknown strategy or key, a bad size.
+	// database: rows ≤ 0, an unknown strategy or key, a bad size. A field
+	// whose value is not allowed comes as an *idgen.FieldError naming it
+	// ("Config.Rows"), wrapped by ErrBadInput.
 	ErrBadInput = errclass.Invalid("compare: invalid input")
 	// ErrConnect reports a PostgreSQL server that cannot be reached.
 	ErrConnect = errclass.Unavailable("compare: cannot connect to PostgreSQL")
@@ -157,6 +160,12 @@ type Config struct {
 	ReadTime time.Duration
 	// Progress follows the run. Nil means silent.
 	Progress Progress
+	// FieldName names Config's fields in the notes (Progress.Note,
+	// Report.Notes) and status messages (Progress.Status) of the run: given
+	// a field as Go spells it ("Config.Rows"), it returns the name to show
+	// (the idgen command gives its flag, "--rows"), or "" to keep it. Nil
+	// keeps Go's names. Errors name fields with an *idgen.FieldError.
+	FieldName func(field string) string
 	// serverKeys adds the ServerKeys the server has to the default
 	// strategies (set by resolve when Strategies is empty).
 	serverKeys bool
@@ -165,6 +174,16 @@ type Config struct {
 	// and cleanup that failed (Warn: stopping the server, dropping the
 	// schema or database). Nil means discard.
 	Logger *slog.Logger
+}
+
+// name returns field ("Config.Rows") as cfg.FieldName names it.
+func (cfg Config) name(field string) string {
+	if cfg.FieldName != nil {
+		if n := cfg.FieldName(field); n != "" {
+			return n
+		}
+	}
+	return field
 }
 
 // logger returns cfg.Logger, or a Logger that discards.
@@ -198,6 +217,18 @@ func badInput(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrBadInput, fmt.Sprintf(format, args...))
 }
 
+// fieldErr returns an *idgen.FieldError of field (its value as shown, and
+// what is allowed: format, args), wrapped by ErrBadInput.
+func fieldErr(field, value, format string, args ...any) error {
+	return fmt.Errorf("%w: %w", ErrBadInput, &idgen.FieldError{Field: field, Value: value, Allowed: fmt.Sprintf(format, args...)})
+}
+
+// dsnErr returns an *idgen.FieldError of Config.DSN caused by err,
+// wrapped by ErrBadInput. It shows no value: a DSN may hold a password.
+func dsnErr(err error) error {
+	return fmt.Errorf("%w: %w", ErrBadInput, &idgen.FieldError{Field: "Config.DSN", Err: err})
+}
+
 // resolve checks cfg's numbers and fills the defaults.
 func (cfg Config) resolve() (Config, error) {
 	if cfg.Rows == 0 {
@@ -220,46 +251,46 @@ func (cfg Config) resolve() (Config, error) {
 	}
 	switch {
 	case cfg.Rows < 0:
-		return cfg, badInput("rows %d: want a positive number of rows", cfg.Rows)
+		return cfg, fieldErr("Config.Rows", fmt.Sprint(cfg.Rows), "want a positive number of rows")
 	case cfg.Writers < 0 || cfg.Writers > MaxWriters:
-		return cfg, badInput("writers %d: want 1 to %d", cfg.Writers, MaxWriters)
+		return cfg, fieldErr("Config.Writers", fmt.Sprint(cfg.Writers), "want 1 to %d", MaxWriters)
 	case cfg.Batch < 0 || cfg.Batch > MaxBatch:
-		return cfg, badInput("batch %d: want 1 to %d rows", cfg.Batch, MaxBatch)
+		return cfg, fieldErr("Config.Batch", fmt.Sprint(cfg.Batch), "want 1 to %d rows", MaxBatch)
 	case cfg.Runs < 0 || cfg.Runs > MaxRuns:
-		return cfg, badInput("runs %d: want 1 to %d rounds", cfg.Runs, MaxRuns)
+		return cfg, fieldErr("Config.Runs", fmt.Sprint(cfg.Runs), "want 1 to %d rounds", MaxRuns)
 	case cfg.Seed > MaxSeed:
-		return cfg, badInput("seed %d: want 0 (random) to %d", cfg.Seed, uint64(MaxSeed))
+		return cfg, fieldErr("Config.Seed", fmt.Sprint(cfg.Seed), "want 0 (random) to %d", uint64(MaxSeed))
 	case cfg.Preload < 0:
-		return cfg, badInput("preload %d: want 0 or more rows", cfg.Preload)
+		return cfg, fieldErr("Config.Preload", fmt.Sprint(cfg.Preload), "want 0 or more rows")
 	case cfg.Span < 0 || cfg.Span > MaxSpan:
-		return cfg, badInput("span %s: want 0 (real time) to %s", cfg.Span, MaxSpan)
+		return cfg, fieldErr("Config.Span", cfg.Span.String(), "want 0 (real time) to %s", MaxSpan)
 	case cfg.ReadOps < 0 || cfg.ReadOps > MaxReadOps:
-		return cfg, badInput("read ops %d: want 1 to %d reads of each kind", cfg.ReadOps, MaxReadOps)
+		return cfg, fieldErr("Config.ReadOps", fmt.Sprint(cfg.ReadOps), "want 1 to %d reads of each kind", MaxReadOps)
 	case cfg.ReadTime < 0:
-		return cfg, badInput("read time %s: want a positive duration", cfg.ReadTime)
+		return cfg, fieldErr("Config.ReadTime", cfg.ReadTime.String(), "want a positive duration")
 	case cfg.DSN != "" && cfg.SharedBuffers != "":
-		return cfg, badInput("shared buffers %q: only the throwaway cluster's can be set; with a DSN the server's setting applies", cfg.SharedBuffers)
+		return cfg, fieldErr("Config.SharedBuffers", echo.Quote(cfg.SharedBuffers), "only the throwaway cluster's can be set; with a DSN the server's setting applies")
 	case cfg.SharedBuffers != "" && !sizeRE.MatchString(cfg.SharedBuffers):
-		return cfg, badInput("shared buffers %q: want a size such as 128MB or 1GB (units kB, MB, GB, TB)", cfg.SharedBuffers)
+		return cfg, fieldErr("Config.SharedBuffers", echo.Quote(cfg.SharedBuffers), "want a size such as 128MB or 1GB (units kB, MB, GB, TB)")
 	case cfg.DSN != "" && cfg.BufferPool != "":
-		return cfg, badInput("buffer pool %q: only the throwaway server's can be set; with a DSN the server's setting applies", cfg.BufferPool)
+		return cfg, fieldErr("Config.BufferPool", echo.Quote(cfg.BufferPool), "only the throwaway server's can be set; with a DSN the server's setting applies")
 	case cfg.BufferPool != "" && !sizeRE.MatchString(cfg.BufferPool):
-		return cfg, badInput("buffer pool %q: want a size such as 128MB or 1GB (units kB, MB, GB, TB)", cfg.BufferPool)
+		return cfg, fieldErr("Config.BufferPool", echo.Quote(cfg.BufferPool), "want a size such as 128MB or 1GB (units kB, MB, GB, TB)")
 	case cfg.Schema != "" && !schemaRE.MatchString(cfg.Schema):
-		return cfg, badInput("schema %q: want a lower-case identifier (a-z, 0-9, _; at most 63)", cfg.Schema)
+		return cfg, fieldErr("Config.Schema", echo.Quote(cfg.Schema), "want a lower-case identifier (a-z, 0-9, _; at most 63)")
 	case cfg.MemoryRatio < 0 || cfg.MemoryRatio > MaxMemoryRatio:
-		return cfg, badInput("memory ratio %g: want 1 to %d (the baseline's data over the out-of-memory buffer)", cfg.MemoryRatio, MaxMemoryRatio)
+		return cfg, fieldErr("Config.MemoryRatio", fmt.Sprint(cfg.MemoryRatio), "want 1 to %d (the baseline's data over the out-of-memory buffer)", MaxMemoryRatio)
 	case cfg.MemoryRatio > 0 && cfg.MemoryRatio < 1:
-		return cfg, badInput("memory ratio %g: want 1 to %d: below 1 the data fits the buffer", cfg.MemoryRatio, MaxMemoryRatio)
+		return cfg, fieldErr("Config.MemoryRatio", fmt.Sprint(cfg.MemoryRatio), "want 1 to %d: below 1 the data fits the buffer", MaxMemoryRatio)
 	case cfg.DSN != "" && cfg.PGBin != "":
-		return cfg, badInput("pg-bin %q: only the throwaway clusters' binaries can be chosen; with a DSN the server runs", echo.Cut(cfg.PGBin))
+		return cfg, fieldErr("Config.PGBin", echo.Quote(cfg.PGBin), "only the throwaway clusters' binaries can be chosen; with a DSN the server runs")
 	}
 	if cfg.MemoryRatio == 0 {
 		cfg.MemoryRatio = DefaultMemoryRatio
 	}
 	if cfg.PGBin != "" {
 		if err := throwaway.CheckPostgres(cfg.PGBin); err != nil {
-			return cfg, badInput("pg-bin %q: %v", echo.Cut(cfg.PGBin), err)
+			return cfg, fieldErr("Config.PGBin", echo.Quote(cfg.PGBin), "%v", err)
 		}
 	}
 	if len(cfg.Scenarios) == 0 {
@@ -269,11 +300,11 @@ func (cfg Config) resolve() (Config, error) {
 	for _, s := range cfg.Scenarios {
 		switch {
 		case s != ScenarioInMemory && s != ScenarioOutOfMemory:
-			return cfg, badInput("scenario %q: want %s or %s", echo.Cut(s), ScenarioInMemory, ScenarioOutOfMemory)
+			return cfg, fieldErr("Config.Scenarios", echo.Quote(s), "want %s or %s", ScenarioInMemory, ScenarioOutOfMemory)
 		case seen[s]:
-			return cfg, badInput("scenario %q given twice", s)
+			return cfg, fieldErr("Config.Scenarios", echo.Quote(s), "given twice")
 		case cfg.DSN != "" && s == ScenarioOutOfMemory:
-			return cfg, badInput("scenario %q restarts a throwaway server with a small buffer and direct I/O; with a DSN the server's own settings apply: leave out --dsn, or the scenario", s)
+			return cfg, fieldErr("Config.Scenarios", echo.Quote(s), "restarts a throwaway server with a small buffer and direct I/O; with a DSN the server's own settings apply: leave out the DSN, or the scenario")
 		}
 		seen[s] = true
 	}
@@ -295,16 +326,16 @@ func (cfg Config) resolve() (Config, error) {
 	for _, s := range cfg.Strategies {
 		s = strings.TrimSpace(s)
 		if given[s] && s != "" {
-			return cfg, badInput("strategy %q given twice in %q: each row runs once; give the second another parameter to compare two settings", echo.Cut(s), echo.Cut(strings.Join(cfg.Strategies, ",")))
+			return cfg, fieldErr("Config.Strategies", echo.Quote(s), "given twice in %q: each row runs once; give the second another parameter to compare two settings", echo.Cut(strings.Join(cfg.Strategies, ",")))
 		}
 		given[s] = true
 		switch s {
 		case "":
-			return cfg, badInput("empty strategy spec in %q", strings.Join(cfg.Strategies, ","))
+			return cfg, fieldErr("Config.Strategies", echo.Quote(strings.Join(cfg.Strategies, ",")), "empty strategy spec")
 		case Baseline:
 			continue // always run first
 		case Reference, ClientSeries:
-			return cfg, badInput("%q is a row of the harness check, always run; not a strategy", s)
+			return cfg, fieldErr("Config.Strategies", echo.Quote(s), "a row of the harness check, always run; not a strategy")
 		}
 		specs = append(specs, s)
 	}
@@ -312,7 +343,7 @@ func (cfg Config) resolve() (Config, error) {
 	return cfg, nil
 }
 
-// SplitSpecs splits a comma-separated list of specs, as the --strategies
+// SplitSpecs splits a comma-separated list of specs, as the -s (--spec)
 // flag gives it. A comma inside a spec's query, as in a layout
 // ("snowflake?layout=time:41,worker:10,sequence:12"), stays in the spec:
 // after a '?', a comma starts a new spec only when a strategy name (or

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/compare"
 	"github.com/idgenkit/idgen/internal/speccount"
+	"github.com/idgenkit/idgen/internal/testenv"
 	"github.com/idgenkit/idgen/strategies"
 )
 
@@ -23,24 +26,24 @@ func TestRunBadInput(t *testing.T) {
 		cfg  compare.Config
 		want string // in the message
 	}{
-		{"negative rows", compare.Config{Rows: -1}, "rows -1"},
-		{"negative writers", compare.Config{Writers: -2}, "writers -2"},
-		{"too many writers", compare.Config{Writers: compare.MaxWriters + 1}, "writers 257"},
-		{"huge batch", compare.Config{Batch: compare.MaxBatch + 1}, "batch 1000001"},
-		{"negative preload", compare.Config{Preload: -5}, "preload -5"},
+		{"negative rows", compare.Config{Rows: -1}, "Config.Rows -1: want a positive number of rows"},
+		{"negative writers", compare.Config{Writers: -2}, "Config.Writers -2"},
+		{"too many writers", compare.Config{Writers: compare.MaxWriters + 1}, "Config.Writers 257: want 1 to 256"},
+		{"huge batch", compare.Config{Batch: compare.MaxBatch + 1}, "Config.Batch 1000001"},
+		{"negative preload", compare.Config{Preload: -5}, "Config.Preload -5"},
 		{"unknown strategy", compare.Config{Strategies: []string{"snowflake", "nope"}}, `unknown strategy "nope"`},
 		{"unknown key", compare.Config{Strategies: []string{"snowflake?bogus=1"}}, `unknown key "bogus"`},
 		{"bad value", compare.Config{Strategies: []string{"snowflake?preset=zzz"}}, "zzz"},
-		{"empty spec", compare.Config{Strategies: []string{"uuidv4", ""}}, "empty strategy spec"},
+		{"empty spec", compare.Config{Strategies: []string{"uuidv4", ""}}, `Config.Strategies "uuidv4,": empty strategy spec`},
 		{"reference as strategy", compare.Config{Strategies: []string{compare.Reference}}, "row of the harness check"},
 		{"client series as strategy", compare.Config{Strategies: []string{compare.ClientSeries}}, "row of the harness check"},
-		{"negative runs", compare.Config{Runs: -1}, "runs -1: want 1 to 100"},
-		{"too many runs", compare.Config{Runs: compare.MaxRuns + 1}, "runs 101"},
-		{"huge seed", compare.Config{Seed: 1 << 60}, "seed 1152921504606846976: want 0 (random) to 9007199254740991"},
+		{"negative runs", compare.Config{Runs: -1}, "Config.Runs -1: want 1 to 100"},
+		{"too many runs", compare.Config{Runs: compare.MaxRuns + 1}, "Config.Runs 101"},
+		{"huge seed", compare.Config{Seed: 1 << 60}, "Config.Seed 1152921504606846976: want 0 (random) to 9007199254740991"},
 		{"too many workers", compare.Config{Strategies: []string{"snowflake?preset=twitter"}, Writers: 40}, "worker"},
-		{"bad shared buffers", compare.Config{SharedBuffers: "lots"}, `shared buffers "lots"`},
-		{"bad schema", compare.Config{Schema: "Robert'); DROP"}, "schema"},
-		{"bad dsn", compare.Config{DSN: "postgres://[::1"}, "dsn"},
+		{"bad shared buffers", compare.Config{SharedBuffers: "lots"}, `Config.SharedBuffers "lots": want a size`},
+		{"bad schema", compare.Config{Schema: "Robert'); DROP"}, `Config.Schema "Robert'); DROP": want a lower-case identifier`},
+		{"bad dsn", compare.Config{DSN: "postgres://[::1"}, "Config.DSN: "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -52,7 +55,22 @@ func TestRunBadInput(t *testing.T) {
 			if !errors.Is(err, compare.ErrBadInput) || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Run(%+v) = %v, %v; want ErrBadInput mentioning %q", tt.cfg, rep, err, tt.want)
 			}
+			checkField(t, err, tt.want)
 		})
+	}
+}
+
+// checkField checks that err, whose text has want, carries an
+// *idgen.FieldError of the field want names first ("Config.Rows -1"), if
+// any.
+func checkField(t *testing.T, err error, want string) {
+	t.Helper()
+	field, _, _ := strings.Cut(strings.TrimSuffix(strings.Fields(want)[0], ":"), ":")
+	if !strings.HasPrefix(field, "Config.") {
+		return
+	}
+	if fe, ok := errors.AsType[*idgen.FieldError](err); !ok || fe.Field != field || !strings.HasSuffix(err.Error(), fe.Error()) {
+		t.Errorf("Run = %v; want an *idgen.FieldError of %s ending it", err, field)
 	}
 }
 
@@ -202,5 +220,44 @@ func TestSplitSpecs(t *testing.T) {
 				t.Errorf("SplitSpecs(%q) = %q; want %q", tt.in, got, tt.want)
 			}
 		})
+	}
+}
+
+// statusLog is a Progress that keeps the status lines.
+type statusLog struct {
+	mu     sync.Mutex
+	status []string
+}
+
+func (s *statusLog) Status(msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.status = append(s.status, msg)
+}
+func (s *statusLog) Phase(string, string, int) {}
+func (s *statusLog) Rows(int)                  {}
+func (s *statusLog) PhaseDone(time.Duration)   {}
+func (s *statusLog) Note(string)               {}
+
+// TestFieldNames: Config.FieldName names the fields in the status lines
+// (the seed line names Config.Seed), and a key the span puts before the
+// layout's epoch fails the run with an *idgen.FieldError of Config.Span
+// whose cause is idgen.ErrBeforeEpoch.
+func TestFieldNames(t *testing.T) {
+	dsn := testenv.PostgresDSN(t)
+	needStrategies(t, "snowflake")
+	prog := &statusLog{}
+	_, err := compare.Run(context.Background(), compare.Config{
+		DSN: dsn, Schema: uniqueSchema(t), Rows: 10, Writers: 1, Batch: 10, Runs: 1, Seed: 7, NoReads: true,
+		Strategies: []string{"snowflake?epoch=2026-01-01"}, Span: compare.MaxSpan, Progress: prog,
+		FieldName: func(field string) string { return map[string]string{"Config.Seed": "--seed"}[field] },
+	})
+	fe, ok := errors.AsType[*idgen.FieldError](err)
+	if !ok || fe.Field != "Config.Span" || fe.Value != compare.MaxSpan.String() || !errors.Is(err, idgen.ErrBeforeEpoch) ||
+		!strings.HasSuffix(err.Error(), fe.Error()) || !strings.HasPrefix(fe.Error(), "Config.Span 87600h0m0s: snowflake") {
+		t.Errorf("Run with a span before the epoch = %v; want an *idgen.FieldError of Config.Span, caused by ErrBeforeEpoch", err)
+	}
+	if len(prog.status) == 0 || !slices.Contains(prog.status, "1 round, seed 7 (--seed 7 repeats the order)") {
+		t.Errorf("status lines %q; want the seed line to name --seed", prog.status)
 	}
 }

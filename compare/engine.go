@@ -59,6 +59,13 @@ type table struct {
 // A snapshot is an engine's counters before a measured phase.
 type snapshot interface{}
 
+// A releaser is a snapshot that holds something on the server until it is
+// released (PostgreSQL's temporary replication slot): runOne releases it
+// when the measured phase fails before after runs, because the server
+// drops a temporary slot only when its session has ended, some time after
+// the engine closes it. release may run more than once.
+type releaser interface{ release() }
+
 // harness holds what every engine's run shares: the Config, the progress,
 // the payload, the notes, the seed, the simulated clock and the sample of
 // the current trial's keys.
@@ -258,6 +265,9 @@ func (h *harness) runOne(ctx context.Context, e engine, round, i int, p *plan) (
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", p.label, err)
 	}
+	if r, ok := before.(releaser); ok {
+		defer r.release()
+	}
 	h.prog.Phase(p.label, "measure", cfg.Rows)
 	ph, err := e.load(ctx, p, t, int64(cfg.Preload)+1, cfg.Rows, h.prog.Rows)
 	if err != nil {
@@ -310,7 +320,7 @@ func newReport(cfg Config, prog Progress) *Report {
 	rep := &Report{Engine: cfg.Engine, Rows: cfg.Rows, Writers: cfg.Writers, Batch: cfg.Batch, Preload: cfg.Preload,
 		Runs: cfg.Runs, Seed: seed, StatsMethod: StatsMethod, Started: time.Now(), Config: cfg.record(), Machine: ThisMachine()}
 	cfg.recordReads(&rep.Config)
-	prog.Status(fmt.Sprintf("%s, seed %d (Config.Seed %d repeats the order)", plural(cfg.Runs, "round"), seed, seed))
+	prog.Status(fmt.Sprintf("%s, seed %d (%s %d repeats the order)", plural(cfg.Runs, "round"), seed, cfg.name("Config.Seed"), seed))
 	return rep
 }
 

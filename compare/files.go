@@ -15,10 +15,10 @@ import (
 	"github.com/idgenkit/idgen/internal/echo"
 )
 
-// DataFiles are the files WriteFiles writes into its directory. What
-// people read (report.html, the charts) is written by package
-// compare/report, whose WriteFiles writes these too.
-var DataFiles = []string{"results.json", "results.csv"}
+// DataFiles returns the files WriteFiles writes into its directory, in a
+// new slice. What people read (report.html, the charts) is written by
+// package compare/report, whose WriteFiles writes these too.
+func DataFiles() []string { return []string{"results.json", "results.csv"} }
 
 // WriteFiles writes the report's data into dir, creating it: results.json
 // ({"meta": Meta, "results": [Result, ...]}) and results.csv (one row per

@@ -15,6 +15,7 @@ import (
 // the kept cluster with the command its note gives, as this process's
 // user: as root, a plain pg_ctl refuses to run.
 func TestRunKeepStartHint(t *testing.T) {
+	t.Parallel() // a throwaway cluster of its own
 	needBinaries(t)
 	needStrategies(t, "uuidv4")
 	ctx := context.Background()

@@ -49,17 +49,17 @@ func (cfg *Config) resolveEngine() error {
 		}
 	case EnginePostgres, EngineMariaDB:
 		if cfg.DSN != "" && mysqlDSN != (cfg.Engine == EngineMariaDB) {
-			return badInput("engine %q with a DSN of another engine: give a mysql:// DSN for mariadb, a PostgreSQL one for postgres", cfg.Engine)
+			return fieldErr("Config.Engine", echo.Quote(cfg.Engine), "with a DSN of another engine: give a mysql:// DSN for mariadb, a PostgreSQL one for postgres")
 		}
 	case EngineAll:
 		if cfg.DSN != "" {
-			return badInput("engine %q runs two throwaway servers; a DSN names one server: give --engine postgres or mariadb with it", cfg.Engine)
+			return fieldErr("Config.Engine", echo.Quote(cfg.Engine), "runs two throwaway servers; a DSN names one server: give postgres or mariadb with it")
 		}
 	default:
-		return badInput("engine %q: want %s, %s or %s", echo.Cut(cfg.Engine), EnginePostgres, EngineMariaDB, EngineAll)
+		return fieldErr("Config.Engine", echo.Quote(cfg.Engine), "want %s, %s or %s", EnginePostgres, EngineMariaDB, EngineAll)
 	}
 	if n, ok := throwaway.Size(cfg.BufferPool); cfg.BufferPool != "" && (!ok || n < MinBufferPool) {
-		return badInput("buffer pool %q: want at least 6MB (InnoDB's minimum with 16 kB pages)", cfg.BufferPool)
+		return fieldErr("Config.BufferPool", echo.Quote(cfg.BufferPool), "want at least 6MB (InnoDB's minimum with 16 kB pages)")
 	}
 	return nil
 }
@@ -93,7 +93,7 @@ var _ engine = (*myEngine)(nil)
 func parseMySQLConfig(dsn string) (*mysql.Config, error) {
 	c, err := storedsn.MySQL(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("%w: dsn: %w", ErrBadInput, err)
+		return nil, dsnErr(err)
 	}
 	return c, nil
 }
@@ -120,7 +120,7 @@ func (h *myEngine) connect(ctx context.Context, rep *Report, sc *Scenario) error
 	target.Engine = "MariaDB"
 	conn, err := mysql.NewConnector(mcfg)
 	if err != nil {
-		return fmt.Errorf("%w: dsn: %w", ErrBadInput, err)
+		return dsnErr(err)
 	}
 	h.db = sql.OpenDB(conn)
 	h.db.SetMaxOpenConns(h.cfg.Writers + 1)

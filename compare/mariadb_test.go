@@ -27,14 +27,14 @@ func TestRunEngineBadInput(t *testing.T) {
 		cfg  compare.Config
 		want string // in the message
 	}{
-		{"unknown engine", compare.Config{Engine: "oracle"}, `engine "oracle": want postgres, mariadb or all`},
+		{"unknown engine", compare.Config{Engine: "oracle"}, `Config.Engine "oracle": want postgres, mariadb or all`},
 		{"long engine cut", compare.Config{Engine: strings.Repeat("x", 100)}, strings.Repeat("x", 64) + "…"},
-		{"all with a DSN", compare.Config{Engine: compare.EngineAll, DSN: "mysql://root@127.0.0.1:1/x"}, `engine "all"`},
-		{"mariadb with a postgres DSN", compare.Config{Engine: compare.EngineMariaDB, DSN: unreachable}, `engine "mariadb" with a DSN of another engine`},
-		{"postgres with a mysql DSN", compare.Config{Engine: compare.EnginePostgres, DSN: "mysql://root@127.0.0.1:1/x"}, `engine "postgres" with a DSN of another engine`},
-		{"bad buffer pool", compare.Config{Engine: compare.EngineMariaDB, BufferPool: "lots"}, `buffer pool "lots": want a size`},
-		{"tiny buffer pool", compare.Config{Engine: compare.EngineMariaDB, BufferPool: "5MB"}, `buffer pool "5MB": want at least 6MB`},
-		{"buffer pool with a DSN", compare.Config{DSN: "mysql://root@127.0.0.1:1/x", BufferPool: "5MB"}, `buffer pool "5MB": only the throwaway server's`},
+		{"all with a DSN", compare.Config{Engine: compare.EngineAll, DSN: "mysql://root@127.0.0.1:1/x"}, `Config.Engine "all": runs two throwaway servers`},
+		{"mariadb with a postgres DSN", compare.Config{Engine: compare.EngineMariaDB, DSN: unreachable}, `Config.Engine "mariadb": with a DSN of another engine`},
+		{"postgres with a mysql DSN", compare.Config{Engine: compare.EnginePostgres, DSN: "mysql://root@127.0.0.1:1/x"}, `Config.Engine "postgres": with a DSN of another engine`},
+		{"bad buffer pool", compare.Config{Engine: compare.EngineMariaDB, BufferPool: "lots"}, `Config.BufferPool "lots": want a size`},
+		{"tiny buffer pool", compare.Config{Engine: compare.EngineMariaDB, BufferPool: "5MB"}, `Config.BufferPool "5MB": want at least 6MB`},
+		{"buffer pool with a DSN", compare.Config{DSN: "mysql://root@127.0.0.1:1/x", BufferPool: "5MB"}, `Config.BufferPool "5MB": only the throwaway server's`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -42,6 +42,7 @@ func TestRunEngineBadInput(t *testing.T) {
 			if !errors.Is(err, compare.ErrBadInput) || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Run(%+v) = %v, %v; want ErrBadInput mentioning %q", tt.cfg, rep, err, tt.want)
 			}
+			checkField(t, err, tt.want)
 		})
 	}
 }
@@ -99,12 +100,14 @@ func throwawayDirs(t *testing.T) []string {
 // leave the clustered index's leaf pages about 15/16 full (the MySQL
 // manual: "If index records are inserted in a sequential order, the
 // resulting index pages are about 15/16 full"), one split per new leaf
-// page; random keys leave them clearly emptier, with more splits.
+// page; random keys leave them clearly emptier, with more splits. Not
+// parallel: it counts this process's throwaway directories before and
+// after its run, and the parallel tests start theirs.
 func TestMariaDBPhysics(t *testing.T) {
 	needMariaDB(t)
 	before := throwawayDirs(t)
 	rep, err := compare.Run(context.Background(), compare.Config{
-		Engine: compare.EngineMariaDB, Rows: 20_000, Writers: 1, Batch: 1000, Runs: 2, Seed: 42,
+		Engine: compare.EngineMariaDB, Rows: 20_000, Writers: 1, Batch: 1000, Runs: 2, Seed: 42, NoReads: true, // the reads are TestMariaDBReads'
 		Strategies: []string{"snowflake", "uuidv7", "uuidv4"},
 	})
 	if err != nil {
@@ -209,6 +212,7 @@ func TestMariaDBWithDSN(t *testing.T) {
 // TestRunAllEngines runs both throwaway servers: one report, PostgreSQL's
 // rows then MariaDB's, each row's ratios to its own engine's baseline.
 func TestRunAllEngines(t *testing.T) {
+	t.Parallel() // throwaway servers of its own
 	needMariaDB(t)
 	needBinaries(t)
 	rep, err := compare.Run(context.Background(), compare.Config{
@@ -286,6 +290,7 @@ func TestInsertPenaltyOutOfCache(t *testing.T) {
 // the rows in creation order ranges too, each with its rate and the
 // buffer-pool misses per read (Innodb_buffer_pool_reads).
 func TestMariaDBReads(t *testing.T) {
+	t.Parallel() // a throwaway server of its own
 	needMariaDB(t)
 	needStrategies(t, "snowflake", "uuidv4", "ulid")
 	rep, err := compare.Run(context.Background(), compare.Config{
@@ -328,6 +333,7 @@ func TestMariaDBReads(t *testing.T) {
 // clearly emptier than the sequence's, while UUIDv6 and the swapped
 // UUIDv1 (stored as UUID_TO_BIN(u, 1) stores it) stay about 15/16 full.
 func TestMariaDBSpanPhysics(t *testing.T) {
+	t.Parallel() // a throwaway server of its own
 	needMariaDB(t)
 	needStrategies(t, "uuidv1", "uuidv6", "snowflake")
 	rep, err := compare.Run(context.Background(), compare.Config{

@@ -18,6 +18,7 @@ import (
 // split as "level: 0, ...", where 15 wrote "level 0, ...": the count was 0
 // before).
 func TestPhysicsPG18(t *testing.T) {
+	t.Parallel() // a throwaway cluster of its own
 	bin := testenv.PG18Bin(t)
 	needStrategies(t, "snowflake", "uuidv7", "uuidv4")
 	rep, err := compare.Run(context.Background(), compare.Config{

@@ -14,12 +14,12 @@ import (
 	"github.com/idgenkit/idgen/strategies"
 )
 
-// WorkerKeys are the spec keys, in order of preference, through which each
+// workerKeys are the spec keys, in order of preference, through which each
 // writer gets its own worker ID, for a strategy without a Snowflake
 // layout (flake128, xid). The first one the strategy declares and accepts
 // is used. A strategy whose scheme has a layout (snowflake, sonyflake,
 // instagram) uses the layout's snowflake.Layout.WorkerField instead.
-var WorkerKeys = []string{"worker", "machine", "node", "shard", "process"}
+var workerKeys = []string{"worker", "machine", "node", "shard", "process"}
 
 // A plan is one row of the comparison: a strategy and its writers'
 // generators, or the baseline (no generators: the server fills the key).
@@ -57,18 +57,20 @@ type ServerKey struct {
 	MinPostgres int    // the first PostgreSQL major version that has it
 }
 
-// ServerKeys are the server-generated keys: PostgreSQL 18's uuidv7() and
-// gen_random_uuid() (PostgreSQL 13 and later).
-var ServerKeys = []ServerKey{
+// ServerKeys returns the server-generated keys, in a new slice: PostgreSQL
+// 18's uuidv7() and gen_random_uuid() (PostgreSQL 13 and later).
+func ServerKeys() []ServerKey { return slices.Clone(serverKeys) }
+
+var serverKeys = []ServerKey{
 	{Name: "pg-uuidv7", Scheme: "uuidv7", Default: "uuidv7()", MinPostgres: 18},
 	{Name: "pg-uuidv4", Scheme: "uuidv4", Default: "gen_random_uuid()", MinPostgres: 13},
 }
 
 // serverKeyOf returns the ServerKey named name, or nil.
 func serverKeyOf(name string) *ServerKey {
-	for i := range ServerKeys {
-		if ServerKeys[i].Name == name {
-			return &ServerKeys[i]
+	for i := range serverKeys {
+		if serverKeys[i].Name == name {
+			return &serverKeys[i]
 		}
 	}
 	return nil
@@ -130,8 +132,8 @@ func buildPlans(ctx context.Context, cfg Config) ([]*plan, []string, error) {
 		plans = append(plans, p)
 	}
 	if cfg.serverKeys {
-		for i := range ServerKeys {
-			p, err := buildServerKey(&ServerKeys[i], true)
+		for i := range serverKeys {
+			p, err := buildServerKey(&serverKeys[i], true)
 			if err != nil {
 				closePlans(plans)
 				return nil, nil, err
@@ -153,8 +155,8 @@ func (h *harness) serverRows(rows []*plan, sc *Scenario) ([]*plan, error) {
 			if !p.auto {
 				return nil, fmt.Errorf("%w: %s: DEFAULT %s needs PostgreSQL %d or later; the server is %s", ErrBadInput, p.label, k.Default, k.MinPostgres, sc.ServerVersion)
 			}
-			h.noteOnce("serverkey "+p.serverKey, "%s left out: DEFAULT %s needs PostgreSQL %d or later (server %s); Config.PGBin chooses the server binaries",
-				p.label, k.Default, k.MinPostgres, sc.ServerVersion)
+			h.noteOnce("serverkey "+p.serverKey, "%s left out: DEFAULT %s needs PostgreSQL %d or later (server %s); %s chooses the server binaries",
+				p.label, k.Default, k.MinPostgres, sc.ServerVersion, h.cfg.name("Config.PGBin"))
 			continue
 		}
 		out = append(out, p)
@@ -220,7 +222,7 @@ func buildPlan(ctx context.Context, opts strategies.Options, spec string, writer
 // none: its generators are independent, like UUIDv4's). Writer k gets
 // key=k, or key=base+k when spec sets key=base. A strategy that declares a
 // worker key its layout lacks (a Snowflake layout with a shard field and no
-// worker field) falls through to the next of WorkerKeys. The specs are
+// worker field) falls through to the next of workerKeys. The specs are
 // built with zero strategies.Options.
 func WriterSpecs(ctx context.Context, spec string, writers int) (specs []string, key string, err error) {
 	parsed, err := strategies.CheckSpec(spec)
@@ -246,7 +248,7 @@ func writerSpecs(ctx context.Context, opts strategies.Options, st *strategies.St
 		return nil, "", "", fmt.Errorf("%w: %s: %w", ErrBadInput, label, err)
 	}
 	closeGen(g)
-	keys := WorkerKeys
+	keys := workerKeys
 	if scheme, err := opts.SchemeOf(spec); err == nil {
 		if l, ok := snowflake.LayoutOf(scheme); ok {
 			keys = nil
@@ -284,7 +286,7 @@ func writerSpecs(ctx context.Context, opts strategies.Options, st *strategies.St
 	}
 	var note string
 	switch {
-	case writers <= 1 || !slices.ContainsFunc(st.Keys, func(k strategies.Key) bool { return slices.Contains(WorkerKeys, k.Name) }):
+	case writers <= 1 || !slices.ContainsFunc(st.Keys, func(k strategies.Key) bool { return slices.Contains(workerKeys, k.Name) }):
 	case len(keys) == 0:
 		note = fmt.Sprintf("%s: the layout has no node field to tell writers apart; %d writers share the spec", label, writers)
 	default:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	storedsn "github.com/idgenkit/idgen/internal/dsn"
@@ -33,7 +34,7 @@ var _ engine = (*pgEngine)(nil)
 func parsePGConfig(dsn string) (*pgx.ConnConfig, error) {
 	c, err := pgx.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("%w: dsn: %w", ErrBadInput, err)
+		return nil, dsnErr(err)
 	}
 	return c, nil
 }
@@ -144,7 +145,7 @@ func (h *pgEngine) setup(ctx context.Context, rep *Report, sc *Scenario) error {
 	}
 	// The server-generated keys this server can give (ServerKeys).
 	sc.serverPK = map[string]bool{}
-	for _, k := range ServerKeys {
+	for _, k := range serverKeys {
 		sc.serverPK[k.Name] = sc.major >= k.MinPostgres
 	}
 	return nil
@@ -225,14 +226,17 @@ func (h *pgEngine) dropTable(ctx context.Context, t *table) error {
 // WAL it holds for pg_walinspect.
 type pgSnapshot struct {
 	counters
-	release func()
+	drop func()
 }
+
+// release drops the snapshot's replication slot; it runs the drop once.
+func (s pgSnapshot) release() { s.drop() }
 
 func (h *pgEngine) before(ctx context.Context, t *table) (snapshot, error) {
 	if err := h.checkpoint(ctx); err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
-	release := h.holdWAL(ctx)
+	release := sync.OnceFunc(h.holdWAL(ctx))
 	var c counters
 	h.readIndex(ctx, t.id, &c)
 	h.flushStats(ctx)

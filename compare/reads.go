@@ -43,8 +43,8 @@ const (
 	ReadRange = "range"
 )
 
-// ReadKinds are the kinds of read, in report order.
-var ReadKinds = []string{ReadPoint, ReadRecent, ReadRange}
+// ReadKinds returns the kinds of read, in report order, in a new slice.
+func ReadKinds() []string { return []string{ReadPoint, ReadRecent, ReadRange} }
 
 // Reads are one kind of read's figures in one trial, or their summary.
 type Reads struct {
@@ -251,7 +251,7 @@ func (h *harness) measureReads(ctx context.Context, p *plan, t readTarget, s *sa
 	}
 	span := int64(min(math.Ceil(perSecond), float64(s.total)))
 	out := map[string]*Reads{}
-	for _, kind := range ReadKinds {
+	for _, kind := range ReadKinds() {
 		var rows []int64
 		switch kind {
 		case ReadPoint:
@@ -326,7 +326,7 @@ func readKind(ctx context.Context, t readTarget, kind string, rows []int64, s *s
 // interval of ops/s and its per-round ratio to the Baseline's.
 func summarizeReads(s *Result, trials, base []Result, seed uint64) {
 	s.Reads = nil
-	for _, kind := range ReadKinds {
+	for _, kind := range ReadKinds() {
 		get := func(f func(*Reads) *float64) figure {
 			return figure{kind + "_reads", func(r *Result) (float64, bool) {
 				if x := r.Reads[kind]; x != nil {
@@ -382,7 +382,7 @@ func readOps(kind string) figure {
 // readOpsFigures are the ops/s of every kind, for the noise warnings.
 func readOpsFigures() []figure {
 	var out []figure
-	for _, k := range ReadKinds {
+	for _, k := range ReadKinds() {
 		out = append(out, readOps(k))
 	}
 	return out

@@ -16,6 +16,7 @@ import (
 // its index fragments like merged runs, while UUIDv6 and the swapped
 // UUIDv1 (MySQL's UUID_TO_BIN(u, 1)) stay in order like the sequence.
 func TestSpanPhysics(t *testing.T) {
+	t.Parallel() // a schema of its own on the shared server
 	dsn := testenv.PostgresDSN(t)
 	needStrategies(t, "uuidv1", "uuidv6", "snowflake")
 	rep, err := compare.Run(context.Background(), compare.Config{
@@ -54,6 +55,7 @@ func TestSpanPhysics(t *testing.T) {
 // in creation order with ranges too; each figure with its interval, its
 // ratio to bigserial and the buffer misses per read.
 func TestReads(t *testing.T) {
+	t.Parallel() // a schema of its own on the shared server
 	dsn := testenv.PostgresDSN(t)
 	needStrategies(t, "snowflake", "uuidv4")
 	rep, err := compare.Run(context.Background(), compare.Config{

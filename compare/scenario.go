@@ -227,13 +227,13 @@ func (h *harness) startMariaDB(ctx context.Context, rep *Report, sc *Scenario) (
 		if buf < MinBufferPool {
 			setting = fmt.Sprintf("innodb_buffer_pool_size=%s (InnoDB's least), 1/%.1f of the baseline's %s clustered index", pool,
 				float64(data)/MinBufferPool, sizeWords(data, measured))
-			h.note("%s: InnoDB's buffer pool cannot be below 6MB: the baseline's %.1f MB are %.1f× the buffer, not %g×; Config.Rows %d or more gives %g×",
-				sc.label(), float64(data)/(1<<20), float64(data)/MinBufferPool, h.cfg.MemoryRatio,
+			h.note("%s: InnoDB's buffer pool cannot be below 6MB: the baseline's %.1f MB are %.1f× the buffer, not %g×; %s %d or more gives %g×",
+				sc.label(), float64(data)/(1<<20), float64(data)/MinBufferPool, h.cfg.MemoryRatio, h.cfg.name("Config.Rows"),
 				int64(math.Ceil(h.cfg.MemoryRatio*MinBufferPool/innodbBytesPerRow))-int64(h.cfg.Preload), h.cfg.MemoryRatio)
 		}
 		if buf < smallBufferPool {
-			h.note("%s: a buffer pool under 32MB keeps too few of InnoDB's own pages (internal B-tree pages, undo, the change buffer): in-order keys read about 7 pages per 1,000 inserts at 6MB that a 55MB pool keeps (TestScaleModel), and random keys' device reads come out about 30 %% high; their insert ratios hold. Config.Rows %d or more sizes the pool above 32MB",
-				sc.label(), int64(math.Ceil(h.cfg.MemoryRatio*smallBufferPool/innodbBytesPerRow))-int64(h.cfg.Preload))
+			h.note("%s: a buffer pool under 32MB keeps too few of InnoDB's own pages (internal B-tree pages, undo, the change buffer): in-order keys read about 7 pages per 1,000 inserts at 6MB that a 55MB pool keeps (TestScaleModel), and random keys' device reads come out about 30 %% high; their insert ratios hold. %s %d or more sizes the pool above 32MB",
+				sc.label(), h.cfg.name("Config.Rows"), int64(math.Ceil(h.cfg.MemoryRatio*smallBufferPool/innodbBytesPerRow))-int64(h.cfg.Preload))
 		}
 		args = append(args, "--innodb-flush-method=O_DIRECT")
 		setting += ", innodb_flush_method=O_DIRECT"

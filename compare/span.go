@@ -70,7 +70,8 @@ func (h *harness) issue(ctx context.Context, p *plan, gen idgen.Generator, ids [
 		t := h.clock.at(first - 1 + int64(i))
 		id, err := ag.NewAt(t)
 		if err != nil {
-			return fmt.Errorf("%s: generating the ID of %s (Config.Span %s): %w", p.label, t.UTC().Format(time.RFC3339), h.cfg.Span, err)
+			return &idgen.FieldError{Field: "Config.Span", Value: h.cfg.Span.String(),
+				Allowed: fmt.Sprintf("%s cannot issue the ID of %s", p.label, t.UTC().Format(time.RFC3339)), Err: err}
 		}
 		ids[i] = id
 	}

@@ -11,9 +11,11 @@ import (
 	"github.com/idgenkit/idgen/strategies"
 )
 
-// answer builds, in its few blocks, the messages toProto builds one by
-// one (a Snowflake layout's spans give Decompose's fields), and leaves
-// timestamp_ms and fields out when asked to.
+// answer builds, in its few blocks (one for one ID), the messages toProto
+// builds one by one (a Snowflake layout's spans give Decompose's fields
+// and Time's timestamp, strconv its decimal text, but not the text of an
+// encoding= wrapper), and leaves timestamp_ms and fields out when asked
+// to.
 func TestAnswer(t *testing.T) {
 	l, _ := snowflake.Preset("sonyflake")
 	sf, err := snowflake.New(context.Background(), snowflake.Config{Layout: l, Nodes: map[string]int64{"machine": 9}})
@@ -24,25 +26,23 @@ func TestAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, gen := range []idgen.Generator{sf, uu} {
-		s, err := New(map[string]idgen.Generator{"g": gen}, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		g := s.gens["g"]
-		ids := make([]idgen.ID, 50)
-		if _, err := idgen.NextN(context.Background(), gen, ids); err != nil {
-			t.Fatal(err)
-		}
+	b62, err := strategies.NewText(context.Background(), "snowflake?encoding=base62")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gen := range []idgen.Generator{sf, uu, b62} {
+		g, ids := served(t, gen, 50)
 		full, bare := g.answer(ids, 42, true), g.answer(ids, 42, false)
 		for i, id := range ids {
 			want := toProto(id)
-			if !proto.Equal(full.Ids[i], want) {
-				t.Fatalf("%s: answer ID %d = %v; want %v", gen.Scheme().Name, i, full.Ids[i], want)
+			one := g.answer(ids[i:i+1], 42, true)
+			if !proto.Equal(full.Ids[i], want) || len(one.Ids) != 1 || !proto.Equal(one.Ids[0], want) || one.GeneratedAtMs != 42 {
+				t.Fatalf("%s: answer ID %d = %v, alone %v; want %v", gen.Scheme().Name, i, full.Ids[i], one, want)
 			}
 			want.TimestampMs, want.Fields = 0, nil
-			if !proto.Equal(bare.Ids[i], want) {
-				t.Fatalf("%s: answer without breakdown, ID %d = %v; want %v", gen.Scheme().Name, i, bare.Ids[i], want)
+			one = g.answer(ids[i:i+1], 42, false)
+			if !proto.Equal(bare.Ids[i], want) || len(one.Ids) != 1 || !proto.Equal(one.Ids[0], want) {
+				t.Fatalf("%s: answer without breakdown, ID %d = %v, alone %v; want %v", gen.Scheme().Name, i, bare.Ids[i], one, want)
 			}
 		}
 		if full.GeneratedAtMs != 42 || len(full.Ids) != 50 || len(bare.Ids) != 50 {
@@ -51,5 +51,22 @@ func TestAnswer(t *testing.T) {
 		if b, err := proto.Marshal(full); err != nil || len(b) == 0 {
 			t.Fatalf("%s: Marshal(answer) = %d bytes, %v", gen.Scheme().Name, len(b), err)
 		}
+		if n := testing.AllocsPerRun(100, func() { g.answer(ids[:1], 42, true) }); n != 1 && g.decimal {
+			t.Errorf("%s: answer of one ID: %v allocations; want 1 (a decimal Snowflake text)", gen.Scheme().Name, n)
+		}
 	}
+}
+
+// served returns gen as a Server serves it and n of its IDs.
+func served(t *testing.T, gen idgen.Generator, n int) (*generator, []idgen.ID) {
+	t.Helper()
+	s, err := New(map[string]idgen.Generator{"g": gen}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]idgen.ID, n)
+	if _, err := idgen.NextN(context.Background(), gen, ids); err != nil {
+		t.Fatal(err)
+	}
+	return s.gens["g"], ids
 }

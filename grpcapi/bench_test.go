@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,37 +18,81 @@ import (
 	"github.com/idgenkit/idgen/snowflake"
 )
 
-// BenchmarkUnaryNext is Next with count=1 over loopback from parallel
-// clients on one connection, with the breakdown (as HTTP's JSON has it)
-// and without (omit_breakdown); compare BenchmarkHTTPNext in the same run.
+// BenchmarkUnaryNext is Next with count=1 over loopback from as many
+// parallel callers as BenchmarkHTTPNext (4 × GOMAXPROCS), with the
+// breakdown (as HTTP's JSON has it) and without (omit_breakdown); compare
+// BenchmarkHTTPNext in the same run. conns=callers gives each caller a
+// connection of its own, as HTTP/1.1's keep-alive pool does (the fair
+// comparison); conns=1 multiplexes them all over one, as one grpc-go
+// ClientConn does. cpu-ns/op is the process's CPU time (user + system,
+// client and server) per call: on a busy machine a steadier figure than
+// req/s.
 func BenchmarkUnaryNext(b *testing.B) {
 	for _, omit := range []bool{false, true} {
 		name := "breakdown"
 		if omit {
 			name = "omit_breakdown"
 		}
-		b.Run(name, func(b *testing.B) {
-			cc := serve(b, map[string]idgen.Generator{"default": newSnowflake(b, 1, snowflake.Config{})}, grpcapi.Options{MaxCount: 10_000})
-			c := idgenv1.NewIDServiceClient(cc)
-			b.SetParallelism(4)
-			b.ReportAllocs()
-			b.RunParallel(func(pb *testing.PB) {
-				ctx := context.Background()
-				req := &idgenv1.NextRequest{Count: 1, OmitBreakdown: omit}
-				for pb.Next() {
-					if _, err := c.Next(ctx, req); err != nil {
-						b.Error(err)
-						return
+		for _, perCaller := range []bool{true, false} {
+			conns := "conns=1"
+			if perCaller {
+				conns = "conns=callers"
+			}
+			b.Run(name+"/"+conns, func(b *testing.B) {
+				addr := listen(b, map[string]idgen.Generator{"default": newSnowflake(b, 1, snowflake.Config{})}, grpcapi.Options{MaxCount: 10_000})
+				shared := idgenv1.NewIDServiceClient(dial(b, addr))
+				var mu sync.Mutex
+				client := func() idgenv1.IDServiceClient {
+					if !perCaller {
+						return shared
 					}
+					mu.Lock()
+					defer mu.Unlock()
+					return idgenv1.NewIDServiceClient(dial(b, addr))
 				}
+				b.SetParallelism(benchParallelism)
+				b.ReportAllocs()
+				cpu := cpuTime(b)
+				b.RunParallel(func(pb *testing.PB) {
+					c := client()
+					ctx := context.Background()
+					req := &idgenv1.NextRequest{Count: 1, OmitBreakdown: omit}
+					for pb.Next() {
+						if _, err := c.Next(ctx, req); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+				reportRate(b, cpu)
 			})
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
-		})
+		}
 	}
 }
 
+// benchParallelism is the parallel callers per GOMAXPROCS of
+// BenchmarkUnaryNext and BenchmarkHTTPNext.
+const benchParallelism = 4
+
+// cpuTime returns the process's CPU time so far, user and system.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportRate reports req/s and cpu-ns/op, the process's CPU time since
+// cpu0 per call.
+func reportRate(b *testing.B, cpu0 time.Duration) {
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
 // BenchmarkHTTPNext is GET /api/v1/ids?count=1 over loopback, keep-alive,
-// from as many parallel clients as BenchmarkUnaryNext.
+// from as many parallel callers as BenchmarkUnaryNext, each on a
+// connection of its own (the pool keeps one idle connection per caller).
 func BenchmarkHTTPNext(b *testing.B) {
 	h, err := httpapi.New(map[string]idgen.Generator{"default": newSnowflake(b, 1, snowflake.Config{})},
 		httpapi.Options{Logger: slog.New(slog.DiscardHandler)})
@@ -62,8 +108,9 @@ func BenchmarkHTTPNext(b *testing.B) {
 	defer srv.Close()
 	url := "http://" + ln.Addr().String() + "/api/v1/ids?count=1"
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	b.SetParallelism(4)
+	b.SetParallelism(benchParallelism)
 	b.ReportAllocs()
+	cpu := cpuTime(b)
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			resp, err := client.Get(url)
@@ -79,7 +126,7 @@ func BenchmarkHTTPNext(b *testing.B) {
 			}
 		}
 	})
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+	reportRate(b, cpu)
 }
 
 // BenchmarkNextStream streams b.N IDs in batches of 10,000 on layouts with

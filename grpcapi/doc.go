@@ -11,8 +11,12 @@
 //	Decode          an ID of a generator's scheme, taken apart
 //	ListGenerators  the generators, their schemes and the default
 //
-// Limits are HTTP's: Options.MaxCount and Options.Timeout mean what they
-// mean in httpapi.Options. Every message fits in grpc-go's default 4 MiB
+// Limits and names are HTTP's, from one serving core: Options.MaxCount and
+// Options.Timeout mean what they mean in httpapi.Options, and a generator
+// name follows httpapi's rule ([A-Za-z0-9][A-Za-z0-9_.-]*, at most 64
+// characters, not "ids", "generators" or "openapi.json"), so that one set of
+// generators serves alike on both; errors map to the codes below from the
+// same classes as HTTP's statuses. Every message fits in grpc-go's default 4 MiB
 // (MaxMessageBytes): a Next answer holds at most MaxNextCount IDs (25,260
 // of the twitter layout), a NextStream batch at most MaxBatch (524,160 IDs
 // of 8 bytes), whatever batch_size asks; a stream's buffer holds min(count,
@@ -26,8 +30,16 @@
 // FailedPrecondition for what waiting does not mend (a clock outside the
 // layout's lifetime, a biz tag exhausted); Internal otherwise. A failed Next issues nothing.
 //
+// Drain stops a grpc.Server built by NewGRPCServer: health NOT_SERVING
+// first, then the calls and streams in flight let finish until its context
+// ends, and the number it cut off returned.
+//
 // Metrics, registered on Options.Registry: grpc_server_handled_total,
 // grpc_server_handling_seconds and the other go-grpc-middleware server
-// metrics per method and code, and idgen_grpc_ids_issued_total by
-// generator.
+// metrics per method and code, idgen_grpc_ids_issued_total by
+// generator, and the generators' own counters as httpapi exports them
+// (idgen_clock_rollback_failures_total, idgen_clock_steps_total,
+// idgen_layout_end_timestamp_seconds and the rest, read from each
+// generator's idgen.Stats), once per registry when an httpapi.Handler
+// shares it.
 package grpcapi

@@ -1,14 +1,18 @@
 package grpcapi
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -27,7 +31,6 @@ import (
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/grpcapi/idgenv1"
-	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/internal/errclass"
 	"github.com/idgenkit/idgen/internal/serving"
 	"github.com/idgenkit/idgen/snowflake"
@@ -48,8 +51,11 @@ type Options struct {
 	Timeout time.Duration
 	// Logger receives issuing failures. Nil means slog.Default().
 	Logger *slog.Logger
-	// Registry is where the server registers its metrics. Nil means none
-	// are registered (they are still counted).
+	// Registry is where the server registers its metrics: the call
+	// metrics, and the generators' counters (their idgen.Stats, exported
+	// as httpapi exports them), shared with an httpapi.Handler registered
+	// on the same registry over the same generators. Nil means none are
+	// registered (they are still counted).
 	Registry prometheus.Registerer
 }
 
@@ -61,6 +67,7 @@ var ErrConfig = errclass.Invalid("grpcapi: invalid configuration")
 type Server struct {
 	idgenv1.UnimplementedIDServiceServer
 
+	set      *serving.Set
 	gens     map[string]*generator
 	names    []string // sorted
 	def      *generator
@@ -70,7 +77,8 @@ type Server struct {
 	metrics  *grpcprom.ServerMetrics
 	issued   *prometheus.CounterVec
 	health   *health.Server
-	calls    sync.Pool // *callState
+	track    *serving.Tracker // IDService calls in flight, for Drain
+	calls    sync.Pool        // *callState
 }
 
 // callState is a Next call's scratch space, pooled: the IDs before they
@@ -95,58 +103,46 @@ type generator struct {
 	name     string
 	gen      idgen.Generator
 	scheme   *idgen.Scheme
-	layout   string
+	layout   string           // a Snowflake scheme's layout text; "" for other schemes
+	sf       snowflake.Layout // a Snowflake scheme's layout
 	issued   prometheus.Counter
 	spans    []snowflake.Span // a 64-bit Snowflake layout's fields, high to low, as Decompose gives them; nil for other schemes
+	decimal  bool             // the scheme's text is the layout codec's own decimal (not an encoding= wrapper's)
 	nextMax  int              // the most IDs a Next answer holds: MaxNextCount
 	batchMax int              // the most IDs an IDBatch holds: MaxBatch, and MaxCount
+
+	rollbackFailures *atomic.Uint64 // calls failed with a clock rollback: serving.Collector's counter; nil without a Registry
 }
 
-// New returns a Server of gens by name; the map must hold at least one
-// generator. Errors wrap ErrConfig.
+// New returns a Server of gens by name. The map must hold at least one
+// generator; names follow httpapi's rule ([A-Za-z0-9][A-Za-z0-9_.-]*, at
+// most 64 characters, not "ids", "generators" or "openapi.json"), so that
+// one set serves alike on both. Errors wrap ErrConfig.
 func New(gens map[string]idgen.Generator, opts Options) (*Server, error) {
-	if len(gens) == 0 {
-		return nil, fmt.Errorf("%w: no generators to serve", ErrConfig)
+	set, err := serving.NewSet(gens, serving.Config{Default: opts.Default, MaxCount: opts.MaxCount, Timeout: opts.Timeout})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	s := &Server{gens: make(map[string]*generator, len(gens)), maxCount: opts.MaxCount, timeout: opts.Timeout, log: opts.Logger}
-	if s.maxCount == 0 {
-		s.maxCount = serving.DefaultMaxCount
-	}
-	if s.maxCount < 1 || s.timeout < 0 {
-		return nil, fmt.Errorf("%w: MaxCount %d must be at least 1 and Timeout %v not negative", ErrConfig, opts.MaxCount, opts.Timeout)
-	}
-	if s.log == nil {
-		s.log = slog.Default()
-	}
+	s := &Server{set: set, gens: make(map[string]*generator, len(gens)), maxCount: set.MaxCount(), timeout: set.Timeout(),
+		log: cmp.Or(opts.Logger, slog.Default())}
 	s.issued = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "idgen_grpc_ids_issued_total", Help: "IDs sent to gRPC clients, by generator.",
 	}, []string{"generator"})
-	for name, g := range gens {
-		if name == "" || g == nil || g.Scheme() == nil {
-			return nil, fmt.Errorf("%w: generator %q: want a name and a generator with a scheme", ErrConfig, echo.Cut(name))
-		}
-		gr := &generator{name: name, gen: g, scheme: g.Scheme(), issued: s.issued.WithLabelValues(name),
-			nextMax: MaxNextCount(g.Scheme()), batchMax: min(MaxBatch(g.Scheme().Size), s.maxCount)}
+	for _, sg := range set.Gens() {
+		gr := &generator{name: sg.Name, gen: sg.Gen, scheme: sg.Scheme, issued: s.issued.WithLabelValues(sg.Name),
+			nextMax: MaxNextCount(sg.Scheme), batchMax: min(MaxBatch(sg.Scheme.Size), s.maxCount)}
 		if l, ok := snowflake.LayoutOf(gr.scheme); ok {
-			gr.layout = l.String()
+			gr.layout, gr.sf = l.String(), l
 			if gr.scheme.Size == 8 {
 				gr.spans = l.Spans()
+				_, wrapped := gr.scheme.Codec.(interface{ Unwrap() idgen.Codec })
+				gr.decimal = !wrapped
 			}
 		}
-		s.gens[name] = gr
-		s.names = append(s.names, name)
+		s.gens[sg.Name] = gr
 	}
-	slices.Sort(s.names)
-	def := opts.Default
-	if def == "" {
-		def = serving.DefaultName
-		if len(gens) == 1 {
-			def = s.names[0]
-		}
-	}
-	if s.def = s.gens[def]; s.def == nil {
-		return nil, fmt.Errorf("%w: default generator %q is not among %s", ErrConfig, echo.Cut(def), strings.Join(s.names, ", "))
-	}
+	s.names = set.Names()
+	s.def = s.gens[set.Default()]
 	s.metrics = grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram())
 	if opts.Registry != nil {
 		for _, c := range []prometheus.Collector{s.metrics, s.issued} {
@@ -154,8 +150,16 @@ func New(gens map[string]idgen.Generator, opts Options) (*Server, error) {
 				return nil, fmt.Errorf("%w: registering metrics: %w", ErrConfig, err)
 			}
 		}
+		sc, err := serving.RegisterCollector(opts.Registry, gens)
+		if err != nil {
+			return nil, fmt.Errorf("%w: registering metrics: %w", ErrConfig, err)
+		}
+		for name, g := range s.gens {
+			g.rollbackFailures = sc.RollbackFailures(name)
+		}
 	}
 	s.health = health.NewServer()
+	s.track = serving.NewTracker()
 	s.calls.New = func() any { return new(callState) }
 	return s, nil
 }
@@ -166,11 +170,15 @@ func New(gens map[string]idgen.Generator, opts Options) (*Server, error) {
 // It is idgenv1.StreamWindow.
 const StreamWindow = idgenv1.StreamWindow
 
-// NewGRPCServer returns a grpc.Server, built with StreamWindow, opts and
-// the metric interceptors, that serves s, the health service (SERVING) and
-// reflection. Call Shutdown before stopping it.
+// NewGRPCServer returns a grpc.Server, built with StreamWindow, 4 ×
+// GOMAXPROCS stream workers (grpc.NumStreamWorkers), the proto codec with
+// Next's messages encoded by hand (grpc.ForceServerCodecV2), opts (which
+// may override all three) and the metric interceptors, that serves s, the
+// health service (SERVING) and reflection. Stop it with Drain (or call
+// Shutdown before stopping it).
 func (s *Server) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
-	opts = append([]grpc.ServerOption{grpc.InitialWindowSize(StreamWindow), grpc.InitialConnWindowSize(StreamWindow)}, opts...)
+	opts = append([]grpc.ServerOption{grpc.InitialWindowSize(StreamWindow), grpc.InitialConnWindowSize(StreamWindow),
+		grpc.NumStreamWorkers(streamWorkers()), grpc.ForceServerCodecV2(newCodec())}, opts...)
 	opts = append(opts, grpc.ChainUnaryInterceptor(s.metrics.UnaryServerInterceptor()),
 		grpc.ChainStreamInterceptor(s.metrics.StreamServerInterceptor()))
 	gs := grpc.NewServer(opts...)
@@ -183,9 +191,34 @@ func (s *Server) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 	return gs
 }
 
+// streamWorkers is the count of grpc.NumStreamWorkers: goroutines that
+// live across calls, so that a call runs on a stack already grown instead
+// of a new goroutine's, whose growth (morestack, copystack) cost a quarter
+// of the instructions of a count=1 Next. A call that finds every worker
+// busy gets a goroutine of its own, as without workers.
+func streamWorkers() uint32 { return uint32(4 * runtime.GOMAXPROCS(0)) }
+
 // Shutdown sets every health status to NOT_SERVING, so that load balancers
-// drain the server before it stops.
+// drain the server before it stops: health watchers are told at once.
 func (s *Server) Shutdown() { s.health.Shutdown() }
+
+// Drain stops gs, a server NewGRPCServer built: it sets health to
+// NOT_SERVING (Shutdown), stops taking calls (grpc.Server.GracefulStop)
+// and lets the IDService calls in flight finish until ctx ends; then it
+// stops gs (grpc.Server.Stop), which ends what is left: health watches
+// and reflection streams, which never end by themselves, and the calls
+// ctx cut off. It returns how many unary calls (Next, Decode,
+// ListGenerators) and NextStream streams were still running when ctx
+// ended: 0, 0 when all finished in time.
+func (s *Server) Drain(ctx context.Context, gs *grpc.Server) (calls, streams int) {
+	s.Shutdown()
+	stopped := make(chan struct{})
+	go func() { gs.GracefulStop(); close(stopped) }()
+	calls, streams = s.track.Wait(ctx)
+	gs.Stop()
+	<-stopped
+	return calls, streams
+}
 
 // lookup returns the generator named name, the default when name is empty.
 func (s *Server) lookup(name string) (*generator, error) {
@@ -195,7 +228,7 @@ func (s *Server) lookup(name string) (*generator, error) {
 	if g := s.gens[name]; g != nil {
 		return g, nil
 	}
-	return nil, status.Errorf(codes.NotFound, "idgen: unknown generator %q; served: %s", echo.Cut(name), strings.Join(s.names, ", "))
+	return nil, answer(serving.Classify(s.set.Unknown(name)))
 }
 
 // checkCount returns n, or 1 when n is 0, if it lies in [1, MaxCount].
@@ -204,7 +237,7 @@ func (s *Server) checkCount(what string, n uint64) (int, error) {
 		return 1, nil
 	}
 	if n > uint64(s.maxCount) {
-		return 0, status.Errorf(codes.InvalidArgument, "idgen: %s %d outside [1, %d]", what, n, s.maxCount)
+		return 0, answer(serving.Classify(serving.Invalid(fmt.Sprintf("%s %d outside [1, %d]", what, n, s.maxCount))))
 	}
 	return int(n), nil
 }
@@ -222,6 +255,8 @@ func (s *Server) withTimeout(ctx context.Context) (context.Context, context.Canc
 // would pass MaxMessageBytes (MaxNextCount) is InvalidArgument, naming the
 // largest that fits: NextStream carries more.
 func (s *Server) Next(ctx context.Context, req *idgenv1.NextRequest) (*idgenv1.NextResponse, error) {
+	s.track.Start(false)
+	defer s.track.End(false)
 	start := time.Now()
 	g, err := s.lookup(req.GetGenerator())
 	if err != nil {
@@ -254,55 +289,103 @@ func (s *Server) Next(ctx context.Context, req *idgenv1.NextRequest) (*idgenv1.N
 }
 
 // answer builds the Next answer of ids in a few allocations whatever their
-// count: one block of ID messages, one of Field messages, one buffer for
-// every value and text; a Snowflake breakdown comes from the layout's
-// spans, not Decompose. breakdown false leaves timestamp_ms and fields
-// out.
+// count (one when it is 1): one block of ID messages, one of Field
+// messages, one buffer for every value and text; a Snowflake breakdown
+// and timestamp come from the layout's spans, not Decompose and Time, and
+// a decimal Snowflake text from strconv. breakdown false leaves
+// timestamp_ms and fields out.
 func (g *generator) answer(ids []idgen.ID, at int64, breakdown bool) *idgenv1.NextResponse {
 	n := len(ids)
+	k := 0 // fields per ID from the spans
+	if breakdown && g.spans != nil {
+		k = len(g.spans)
+	}
+	if n == 1 && k <= maxOneFields {
+		a := &oneAnswer{}
+		a.resp.GeneratedAtMs = at
+		a.ptr[0] = &a.msg
+		a.resp.Ids = a.ptr[:]
+		for j := range k {
+			a.fptrs[j] = &a.fields[j]
+		}
+		g.fill(&a.msg, ids[0], a.buf[:0], a.fptrs[:k:k], breakdown)
+		return &a.resp
+	}
 	resp := &idgenv1.NextResponse{Ids: make([]*idgenv1.ID, n), GeneratedAtMs: at}
 	msgs := make([]idgenv1.ID, n)
 	buf := make([]byte, 0, n*(g.scheme.Size+20)) // the value and a 64-bit ID's decimal text; UUIDs' longer text grows it
-	var fields []idgenv1.Field
 	var fptrs []*idgenv1.Field
-	if breakdown && g.spans != nil {
-		fields, fptrs = make([]idgenv1.Field, n*len(g.spans)), make([]*idgenv1.Field, n*len(g.spans))
+	if k > 0 {
+		fields := make([]idgenv1.Field, n*k)
+		fptrs = make([]*idgenv1.Field, n*k)
+		for j := range fields {
+			fptrs[j] = &fields[j]
+		}
 	}
 	for i, id := range ids {
 		p := &msgs[i]
 		resp.Ids[i] = p
-		start := len(buf)
-		v, is64 := id.Uint64()
-		if is64 {
-			buf = binary.BigEndian.AppendUint64(buf, v)
-		} else {
-			buf = append(buf, id.Bytes()...)
-		}
-		p.Value = buf[start:len(buf):len(buf)]
-		start = len(buf)
+		buf = g.fill(p, id, buf, fptrs[i*k:(i+1)*k:(i+1)*k], breakdown)
+	}
+	return resp
+}
+
+// maxOneFields is the most span fields a one-ID answer holds in its one
+// block; a layout with more takes answer's general path.
+const maxOneFields = 6
+
+// oneAnswer is a one-ID Next answer in one allocation: the messages point
+// into it, and the value and text into buf (a text longer than buf's rest
+// grows a slice of its own).
+type oneAnswer struct {
+	resp   idgenv1.NextResponse
+	ptr    [1]*idgenv1.ID
+	msg    idgenv1.ID
+	fields [maxOneFields]idgenv1.Field
+	fptrs  [maxOneFields]*idgenv1.Field
+	buf    [48]byte
+}
+
+// fill sets p to id: its value and text appended to buf (returned) and,
+// with breakdown, its timestamp and fields; fptrs holds len(g.spans)
+// Field messages for a Snowflake layout (nil otherwise).
+func (g *generator) fill(p *idgenv1.ID, id idgen.ID, buf []byte, fptrs []*idgenv1.Field, breakdown bool) []byte {
+	start := len(buf)
+	v, is64 := id.Uint64()
+	if is64 {
+		buf = binary.BigEndian.AppendUint64(buf, v)
+	} else {
+		buf = append(buf, id.Bytes()...)
+	}
+	p.Value = buf[start:len(buf):len(buf)]
+	start = len(buf)
+	if g.decimal {
+		buf = strconv.AppendUint(buf, v, 10)
+	} else {
 		buf, _ = id.AppendText(buf)
-		// The bytes behind a text are never written again: a later append
-		// writes past them, or to a new array.
-		p.Text = unsafe.String(unsafe.SliceData(buf[start:]), len(buf)-start)
-		if !breakdown {
-			continue
-		}
+	}
+	// The bytes behind a text are never written again: a later append
+	// writes past them, or to a new array.
+	p.Text = unsafe.String(unsafe.SliceData(buf[start:]), len(buf)-start)
+	if !breakdown {
+		return buf
+	}
+	if g.spans == nil {
 		if t := id.Time(); !t.IsZero() {
 			p.TimestampMs = t.UnixMilli()
 		}
-		if g.spans == nil {
-			p.Fields = breakdownOf(id)
-			continue
-		}
-		k := len(g.spans)
-		p.Fields = fptrs[i*k : (i+1)*k : (i+1)*k]
-		for j, sp := range g.spans {
-			f := &fields[i*k+j]
-			f.Name, f.Value, f.Bits = sp.Name, sp.Value(v), uint32(sp.Width)
-			p.Fields[j] = f
+		p.Fields = breakdownOf(id)
+		return buf
+	}
+	p.Fields = fptrs
+	for j, sp := range g.spans {
+		f := fptrs[j]
+		f.Name, f.Value, f.Bits = sp.Name, sp.Value(v), uint32(sp.Width)
+		if sp.Name == snowflake.FieldTime {
+			p.TimestampMs = g.sf.TickTime(int64(f.Value)).UnixMilli()
 		}
 	}
-	return resp
+	return buf
 }
 
 // NextStream sends req.Count IDs (until the client cancels when 0) in
@@ -310,6 +393,8 @@ func (g *generator) answer(ids []idgen.ID, at int64, breakdown bool) *idgenv1.Ne
 // size to MaxCount and to what fits in MaxMessageBytes (MaxBatch), and 0
 // means as many as those allow. Its buffer holds min(count, batch) IDs.
 func (s *Server) NextStream(req *idgenv1.NextStreamRequest, stream grpc.ServerStreamingServer[idgenv1.IDBatch]) error {
+	s.track.Start(true)
+	defer s.track.End(true)
 	g, err := s.lookup(req.GetGenerator())
 	if err != nil {
 		return err
@@ -367,19 +452,23 @@ func pack(b []byte, ids []idgen.ID, size int) []byte {
 // /ids/{id} checks it (serving.Decode): a UUID of another version than the
 // generator's is InvalidArgument, with HTTP's words.
 func (s *Server) Decode(_ context.Context, req *idgenv1.DecodeRequest) (*idgenv1.ID, error) {
+	s.track.Start(false)
+	defer s.track.End(false)
 	g, err := s.lookup(req.GetGenerator())
 	if err != nil {
 		return nil, err
 	}
 	id, err := serving.Decode(g.scheme, g.name, req.GetId())
 	if err != nil {
-		return nil, status.Error(codes.InvalidArgument, "idgen: "+err.Error())
+		return nil, answer(serving.Classify(err))
 	}
 	return toProto(id), nil
 }
 
 // ListGenerators lists the generators in name order.
 func (s *Server) ListGenerators(context.Context, *idgenv1.ListGeneratorsRequest) (*idgenv1.ListGeneratorsResponse, error) {
+	s.track.Start(false)
+	defer s.track.End(false)
 	resp := &idgenv1.ListGeneratorsResponse{Default: s.def.name}
 	for _, name := range s.names {
 		g := s.gens[name]
@@ -408,32 +497,31 @@ func breakdownOf(id idgen.ID) []*idgenv1.Field {
 	return out
 }
 
-// issueError maps an issuing error to its status: Unavailable with
-// RetryInfo for what passes, FailedPrecondition for what waiting does not
-// mend (serving.Permanent: a clock outside the layout's lifetime, a biz
-// tag exhausted), Internal otherwise.
+// issueError answers an issuing error by its class (serving.Classify):
+// Unavailable with RetryInfo for what passes, FailedPrecondition for what
+// waiting does not mend (a clock outside the layout's lifetime, a biz tag
+// exhausted), Internal otherwise. A call its client canceled ends
+// Canceled, unlogged.
 func (s *Server) issueError(g *generator, err error) error {
-	code, retry := codes.Unavailable, time.Second
-	var rb *idgen.ClockRollbackError
-	msg := fmt.Sprintf("idgen: generator %q: %s", g.name, strings.TrimPrefix(err.Error(), "idgen: "))
-	switch {
-	case errors.As(err, &rb):
-		retry = max(retry, rb.Drift)
-	case errors.Is(err, idgen.ErrLeaseLost), errors.Is(err, idgen.ErrNoWorkerIDs),
-		errors.Is(err, idgen.ErrUnavailable), errors.Is(err, idgen.ErrClosed),
-		errors.Is(err, context.DeadlineExceeded):
-	case errors.Is(err, context.Canceled):
+	if errors.Is(err, context.Canceled) {
 		return status.FromContextError(err).Err()
-	case serving.Permanent(err):
-		code = codes.FailedPrecondition
-	default:
-		code, msg = codes.Internal, fmt.Sprintf("idgen: generator %q: internal error issuing IDs; see the server log", g.name)
 	}
-	s.log.Error("grpcapi: issuing IDs failed", "generator", g.name, "code", code.String(), "err", err)
-	st := status.New(code, msg)
-	if code == codes.Unavailable {
+	a := serving.Classify(err)
+	if g.rollbackFailures != nil && errors.As(err, new(*idgen.ClockRollbackError)) {
+		g.rollbackFailures.Add(1)
+	}
+	a.Msg = fmt.Sprintf("generator %q: %s", g.name, strings.TrimPrefix(a.Msg, "idgen: "))
+	s.log.Error("grpcapi: issuing IDs failed", "generator", g.name, "code", codes.Code(a.Class.GRPC).String(), "err", err)
+	return answer(a)
+}
+
+// answer is a's status: its code and text (with one leading "idgen: "),
+// and RetryInfo when its class has a retry.
+func answer(a serving.Answer) error {
+	st := status.New(codes.Code(a.Class.GRPC), "idgen: "+strings.TrimPrefix(a.Msg, "idgen: "))
+	if a.Class.Retry {
 		p := st.Proto()
-		p.Details = append(p.Details, retryInfo(retry))
+		p.Details = append(p.Details, retryInfo(a.Retry))
 		st = status.FromProto(p)
 	}
 	return st.Err()

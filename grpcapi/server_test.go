@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,6 +35,13 @@ import (
 // grpc-go client connection to it.
 func serve(t testing.TB, gens map[string]idgen.Generator, opts grpcapi.Options) *grpc.ClientConn {
 	t.Helper()
+	return dial(t, listen(t, gens, opts))
+}
+
+// listen starts a gRPC server of gens on a loopback port, stopped at the
+// test's end, and returns its address.
+func listen(t testing.TB, gens map[string]idgen.Generator, opts grpcapi.Options) string {
+	t.Helper()
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -48,7 +56,14 @@ func serve(t testing.TB, gens map[string]idgen.Generator, opts grpcapi.Options) 
 	gs := s.NewGRPCServer()
 	go gs.Serve(ln)
 	t.Cleanup(func() { s.Shutdown(); gs.Stop() })
-	cc, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+	return ln.Addr().String()
+}
+
+// dial returns a grpc-go client connection to addr, closed at the test's
+// end.
+func dial(t testing.TB, addr string) *grpc.ClientConn {
+	t.Helper()
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithInitialWindowSize(grpcapi.StreamWindow), grpc.WithInitialConnWindowSize(grpcapi.StreamWindow))
 	if err != nil {
 		t.Fatal(err)
@@ -251,4 +266,84 @@ func retryDelay(t *testing.T, st *status.Status) (time.Duration, bool) {
 		return dur.AsDuration(), true
 	}
 	return 0, false
+}
+
+// steppedClock is a test clock that reports wall clock steps followed.
+type steppedClock struct{ *idgentest.Clock }
+
+func (steppedClock) ClockSteps() (forward, back uint64, sum time.Duration) {
+	return 2, 1, 1500 * time.Millisecond
+}
+
+// TestGeneratorMetrics: a Server alone on its registry exports its
+// generators' counters (serving.Collector over their idgen.Stats) as
+// httpapi does, the clock steps included, read through a wrapper (the
+// layout end is the default layout's, 2095-09-07T15:47:35Z).
+func TestGeneratorMetrics(t *testing.T) {
+	clk := steppedClock{idgentest.NewClock(time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC))}
+	g := newSnowflake(t, 1, snowflake.Config{Clock: clk})
+	reg := prometheus.NewRegistry()
+	cc := serve(t, map[string]idgen.Generator{"default": wrapped{g}}, grpcapi.Options{Registry: reg})
+	if _, err := idgenv1.NewIDServiceClient(cc).Next(context.Background(), &idgenv1.NextRequest{Count: 3}); err != nil {
+		t.Fatal(err)
+	}
+	want := `
+# HELP idgen_clock_steps_total Wall clock steps a generator's clock followed, by direction (forward, back); after a step back the rollback policy applies. Present only for generators on the Snowflake core.
+# TYPE idgen_clock_steps_total counter
+idgen_clock_steps_total{direction="back",generator="default"} 1
+idgen_clock_steps_total{direction="forward",generator="default"} 2
+# HELP idgen_clock_stepped_seconds The sum of the wall clock steps a generator's clock followed, in seconds, > 0 forward. Present only for generators on the Snowflake core.
+# TYPE idgen_clock_stepped_seconds gauge
+idgen_clock_stepped_seconds{generator="default"} 1.5
+# HELP idgen_clock_rollback_failures_total Clock rollbacks that failed an issue, by generator: from the generator's own counter when it has one, else the requests answered 503 for a rollback.
+# TYPE idgen_clock_rollback_failures_total counter
+idgen_clock_rollback_failures_total{generator="default"} 0
+# HELP idgen_grpc_ids_issued_total IDs sent to gRPC clients, by generator.
+# TYPE idgen_grpc_ids_issued_total counter
+idgen_grpc_ids_issued_total{generator="default"} 3
+# HELP idgen_layout_end_timestamp_seconds When the generator's layout runs out of time bits, as a Unix time in seconds: from then on it issues nothing.
+# TYPE idgen_layout_end_timestamp_seconds gauge
+idgen_layout_end_timestamp_seconds{generator="default"} 3.966248855e+09
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "idgen_clock_steps_total", "idgen_clock_stepped_seconds",
+		"idgen_clock_rollback_failures_total", "idgen_grpc_ids_issued_total", "idgen_layout_end_timestamp_seconds"); err != nil {
+		t.Error(err)
+	}
+}
+
+// wrapped is a wrapper generator, as encoding= builds one.
+type wrapped struct{ idgen.Generator }
+
+func (w wrapped) Unwrap() idgen.Generator { return w.Generator }
+
+// rollingBack is a generator with no counters of its own whose every issue
+// fails with a clock rollback.
+type rollingBack struct{ idgen.Generator }
+
+func (rollingBack) Next(context.Context) (idgen.ID, error) {
+	return idgen.ID{}, &idgen.ClockRollbackError{Drift: 5 * time.Millisecond}
+}
+
+// TestRollbackFailuresCounted: for a generator whose Stats do not count
+// rollback failures, idgen_clock_rollback_failures_total counts the calls
+// gRPC failed with one, as httpapi counts its requests.
+func TestRollbackFailuresCounted(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	inner := rollingBack{newSnowflake(t, 1, snowflake.Config{})}
+	cc := serve(t, map[string]idgen.Generator{"default": inner}, grpcapi.Options{Registry: reg})
+	c := idgenv1.NewIDServiceClient(cc)
+	for range 3 {
+		_, err := c.Next(context.Background(), &idgenv1.NextRequest{Count: 1})
+		if status.Code(err) != codes.Unavailable {
+			t.Fatalf("Next during a rollback = %v; want Unavailable", err)
+		}
+	}
+	want := `
+# HELP idgen_clock_rollback_failures_total Clock rollbacks that failed an issue, by generator: from the generator's own counter when it has one, else the requests answered 503 for a rollback.
+# TYPE idgen_clock_rollback_failures_total counter
+idgen_clock_rollback_failures_total{generator="default"} 3
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "idgen_clock_rollback_failures_total"); err != nil {
+		t.Error(err)
+	}
 }

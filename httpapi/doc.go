@@ -3,7 +3,8 @@
 //
 // Routes (GET or HEAD; any request body is ignored). HEAD of an /ids route
 // answers the status and headers a GET would (a 400 for a bad count, a 503
-// when a Readier generator cannot issue) and issues no ID:
+// when the generator's idgen.Readier, found by idgen.ReadyOf, says it
+// cannot issue) and issues no ID:
 //
 //	/api/v1/ids?count=N          N IDs (1 ≤ N ≤ Options.MaxCount, default 1) of the default generator
 //	/api/v1/ids/{id}             an ID of the default generator's scheme, decoded
@@ -12,7 +13,7 @@
 //	/api/v1/generators           the generators served, their schemes and which is the default
 //	/api/v1/openapi.json         the OpenAPI 3 document of this API
 //	/healthz                     200 while the process serves HTTP
-//	/readyz                      200 when every generator can issue, 503 otherwise
+//	/readyz                      200 when every generator can issue, 503 otherwise and after Shutdown
 //	/metrics                     Prometheus metrics
 //
 // IDs are answered as JSON (the service contract of DESIGN.md):

@@ -29,7 +29,10 @@ type idEncoder struct {
 	l       snowflake.Layout
 	msTick  int64 // ms per tick when the tick is whole ms and the epoch ms-aligned, else 0
 	epochMs int64
-	lastTS  atomic.Pointer[tickText] // the latest tick's timestamp_ms digits
+	lastTS  atomic.Pointer[tickText]   // the latest tick's timestamp_ms digits
+	seq     int                        // the sequence's index in fields; -1: none
+	seqHex  int                        // the low hex digits the sequence's bits reach
+	tmpl    atomic.Pointer[idTemplate] // the latest tick's template, with seq
 }
 
 // A tickText is a tick's timestamp_ms in decimal: the IDs of a tick (and
@@ -82,8 +85,11 @@ func encoderFor(s *idgen.Scheme) *idEncoder {
 	if !ok || s.Size != 8 {
 		return e
 	}
-	e.sf, e.l, e.layout = true, l, l.String()
+	e.sf, e.l, e.layout, e.seq = true, l, l.String(), -1
 	for _, f := range l.Spans() {
+		if f.Name == snowflake.FieldSequence {
+			e.seq, e.seqHex = len(e.fields), (int(f.Shift)+f.Width+3)/4
+		}
 		if f.Name == snowflake.FieldTime {
 			e.time = f
 			continue
@@ -137,36 +143,14 @@ func (e *idEncoder) appendIDs(b []byte, ids []idgen.ID, text, first bool) []byte
 
 // appendObject appends id as {"value_string":...,"value_hex":...,"breakdown":{...}}.
 func (e *idEncoder) appendObject(b []byte, id idgen.ID) []byte {
-	b = append(b, `{"value_string":"`...)
 	if e.sf {
 		v, _ := id.Uint64()
-		b = appendUint(b, v)
-		b = append(b, `","value_hex":"`...)
-		b = appendHex64(b, v)
-		b = append(b, `","breakdown":{"timestamp_ms":`...)
-		tick := e.time.Value(v)
-		if t := e.lastTS.Load(); t != nil && t.tick == tick {
-			b = append(b, t.text...)
-		} else {
-			start := len(b)
-			if e.msTick != 0 {
-				b = strconv.AppendInt(b, e.epochMs+int64(tick)*e.msTick, 10)
-			} else {
-				b = strconv.AppendInt(b, e.l.TickTime(int64(tick)).UnixMilli(), 10)
-			}
-			e.lastTS.Store(&tickText{tick: tick, text: bytes.Clone(b[start:])})
+		if e.seq >= 0 {
+			return e.appendFromTemplate(b, v)
 		}
-		for i := range e.fields {
-			f := &e.fields[i]
-			b = append(b, f.key...)
-			if f.ends != nil {
-				b = append(b, f.text(f.Value(v))...)
-			} else {
-				b = appendUint(b, f.Value(v))
-			}
-		}
-		return append(b, "}}"...)
+		return e.appendSnowflake(b, v)
 	}
+	b = append(b, `{"value_string":"`...)
 	start := len(b)
 	b, _ = id.AppendText(b)
 	if needsEscape(b[start:]) {
@@ -200,6 +184,119 @@ func (e *idEncoder) appendObject(b []byte, id idgen.ID) []byte {
 		}
 	}
 	return append(b, "}}"...)
+}
+
+// appendSnowflake appends the object of the Snowflake ID v, formatting
+// each part.
+func (e *idEncoder) appendSnowflake(b []byte, v uint64) []byte {
+	b = append(b, `{"value_string":"`...)
+	b = appendUint(b, v)
+	b = append(b, `","value_hex":"`...)
+	b = appendHex64(b, v)
+	b = e.appendTimestamp(append(b, `","breakdown":{"timestamp_ms":`...), e.time.Value(v))
+	return append(e.appendFields(b, v, e.fields), "}}"...)
+}
+
+// appendTimestamp appends the timestamp_ms of tick, formatted once per
+// tick (lastTS).
+func (e *idEncoder) appendTimestamp(b []byte, tick uint64) []byte {
+	if t := e.lastTS.Load(); t != nil && t.tick == tick {
+		return append(b, t.text...)
+	}
+	start := len(b)
+	if e.msTick != 0 {
+		b = strconv.AppendInt(b, e.epochMs+int64(tick)*e.msTick, 10)
+	} else {
+		b = strconv.AppendInt(b, e.l.TickTime(int64(tick)).UnixMilli(), 10)
+	}
+	e.lastTS.Store(&tickText{tick: tick, text: bytes.Clone(b[start:])})
+	return b
+}
+
+// appendFields appends `,"key":value` for each of fields, by v.
+func (e *idEncoder) appendFields(b []byte, v uint64, fields []sfField) []byte {
+	for i := range fields {
+		b = fields[i].appendValue(append(b, fields[i].key...), v)
+	}
+	return b
+}
+
+// appendValue appends f's value in v, from the table when f has one.
+func (f *sfField) appendValue(b []byte, v uint64) []byte {
+	if f.ends != nil {
+		return append(b, f.text(f.Value(v))...)
+	}
+	return appendUint(b, f.Value(v))
+}
+
+// An idTemplate is the text of the Snowflake IDs that differ from key in
+// their sequence alone (one tick of one node): text[:dec] is
+// `{"value_string":"` and key's digits, text[dec:hex] the value_hex of
+// key, text[hex:mid] the breakdown up to the sequence's value, text[mid:]
+// what follows it.
+type idTemplate struct {
+	key           uint64
+	text          []byte
+	dec, hex, mid int
+}
+
+// appendFromTemplate appends the object of v as appendSnowflake does, but
+// from the template of v's tick and node (made once per tick): key's
+// digits with the sequence added in place, key's hex digits with those
+// the sequence reaches written anew, the template's breakdown around the
+// sequence's value. When the sum carries past the
+// first digit (key 999...), it formats v in full.
+func (e *idEncoder) appendFromTemplate(b []byte, v uint64) []byte {
+	sq := &e.fields[e.seq]
+	key := v &^ (sq.Mask << sq.Shift)
+	t := e.tmpl.Load()
+	if t == nil || t.key != key {
+		t = e.template(key)
+		e.tmpl.Store(t)
+	}
+	start := len(b)
+	b = append(b, t.text[:t.dec]...)
+	if !addDecimal(b[start+len(`{"value_string":"`):], v-key) {
+		return e.appendSnowflake(b[:start], v)
+	}
+	b = append(b, t.text[t.dec:t.hex]...)
+	for i, x := len(b)-1, v; i >= len(b)-e.seqHex; i, x = i-1, x>>4 { // the hex digits the sequence's bits reach
+		b[i] = hexDigits[x&0xf]
+	}
+	b = sq.appendValue(append(b, t.text[t.hex:t.mid]...), v)
+	return append(b, t.text[t.mid:]...)
+}
+
+// template returns the idTemplate of key, whose sequence is 0.
+func (e *idEncoder) template(key uint64) *idTemplate {
+	t := &idTemplate{key: key}
+	b := appendUint(append(make([]byte, 0, 256), `{"value_string":"`...), key)
+	t.dec = len(b)
+	b = appendHex64(append(b, `","value_hex":"`...), key)
+	t.hex = len(b)
+	b = e.appendTimestamp(append(b, `","breakdown":{"timestamp_ms":`...), e.time.Value(key))
+	b = append(e.appendFields(b, key, e.fields[:e.seq]), e.fields[e.seq].key...)
+	t.mid = len(b)
+	t.text = append(e.appendFields(b, key, e.fields[e.seq+1:]), "}}"...)
+	return t
+}
+
+// addDecimal adds x to the decimal digits d in place and reports whether
+// the sum fits in as many digits.
+func addDecimal(d []byte, x uint64) bool {
+	for i := len(d) - 1; x > 0; i-- {
+		if i < 0 {
+			return false
+		}
+		s := uint64(d[i]-'0') + x%10
+		x /= 10
+		if s >= 10 {
+			s -= 10
+			x++
+		}
+		d[i] = byte('0' + s)
+	}
+	return true
 }
 
 func appendUint(b []byte, v uint64) []byte { return strconv.AppendUint(b, v, 10) }

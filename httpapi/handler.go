@@ -1,11 +1,11 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"regexp"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -81,16 +81,11 @@ type Options struct {
 // wrapping error names the field at fault.
 var ErrConfig = errclass.Invalid("httpapi: invalid configuration")
 
-// namePattern is what a generator name may look like: it becomes a path
-// segment, /api/v1/{name}/ids.
-var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
-
-// reserved are the names that would shadow other routes.
-var reserved = []string{"ids", "generators", "openapi.json"}
-
 // A Handler serves generators over HTTP; see the package documentation for
 // the routes. It is safe for concurrent use.
 type Handler struct {
+	set      *serving.Set
+	draining atomic.Bool // Shutdown was called: /readyz answers 503
 	gens     map[string]*genRoute
 	names    []string // sorted
 	def      *genRoute
@@ -115,71 +110,44 @@ type genRoute struct {
 	scheme *idgen.Scheme
 	enc    *idEncoder
 
-	issued           atomic.Uint64 // IDs sent to clients
-	rollbackFailures atomic.Uint64 // requests failed with a clock rollback
+	issued           atomic.Uint64  // IDs sent to clients
+	rollbackFailures *atomic.Uint64 // requests failed with a clock rollback: serving.Collector's
 	errs             [numErrKinds]atomic.Uint64
 }
 
 // New returns a Handler serving gens by name. The map must hold at least
 // one generator; names match [A-Za-z0-9][A-Za-z0-9_.-]* (at most 64 characters)
-// and must not be "ids", "generators" or "openapi.json". Errors wrap
-// ErrConfig.
+// and must not be "ids", "generators" or "openapi.json", the rule package
+// grpcapi applies too. Errors wrap ErrConfig.
 func New(gens map[string]idgen.Generator, opts Options) (*Handler, error) {
-	if len(gens) == 0 {
-		return nil, fmt.Errorf("%w: no generators to serve", ErrConfig)
-	}
-	h := &Handler{
-		gens:     make(map[string]*genRoute, len(gens)),
-		maxCount: opts.MaxCount,
-		timeout:  opts.Timeout,
-		writeTO:  opts.WriteTimeout,
-		readyTO:  opts.ReadyTimeout,
-		log:      opts.Logger,
-	}
-	if h.maxCount == 0 {
-		h.maxCount = DefaultMaxCount
-	}
-	if h.maxCount < 1 {
-		return nil, fmt.Errorf("%w: MaxCount %d must be at least 1", ErrConfig, opts.MaxCount)
-	}
-	if h.timeout < 0 || h.readyTO < 0 || opts.WriteTimeout < 0 {
+	if opts.ReadyTimeout < 0 || opts.WriteTimeout < 0 || opts.Timeout < 0 {
 		return nil, fmt.Errorf("%w: Timeout %v, ReadyTimeout %v and WriteTimeout %v must not be negative", ErrConfig, opts.Timeout, opts.ReadyTimeout, opts.WriteTimeout)
 	}
-	if h.readyTO == 0 {
-		h.readyTO = DefaultReadyTimeout
+	set, err := serving.NewSet(gens, serving.Config{Default: opts.Default, MaxCount: opts.MaxCount, Timeout: opts.Timeout})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	if h.log == nil {
-		h.log = slog.Default()
+	h := &Handler{
+		set:      set,
+		gens:     make(map[string]*genRoute, len(gens)),
+		maxCount: set.MaxCount(),
+		timeout:  set.Timeout(),
+		writeTO:  opts.WriteTimeout,
+		readyTO:  cmp.Or(opts.ReadyTimeout, DefaultReadyTimeout),
+		log:      cmp.Or(opts.Logger, slog.Default()),
 	}
-	for name, g := range gens {
-		if !namePattern.MatchString(name) || slices.Contains(reserved, name) {
-			return nil, fmt.Errorf("%w: generator name %q: want [A-Za-z0-9][A-Za-z0-9_.-]*, at most 64 characters, not %s",
-				ErrConfig, clip(name), strings.Join(reserved, ", "))
-		}
-		if g == nil || g.Scheme() == nil {
-			return nil, fmt.Errorf("%w: generator %q is nil or has no scheme", ErrConfig, name)
-		}
-		h.gens[name] = &genRoute{name: name, gen: g, scheme: g.Scheme(), enc: encoderFor(g.Scheme())}
-		h.names = append(h.names, name)
+	for _, g := range set.Gens() {
+		h.gens[g.Name] = &genRoute{name: g.Name, gen: g.Gen, scheme: g.Scheme, enc: encoderFor(g.Scheme)}
 	}
-	slices.Sort(h.names)
-	def := opts.Default
-	if def == "" {
-		def = DefaultName
-		if len(gens) == 1 {
-			def = h.names[0]
-		}
-	}
-	if h.def = h.gens[def]; h.def == nil {
-		return nil, fmt.Errorf("%w: default generator %q is not among %s", ErrConfig, clip(def), strings.Join(h.names, ", "))
-	}
+	h.names = set.Names()
+	h.def = h.gens[set.Default()]
 	reg := opts.Registry
 	if reg == nil {
 		reg = prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	m := newMetrics(h)
-	if err := m.register(reg); err != nil {
+	if err := m.register(reg, gens); err != nil {
 		return nil, fmt.Errorf("%w: registering metrics: %w", ErrConfig, err)
 	}
 	h.metrics = m
@@ -191,6 +159,11 @@ func New(gens map[string]idgen.Generator, opts Options) (*Handler, error) {
 
 // Names returns the names of the generators served, sorted.
 func (h *Handler) Names() []string { return slices.Clone(h.names) }
+
+// Shutdown makes /readyz answer 503 ("shutting down") from now on, so that
+// load balancers drain the server before it stops; /healthz and the IDs
+// are still served. Call it before http.Server.Shutdown.
+func (h *Handler) Shutdown() { h.draining.Store(true) }
 
 // Default returns the name of the default generator.
 func (h *Handler) Default() string { return h.def.name }
@@ -317,7 +290,8 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, st *reqState) {
 	g := h.def
 	if first != "ids" {
 		if g = h.gens[first]; g == nil {
-			h.writeError(w, st, http.StatusNotFound, fmt.Sprintf("unknown generator %q; served: %s", clip(first), strings.Join(h.names, ", ")))
+			a := serving.Classify(h.set.Unknown(first))
+			h.writeError(w, st, a.Class.HTTP, a.Msg)
 			return
 		}
 		switch {

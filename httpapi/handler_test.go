@@ -26,7 +26,6 @@ import (
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/httpapi"
 	"github.com/idgenkit/idgen/idgentest"
-	"github.com/idgenkit/idgen/segment"
 	"github.com/idgenkit/idgen/snowflake"
 )
 
@@ -646,7 +645,7 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// statGen is a generator with every optional interface the handler knows.
+// statGen is a generator with Stats (clock and segment counters) and a Readier.
 type statGen struct {
 	counterGen
 	readyErr atomic.Pointer[error]
@@ -658,17 +657,10 @@ func (g *statGen) Ready(context.Context) error {
 	}
 	return nil
 }
-func (g *statGen) ClockRollbackWaits() uint64 { return 7 }
-func (g *statGen) ClockRollbackFailures() uint64 {
-	return 2
+func (g *statGen) Stats() idgen.Stats {
+	return idgen.Stats{Kinds: idgen.StatsClock | idgen.StatsSegment, ClockRollbackWaits: 7, ClockRollbackFailures: 2, SequenceWaits: 11,
+		Remaining: 4242, Ahead: 1500 * time.Millisecond, Drift: -250 * time.Millisecond, ClockStalls: 3}
 }
-func (g *statGen) SequenceWaits() uint64 { return 11 }
-func (g *statGen) Stats() segment.Stats  { return segment.Stats{Remaining: 4242} }
-func (g *statGen) ClockAhead() time.Duration {
-	return 1500 * time.Millisecond
-}
-func (g *statGen) ClockDrift() time.Duration { return -250 * time.Millisecond }
-func (g *statGen) ClockStalls() uint64       { return 3 }
 
 // failGen fails every issue with err.
 type failGen struct{ err error }

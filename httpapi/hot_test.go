@@ -119,3 +119,43 @@ func twitterEncoder(t *testing.T) (snowflake.Layout, *idgen.Scheme, *idEncoder) 
 	}
 	return l, sch, encoderFor(sch)
 }
+
+// The template of a tick gives the text formatting gives, for every
+// sequence of a tick, whatever the sequence's place and width (twitter's
+// lowest 12 bits, sonyflake's 8 bits above the machine, 14 bits without a
+// table), keys whose digits carry (…9999) or pass into one more digit
+// (the sum reaches 10^18: formatted in full), and ticks that alternate.
+func TestEncoderTemplate(t *testing.T) {
+	for _, spec := range []string{"twitter", "sonyflake", "time:41,worker:8,sequence:14;tick=1ms"} {
+		l, err := snowflake.Preset(spec)
+		if err != nil {
+			if l, err = snowflake.ParseLayout(spec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sch, err := snowflake.SchemeOf(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := encoderFor(sch)
+		sq := e.fields[e.seq]
+		clear := ^(sq.Mask << sq.Shift)
+		keys := []uint64{
+			0,
+			(1_000_000_000_000_000_000 - 1) & clear, // + the sequence passes 10^18
+			9_999_999_999_999_990_000 / 10 & clear,  // 999…: carries
+			0x1d79d9c362427000 & clear,
+			0x0123456789abcdef & clear,
+		}
+		for _, key := range keys {
+			for seq := uint64(0); seq <= sq.Mask; seq++ {
+				for _, v := range []uint64{key | seq<<sq.Shift, keys[3] | seq<<sq.Shift} { // alternating ticks
+					got := string(e.appendObject([]byte("x"), sch.FromUint64(v)))
+					if want := "x" + string(e.appendSnowflake(nil, v)); got != want {
+						t.Fatalf("%s: appendObject(%#x) = %s; want %s", spec, v, got, want)
+					}
+				}
+			}
+		}
+	}
+}

@@ -146,7 +146,7 @@ func (h *Handler) serveIDs(w http.ResponseWriter, r *http.Request, st *reqState,
 	}
 	q, err := parseQuery(r.URL.RawQuery, accept, h.maxCount)
 	if err != nil {
-		h.writeError(w, st, http.StatusBadRequest, err.Error())
+		h.writeError(w, st, serving.ClassOf(serving.KindInvalid).HTTP, err.Error())
 		return
 	}
 	if r.Method == http.MethodHead {
@@ -324,11 +324,11 @@ func (is *issuer) stream() {
 }
 
 // headIDs answers HEAD for q: the status and headers a GET would get,
-// issuing nothing. A Readier generator is asked whether it can issue, and
+// issuing nothing. A generator with a Readier (idgen.ReadyOf) is asked whether it can issue, and
 // its error answered as a GET's would be; any other generator is taken to
 // be able to.
 func (h *Handler) headIDs(ctx context.Context, w http.ResponseWriter, st *reqState, g *genRoute, q query) {
-	if r, ok := as[Readier](g.gen); ok {
+	if r, ok := idgen.ReadyOf(g.gen); ok {
 		if err := r.Ready(ctx); err != nil {
 			h.issueError(w, st, g, err)
 			return
@@ -341,70 +341,34 @@ func (h *Handler) headIDs(ctx context.Context, w http.ResponseWriter, st *reqSta
 	h.write(w, st, http.StatusOK, ct, st.buf[:0])
 }
 
-// Kinds of issuing errors, counted per generator.
-const (
-	errClockRollback = iota
-	errLeaseLost
-	errUnavailable
-	errTimeout
-	errLifetime
-	errOther
-	numErrKinds
-)
+// Kinds of issuing errors, counted per generator: serving's, whose
+// classes give the status.
+const numErrKinds = int(serving.NumIssueKinds)
 
-var errKindNames = [numErrKinds]string{"clock_rollback", "lease_lost", "unavailable", "timeout", "layout_lifetime", "other"}
+var errKindNames = serving.KindNames
 
-// classify maps an issuing error to its kind and HTTP status: 503 for what
-// passes (a clock rollback, a lost lease, a store down) and for what does
-// not (serving.Permanent: a clock outside the layout's lifetime, a biz tag
-// exhausted), 500 otherwise.
-func classify(err error) (kind, code int) {
-	switch {
-	case errors.Is(err, idgen.ErrClockRollback):
-		return errClockRollback, http.StatusServiceUnavailable
-	case errors.Is(err, idgen.ErrLeaseLost), errors.Is(err, idgen.ErrNoWorkerIDs):
-		return errLeaseLost, http.StatusServiceUnavailable
-	case errors.Is(err, idgen.ErrUnavailable), errors.Is(err, idgen.ErrClosed):
-		return errUnavailable, http.StatusServiceUnavailable
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return errTimeout, http.StatusServiceUnavailable
-	case serving.Permanent(err):
-		return errLifetime, http.StatusServiceUnavailable
-	}
-	return errOther, http.StatusInternalServerError
-}
-
-// countIssueError counts and logs a failed issue and returns its kind and
-// status.
-func (h *Handler) countIssueError(g *genRoute, err error) (kind, code int) {
-	kind, code = classify(err)
-	g.errs[kind].Add(1)
+// countIssueError counts and logs a failed issue and returns its answer
+// (serving.Classify).
+func (h *Handler) countIssueError(g *genRoute, err error) serving.Answer {
+	a := serving.Classify(err)
+	g.errs[a.Kind].Add(1)
 	if errors.As(err, new(*idgen.ClockRollbackError)) {
 		g.rollbackFailures.Add(1)
 	}
-	h.log.Error("httpapi: issuing IDs failed", "generator", g.name, "kind", errKindNames[kind], "status", code, "err", err)
-	return kind, code
+	h.log.Error("httpapi: issuing IDs failed", "generator", g.name, "kind", errKindNames[a.Kind], "status", a.Class.HTTP, "err", err)
+	return a
 }
 
-// issueError answers a failed issue: nothing of the request is sent. A 503
-// carries Retry-After, but for a clock outside the layout's lifetime, which
-// waiting does not mend.
+// issueError answers a failed issue: nothing of the request is sent. A
+// class with a retry (a 503 but for a clock outside the layout's lifetime,
+// which waiting does not mend) carries Retry-After, in whole seconds.
 func (h *Handler) issueError(w http.ResponseWriter, st *reqState, g *genRoute, err error) {
-	kind, code := h.countIssueError(g, err)
-	msg := err.Error()
-	retry := time.Second
-	var rb *idgen.ClockRollbackError
-	switch {
-	case errors.As(err, &rb):
-		retry = max(retry, rb.Drift)
-	case kind == errOther:
-		msg = "internal error issuing IDs; see the server log"
-	}
-	if code == http.StatusServiceUnavailable && kind != errLifetime {
-		secs := (retry + time.Second - 1) / time.Second
+	a := h.countIssueError(g, err)
+	if a.Class.Retry {
+		secs := (a.Retry + time.Second - 1) / time.Second
 		w.Header()["Retry-After"] = []string{itoa(int(secs))}
 	}
-	h.writeError(w, st, code, fmt.Sprintf("generator %q: %s", g.name, msg))
+	h.writeError(w, st, a.Class.HTTP, fmt.Sprintf("generator %q: %s", g.name, a.Msg))
 }
 
 // serveDecode answers the breakdown of text, an ID of g's scheme, checked
@@ -412,7 +376,8 @@ func (h *Handler) issueError(w http.ResponseWriter, st *reqState, g *genRoute, e
 func (h *Handler) serveDecode(w http.ResponseWriter, st *reqState, g *genRoute, text string) {
 	id, err := serving.Decode(g.scheme, g.name, text)
 	if err != nil {
-		h.writeError(w, st, http.StatusBadRequest, err.Error())
+		a := serving.Classify(err)
+		h.writeError(w, st, a.Class.HTTP, a.Msg)
 		return
 	}
 	b := g.enc.appendObject(st.buf[:0], id)
@@ -422,6 +387,10 @@ func (h *Handler) serveDecode(w http.ResponseWriter, st *reqState, g *genRoute, 
 // serveReady checks every generator, in name order, and answers 503 naming
 // the first that cannot issue.
 func (h *Handler) serveReady(w http.ResponseWriter, r *http.Request, st *reqState) {
+	if h.draining.Load() {
+		h.writeError(w, st, http.StatusServiceUnavailable, "shutting down: finishing requests in flight")
+		return
+	}
 	for _, name := range h.names {
 		g := h.gens[name]
 		ctx, cancel := context.WithTimeout(r.Context(), h.readyTO)
@@ -429,7 +398,8 @@ func (h *Handler) serveReady(w http.ResponseWriter, r *http.Request, st *reqStat
 		cancel()
 		if err != nil {
 			msg := fmt.Sprintf("generator %q not ready: %v", name, err)
-			if words := behindWords(g.gen); words != "" {
+			gs, _ := idgen.StatsOf(g.gen)
+			if words := behindWords(gs); words != "" {
 				msg += "; " + words
 			}
 			h.log.Warn("httpapi: generator not ready", "generator", name, "err", err)
@@ -446,10 +416,8 @@ func (h *Handler) serveReady(w http.ResponseWriter, r *http.Request, st *reqStat
 func (h *Handler) appendClocks(b []byte) []byte {
 	n := 0
 	for _, name := range h.names {
-		g := h.gens[name].gen
-		dr, isDrift := as[ClockDriftReporter](g)
-		ar, isAhead := as[ClockAheadReporter](g)
-		if !isDrift && !isAhead {
+		st, _ := idgen.StatsOf(h.gens[name].gen)
+		if !st.Has(idgen.StatsClock) {
 			continue
 		}
 		if n == 0 {
@@ -460,22 +428,13 @@ func (h *Handler) appendClocks(b []byte) []byte {
 		n++
 		b = appendJSONString(b, name)
 		b = append(b, ":{"...)
-		if isDrift {
-			b = append(b, `"clock_drift_seconds":`...)
-			b = strconv.AppendFloat(b, dr.ClockDrift().Seconds(), 'g', -1, 64)
-		}
-		if isAhead {
-			if isDrift {
-				b = append(b, ',')
-			}
-			b = append(b, `"clock_ahead_seconds":`...)
-			b = strconv.AppendFloat(b, ar.ClockAhead().Seconds(), 'g', -1, 64)
-		}
-		if words := behindWords(g); words != "" {
-			hr, _ := as[HighWaterReporter](g)
-			behind, _ := hr.BehindHighWater()
+		b = append(b, `"clock_drift_seconds":`...)
+		b = strconv.AppendFloat(b, st.Drift.Seconds(), 'g', -1, 64)
+		b = append(b, `,"clock_ahead_seconds":`...)
+		b = strconv.AppendFloat(b, st.Ahead.Seconds(), 'g', -1, 64)
+		if words := behindWords(st); words != "" {
 			b = append(b, `,"behind_high_water_seconds":`...)
-			b = strconv.AppendFloat(b, behind.Seconds(), 'g', -1, 64)
+			b = strconv.AppendFloat(b, st.BehindHighWater.Seconds(), 'g', -1, 64)
 			b = append(b, `,"high_water":`...)
 			b = appendJSONString(b, words)
 		}
@@ -487,19 +446,14 @@ func (h *Handler) appendClocks(b []byte) []byte {
 	return append(b, "}\n"...)
 }
 
-// behindWords says, when g's clock is behind the high-water mark it read
+// behindWords says, when st's clock is behind the high-water mark it read
 // at start or at a new lease identity, by how much and until when; else
 // it returns "".
-func behindWords(g idgen.Generator) string {
-	hr, ok := as[HighWaterReporter](g)
-	if !ok {
+func behindWords(st idgen.Stats) string {
+	if st.BehindHighWater <= 0 {
 		return ""
 	}
-	behind, mark := hr.BehindHighWater()
-	if behind <= 0 {
-		return ""
-	}
-	return BehindHighWaterWords(behind, mark)
+	return BehindHighWaterWords(st.BehindHighWater, st.HighWater)
 }
 
 // BehindHighWaterWords states a clock behind the high-water mark in
@@ -515,10 +469,10 @@ func BehindHighWaterWords(behind time.Duration, mark time.Time) string {
 		"IDs wait, fail or run ahead of the clock by rollback= until %s", behind, mark.UTC().Format(time.RFC3339Nano))
 }
 
-// ready asks g whether it can issue: Ready when g is a Readier, else one
+// ready asks g whether it can issue: idgen.ReadyOf's Ready, else one
 // call to Next whose ID is dropped (a gap, never a duplicate).
 func ready(ctx context.Context, g idgen.Generator) error {
-	if r, ok := as[Readier](g); ok {
+	if r, ok := idgen.ReadyOf(g); ok {
 		return r.Ready(ctx)
 	}
 	_, err := g.Next(ctx)

@@ -70,30 +70,32 @@ func TestBehindHighWater(t *testing.T) {
 	}
 }
 
-// opsGen reports a lease, ticket servers and segment counters.
+// opsGen reports ticket servers, a lease when leased, and seg.
 type opsGen struct {
 	counterGen
-	lease   idgen.LeaseStatus
-	leased  bool
-	down    int
-	seg     segment.Stats
-	segment bool
+	lease  idgen.LeaseStatus
+	leased bool
+	down   int
+	seg    segment.Stats
 }
 
-func (g *opsGen) LeaseStatus() (idgen.LeaseStatus, bool) { return g.lease, g.leased }
-func (g *opsGen) ServersDown() (int, int)                { return g.down, 2 }
-
-// segGen adds segment.Stats to opsGen.
-type segGen struct{ opsGen }
-
-func (g *segGen) Stats() segment.Stats { return g.seg }
+func (g *opsGen) Stats() idgen.Stats {
+	st := g.seg
+	st.Kinds |= idgen.StatsTickets
+	st.TicketServers, st.TicketServersDown = 2, g.down
+	if g.leased {
+		st.Kinds |= idgen.StatsLease
+		st.Lease = g.lease
+	}
+	return st
+}
 
 // TestOpsMetrics: the gauges and counters the alerting rules in
 // deploy/prometheus read, under the names the rules use.
 func TestOpsMetrics(t *testing.T) {
 	lease := &opsGen{leased: true, lease: idgen.LeaseStatus{Held: false, SinceRenewal: 16 * time.Second, LostAfter: 15 * time.Second}, down: 1}
 	static := &opsGen{}
-	seg := &segGen{opsGen{seg: segment.Stats{Waits: 4, FetchErrors: 3, Remaining: 10}}}
+	seg := &opsGen{seg: segment.Stats{Kinds: idgen.StatsSegment, Waits: 4, FetchErrors: 3, Remaining: 10}}
 	sf := newSnowflake(t, nil, snowflake.Fail, nil)
 	srv, _ := serve(t, map[string]idgen.Generator{"lease": lease, "static": static, "seg": seg, "sf": sf}, httpapi.Options{Default: "sf"})
 	for _, c := range []struct {

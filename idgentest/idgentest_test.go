@@ -14,7 +14,7 @@ import (
 	"github.com/idgenkit/idgen/idgentest"
 )
 
-// counter issues 1, 2, 3, ... of idgen.Int64Scheme. Its faults, for the
+// counter issues 1, 2, 3, ... of idgen.Int64Scheme(). Its faults, for the
 // suite to catch, are set by name.
 type counter struct {
 	n      atomic.Uint64
@@ -24,7 +24,7 @@ type counter struct {
 	closed atomic.Bool
 }
 
-func (c *counter) Scheme() *idgen.Scheme { return idgen.Int64Scheme }
+func (c *counter) Scheme() *idgen.Scheme { return idgen.Int64Scheme() }
 
 func (c *counter) Next(ctx context.Context) (idgen.ID, error) {
 	if c.fault == "cancel-error" && ctx.Err() != nil {
@@ -33,7 +33,7 @@ func (c *counter) Next(ctx context.Context) (idgen.ID, error) {
 	if c.closed.Load() && c.fault != "open-after-close" {
 		return idgen.ID{}, idgen.ErrClosed
 	}
-	return idgen.Int64Scheme.FromUint64(c.n.Add(1)), nil
+	return idgen.Int64Scheme().FromUint64(c.n.Add(1)), nil
 }
 
 var errClosed = errors.New("counter: closed")

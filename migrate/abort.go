@@ -3,6 +3,7 @@ package migrate
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -28,8 +29,8 @@ func abort(ctx context.Context, conn *pgx.Conn, table string, yes bool) error {
 		return err
 	}
 	if !yes {
-		return inputf("abort drops everything the migration of %s to %q added (phase %s) and leaves the table as it was; call Abort with yes to abort",
-			p.qtable(), clip(p.To), p.Phase)
+		return confirm("Abort", fmt.Sprintf("abort drops everything the migration of %s to %q added (phase %s) and leaves the table as it was",
+			p.qtable(), clip(p.To), p.Phase))
 	}
 	unlock, err := p.lock(ctx, conn)
 	if err != nil {
@@ -47,4 +48,23 @@ func abort(ctx context.Context, conn *pgx.Conn, table string, yes bool) error {
 	}
 	_, err = m.lockedTx(ctx, stmts(p.finishSQL()), "")
 	return err
+}
+
+// A ConfirmError reports a call that drops what cannot be brought back,
+// made without its yes argument: Finish or Abort. It is returned wrapped
+// by ErrInput. Its text is What, then "; call Finish with yes to finish";
+// a program that asks for the confirmation its own way (the idgen
+// command's --yes) prints What and its own words.
+type ConfirmError struct {
+	Call string // the function to call again with yes: "Finish" or "Abort"
+	What string // what the call drops, in words
+}
+
+func (e *ConfirmError) Error() string {
+	return fmt.Sprintf("%s; call %s with yes to %s", e.What, e.Call, strings.ToLower(e.Call))
+}
+
+// confirm returns a *ConfirmError of call, wrapped by ErrInput.
+func confirm(call, what string) error {
+	return fmt.Errorf("%w: %w", ErrInput, &ConfirmError{Call: call, What: what})
 }

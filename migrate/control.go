@@ -33,6 +33,10 @@ type Throttle struct {
 	Active int
 	// Reason says why the run waits, in words; empty when it goes on.
 	Reason string
+	// Field is the Options field whose limit the run waits on,
+	// "Options.MaxLag" or "Options.MaxActive"; empty when paused or going
+	// on. A program that sets the field from a flag names the flag.
+	Field string
 	// Waited is, when the run goes on, how long it waited.
 	Waited time.Duration
 }
@@ -109,17 +113,18 @@ func (m *migration) live(ctx context.Context) (liveState, error) {
 	return l, nil
 }
 
-// reason says why the run must wait with l, or "" when it may go on.
-func (m *migration) reason(l liveState) string {
+// reason says why the run must wait with l, or "" when it may go on, and
+// the Options field whose limit it waits on, if any.
+func (m *migration) reason(l liveState) (why, field string) {
 	switch {
 	case l.paused:
-		return fmt.Sprintf("paused (Set with Resume on %s goes on)", m.p.Table)
+		return fmt.Sprintf("paused (Set with Resume on %s goes on)", m.p.Table), ""
 	case l.lag > m.opt.MaxLag:
-		return fmt.Sprintf("replication lag %v over Options.MaxLag %v", l.lag.Round(time.Millisecond), m.opt.MaxLag)
+		return fmt.Sprintf("replication lag %v over Options.MaxLag %v", l.lag.Round(time.Millisecond), m.opt.MaxLag), "Options.MaxLag"
 	case m.opt.MaxActive > 0 && l.active > m.opt.MaxActive:
-		return fmt.Sprintf("%d active backends over Options.MaxActive %d", l.active, m.opt.MaxActive)
+		return fmt.Sprintf("%d active backends over Options.MaxActive %d", l.active, m.opt.MaxActive), "Options.MaxActive"
 	}
-	return ""
+	return "", ""
 }
 
 // gate runs before each batch: it waits while the run is paused, a
@@ -136,7 +141,7 @@ func (m *migration) gate(ctx context.Context) (liveState, error) {
 		if err != nil {
 			return l, err
 		}
-		why := m.reason(l)
+		why, field := m.reason(l)
 		m.lag, m.active = l.lag, l.active
 		if why == "" {
 			if held != "" {
@@ -153,7 +158,7 @@ func (m *migration) gate(ctx context.Context) (liveState, error) {
 				since = time.Now()
 			}
 			held = kind
-			m.throttle(Throttle{Hold: true, Paused: l.paused, Lag: l.lag, Active: l.active, Reason: why})
+			m.throttle(Throttle{Hold: true, Paused: l.paused, Lag: l.lag, Active: l.active, Reason: why, Field: field})
 			written = time.Time{}
 		}
 		if time.Since(written) >= time.Second {
@@ -240,9 +245,9 @@ func Set(ctx context.Context, conn *pgx.Conn, table string, s Setting) error {
 	case s.Pause && s.Resume:
 		return inputf("pause and resume at once")
 	case s.Batch < 0:
-		return inputf("Setting.Batch %d must be at least 1", s.Batch)
+		return fieldf("Setting.Batch", fmt.Sprint(s.Batch), "want at least 1")
 	case s.ChunkTime < 0 || s.ChunkTime > 0 && s.ChunkTime < time.Millisecond:
-		return inputf("Setting.ChunkTime %v must be at least 1ms", s.ChunkTime)
+		return fieldf("Setting.ChunkTime", s.ChunkTime.String(), "want at least 1ms")
 	}
 	p, err := recorded(ctx, conn, table)
 	if err != nil {

@@ -31,8 +31,8 @@ func ExampleStatus_Write() {
 	// updated  2026-11-23T01:30:00Z
 }
 
-// Report.Write prints Verify's findings: here a child row whose new
-// foreign key references no parent.
+// Report.Write prints Verify's findings, and Report.Err counts them in an
+// error: here a child row whose new foreign key references no parent.
 func ExampleReport_Write() {
 	r := &migrate.Report{
 		Table: "public.orders", Phase: "children", Rows: 1000, Keys: 1000, Distinct: 1000, Mapped: 1000, OldKeys: 1000,
@@ -41,9 +41,11 @@ func ExampleReport_Write() {
 	}
 	r.Write(os.Stdout)
 	fmt.Println("ok:", r.OK())
+	fmt.Println(r.Err())
 	// Output:
 	// table   public.orders (phase children): 1000 rows, 1000 new keys, 1000 distinct, 1000 of 1000 old keys mapped
 	// child   items.order_id: 3000 rows, 1 orphans, 0 missing, 0 mismatched
 	// problem 1 rows of items reference no orders row
 	// ok: false
+	// migrate: verify failed: 1 problem(s) in public.orders
 }

@@ -25,10 +25,14 @@ import (
 var (
 	// ErrInput reports input Inspect and Run refuse before changing
 	// anything: an unknown table or column, a table without a single-column
-	// primary key, a target whose values do not fit the key column.
+	// primary key, a target whose values do not fit the key column. A field
+	// of Options or Setting whose value is not allowed comes as an
+	// *idgen.FieldError naming it ("Options.To"), and a Finish or Abort
+	// without yes as a *ConfirmError, each wrapped by ErrInput.
 	ErrInput = errclass.Invalid("migrate: bad input")
 	// ErrOrder reports a bigint → Snowflake migration whose new keys would
-	// not all be larger than the current maximum key.
+	// not all be larger than the current maximum key: it wraps an
+	// *idgen.FieldError of Options.To.
 	ErrOrder = errclass.Invalid("migrate: new keys would not sort after the old ones")
 	// ErrVerify reports a failed Verify.
 	ErrVerify = errclass.Unavailable("migrate: verify failed")
@@ -204,6 +208,21 @@ func inputf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInput, fmt.Sprintf(format, args...))
 }
 
+// fieldf returns an *idgen.FieldError of field, its value as shown and
+// what is allowed (format, args), wrapped by ErrInput.
+func fieldf(field, value, format string, args ...any) error {
+	return fmt.Errorf("%w: %w", ErrInput, &idgen.FieldError{Field: field, Value: value, Allowed: fmt.Sprintf(format, args...)})
+}
+
+// toErr returns an *idgen.FieldError of Options.To, spec (empty: none
+// shown), wrapped by ErrInput, whose cause is err.
+func toErr(spec string, err error) error {
+	if spec != "" {
+		spec = echo.Quote(spec)
+	}
+	return fmt.Errorf("%w: %w", ErrInput, &idgen.FieldError{Field: "Options.To", Value: spec, Err: err})
+}
+
 // clip cuts an input echoed in a message to about 64 bytes (echo.Cut).
 func clip(s string) string { return echo.Cut(s) }
 
@@ -319,7 +338,7 @@ func inspect(ctx context.Context, conn *pgx.Conn, opt Options) (*Plan, error) {
 // inspectNew inspects a table no migration is recorded for.
 func (p *Plan) inspectNew(ctx context.Context, q pgx.Tx, oid uint32, partitioned, partition bool, opt Options) error {
 	if opt.To == "" {
-		return inputf("no target scheme given (Options.To), e.g. snowflake or uuidv7")
+		return fieldf("Options.To", "", "no target scheme given; want e.g. snowflake or uuidv7")
 	}
 	if partition {
 		var root string
@@ -392,13 +411,13 @@ func (p *Plan) inspectResumed(ctx context.Context, q pgx.Tx, oid uint32, opt Opt
 		opt.To, opt.TimeColumn = p.To, p.TimeColumn
 	}
 	if opt.To != p.To && p.Phase == phaseDone {
-		return inputf("table %s is already migrated to %q; Options.To %q differs", p.qtable(), clip(p.To), clip(opt.To))
+		return fieldf("Options.To", echo.Quote(opt.To), "table %s is already migrated to %q", p.qtable(), clip(p.To))
 	}
 	if opt.To != p.To {
-		return inputf("table %s is being migrated to %q; Options.To %q differs (resume with the same Options.To)", p.qtable(), clip(p.To), clip(opt.To))
+		return fieldf("Options.To", echo.Quote(opt.To), "table %s is being migrated to %q; resume with that target", p.qtable(), clip(p.To))
 	}
 	if opt.TimeColumn != p.TimeColumn {
-		return inputf("table %s is being migrated with Options.TimeColumn %q; got %q", p.qtable(), clip(p.TimeColumn), clip(opt.TimeColumn))
+		return fieldf("Options.TimeColumn", echo.Quote(opt.TimeColumn), "table %s is being migrated with time column %q", p.qtable(), clip(p.TimeColumn))
 	}
 	if err := p.inspectTarget(p.To); err != nil {
 		return err
@@ -429,7 +448,7 @@ func (p *Plan) inspectResumed(ctx context.Context, q pgx.Tx, oid uint32, opt Opt
 	}
 	if len(p.Refusals) > 0 {
 		p.Refusals = append(p.Refusals, Refusal{Shape: "migration in progress", Object: p.qtable(),
-			Why: "the shapes above appeared after run started", Workaround: "remove them, or undo the migration with Abort"})
+			Why: "the shapes above appeared after run started", Workaround: "remove them", Abort: true})
 	}
 	return p.refused()
 }
@@ -479,7 +498,7 @@ func (p *Plan) inspectKey(ctx context.Context, q pgx.Tx, oid uint32, partitioned
 func (p *Plan) inspectTarget(spec string) error {
 	parsed, err := strategies.CheckSpec(spec) // the one parse of Options.To
 	if err != nil {
-		return fmt.Errorf("%w: Options.To: %w", ErrInput, err)
+		return toErr("", err)
 	}
 	s, params, err := strategies.Resolve(parsed)
 	if err != nil {
@@ -487,7 +506,7 @@ func (p *Plan) inspectTarget(spec string) error {
 	}
 	scheme, err := strategies.SchemeOf(parsed)
 	if err != nil {
-		return fmt.Errorf("%w: Options.To %q: %w", ErrInput, clip(spec), err)
+		return toErr(spec, err)
 	}
 	p.Scheme, p.NewType = scheme, scheme.Column
 	intKey := p.KeyType != "uuid"
@@ -495,13 +514,13 @@ func (p *Plan) inspectTarget(spec string) error {
 	case s.Name == "snowflake" && intKey:
 		l, _ := snowflake.LayoutOf(scheme)
 		if l.Bits() > 63 {
-			return inputf("Options.To %q: its %d-bit layout issues values above 2^63-1, which do not fit the bigint key %s.%s; use a layout of at most 63 bits",
-				clip(spec), l.Bits(), p.Table, p.Key)
+			return fieldf("Options.To", echo.Quote(spec), "its %d-bit layout issues values above 2^63-1, which do not fit the bigint key %s.%s; use a layout of at most 63 bits",
+				l.Bits(), p.Table, p.Key)
 		}
 		_, hasSeq := l.Field(snowflake.FieldSequence)
 		_, hasRand := l.Field(snowflake.FieldRandom)
 		if !hasSeq && !hasRand {
-			return inputf("Options.To %q: the layout has no sequence or random field; the migration trigger needs one", clip(spec))
+			return fieldf("Options.To", echo.Quote(spec), "the layout has no sequence or random field; the migration trigger needs one")
 		}
 		p.Layout = l
 		p.Nodes = map[string]int64{}
@@ -514,13 +533,13 @@ func (p *Plan) inspectTarget(spec string) error {
 				s := params.String(f.Name, "")
 				v, err := strconv.ParseInt(s, 10, 64)
 				if err != nil || v < 0 || v >= 1<<f.Bits {
-					return inputf("Options.To %q: %s %q: want an integer in [0, %d]", clip(spec), f.Name, clip(s), int64(1)<<f.Bits-1)
+					return fieldf("Options.To", echo.Quote(spec), "%s %q: want an integer in [0, %d]", f.Name, clip(s), int64(1)<<f.Bits-1)
 				}
 				p.Nodes[f.Name] = v
 			}
 		}
 		if p.ReservedField == "" && !hasRand {
-			return inputf("Options.To %q: the layout has no node field to reserve worker IDs for the migration", clip(spec))
+			return fieldf("Options.To", echo.Quote(spec), "the layout has no node field to reserve worker IDs for the migration")
 		}
 		if p.ReservedField != "" {
 			b, _ := l.Field(p.ReservedField)
@@ -530,17 +549,17 @@ func (p *Plan) inspectTarget(spec string) error {
 		}
 	case s.Name == "uuidv7" && !intKey:
 	case intKey:
-		return inputf("Options.To %q: %s values are %d bytes (%s); they do not fit the %s key %s.%s; for integer keys use snowflake",
-			clip(spec), scheme.Name, scheme.Size, scheme.Column, p.KeyType, p.Table, p.Key)
+		return fieldf("Options.To", echo.Quote(spec), "%s values are %d bytes (%s); they do not fit the %s key %s.%s; for integer keys use snowflake",
+			scheme.Name, scheme.Size, scheme.Column, p.KeyType, p.Table, p.Key)
 	default:
-		return inputf("Options.To %q: %s values (%s) do not fit the uuid key %s.%s; for uuid keys use uuidv7",
-			clip(spec), scheme.Name, scheme.Column, p.Table, p.Key)
+		return fieldf("Options.To", echo.Quote(spec), "%s values (%s) do not fit the uuid key %s.%s; for uuid keys use uuidv7",
+			scheme.Name, scheme.Column, p.Table, p.Key)
 	}
 	return nil
 }
 
 func isNode(name string) bool {
-	for _, n := range snowflake.NodeFields {
+	for _, n := range snowflake.NodeFields() {
 		if n == name {
 			return true
 		}
@@ -566,7 +585,7 @@ func (p *Plan) inspectTime(ctx context.Context, conn querier, oid uint32, col st
 	switch {
 	case strings.HasPrefix(p.TimeType, "timestamp"), p.TimeType == "date":
 	default:
-		return inputf("Options.TimeColumn %s.%s is %s; want timestamptz, timestamp or date", p.Table, col, p.TimeType)
+		return fieldf("Options.TimeColumn", echo.Quote(col), "%s.%s is %s; want timestamptz, timestamp or date", p.Table, col, p.TimeType)
 	}
 	var nulls int64
 	var lo, hi *time.Time
@@ -576,7 +595,7 @@ func (p *Plan) inspectTime(ctx context.Context, conn querier, oid uint32, col st
 		return err
 	}
 	if nulls > 0 {
-		return inputf("Options.TimeColumn %s.%s has %d NULLs; fill them first", p.Table, col, nulls)
+		return fieldf("Options.TimeColumn", echo.Quote(col), "%s.%s has %d NULLs; fill them first", p.Table, col, nulls)
 	}
 	if lo != nil {
 		p.MinTime, p.MaxTime = lo.UTC(), hi.UTC()
@@ -594,14 +613,14 @@ func (p *Plan) checkOrder() error {
 	case idgen.ColumnBigint:
 		g, err := snowflake.New(context.Background(), snowflake.Config{Layout: p.Layout, Nodes: p.Nodes})
 		if err != nil {
-			return fmt.Errorf("%w: Options.To %q: %w", ErrInput, clip(p.To), err)
+			return toErr(p.To, err)
 		}
 		id, err := g.NewAt(t)
 		if err != nil {
-			return inputf("Options.To %q cannot key a row created at %s: %v", clip(p.To), t.Format(time.RFC3339), err)
+			return fieldf("Options.To", echo.Quote(p.To), "cannot key a row created at %s: %v", t.Format(time.RFC3339), err)
 		}
 		if _, err := g.NewAt(p.Start); err != nil {
-			return inputf("Options.To %q cannot key a row created now: %v", clip(p.To), err)
+			return fieldf("Options.To", echo.Quote(p.To), "cannot key a row created now: %v", err)
 		}
 		v, _ := id.Int64()
 		parts, _ := p.Layout.Decompose(uint64(v))
@@ -614,7 +633,7 @@ func (p *Plan) checkOrder() error {
 		g := strategies.NewUUIDv7()
 		id, err := g.NewAt(t)
 		if err != nil {
-			return inputf("Options.To %q cannot key a row created at %s: %v", clip(p.To), t.Format(time.RFC3339), err)
+			return fieldf("Options.To", echo.Quote(p.To), "cannot key a row created at %s: %v", t.Format(time.RFC3339), err)
 		}
 		p.FirstKey = id.String()
 		p.OrderHolds = true
@@ -871,7 +890,7 @@ func (p *Plan) writeChanges(b *strings.Builder) {
 
 func (p *Plan) writeRefusals(b *strings.Builder) {
 	for _, r := range p.Refusals {
-		fmt.Fprintf(b, "REFUSED      %s %s: %s\n             workaround: %s\n", r.Shape, r.Object, r.Why, r.Workaround)
+		fmt.Fprintf(b, "REFUSED      %s %s: %s\n             workaround: %s\n", r.Shape, r.Object, r.Why, r.workaround("Abort"))
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/internal/testenv"
 	"github.com/idgenkit/idgen/migrate"
 )
@@ -394,29 +395,34 @@ func TestBadInput(t *testing.T) {
 		"CREATE TABLE texty (id text PRIMARY KEY)",
 	)
 	tests := []struct {
-		name string
-		opt  migrate.Options
-		want error
-		msg  string
+		name  string
+		opt   migrate.Options
+		want  error
+		msg   string
+		field string // of the *idgen.FieldError it carries, if any
 	}{
 		{name: "no primary key", opt: migrate.Options{Table: "nokey", To: "snowflake"}, want: migrate.ErrInput, msg: "has no primary key"},
 		{name: "composite primary key", opt: migrate.Options{Table: "pair", To: "snowflake"}, want: migrate.ErrShape, msg: "its primary key is (a, b)"},
 		{name: "unknown table", opt: migrate.Options{Table: "nosuch", To: "snowflake"}, want: migrate.ErrInput, msg: `table "nosuch" not found`},
 		{name: "unknown column", opt: migrate.Options{Table: "big", To: "snowflake", TimeColumn: "created"}, want: migrate.ErrInput, msg: `unknown column "created" in table`},
-		{name: "uuidv7 into bigint", opt: migrate.Options{Table: "big", To: "uuidv7"}, want: migrate.ErrInput, msg: "do not fit the bigint key big.id"},
-		{name: "64-bit layout into bigint", opt: migrate.Options{Table: "big", To: "snowflake?preset=discord"}, want: migrate.ErrInput, msg: "above 2^63-1, which do not fit the bigint key"},
-		{name: "snowflake into uuid", opt: migrate.Options{Table: "u", To: "snowflake"}, want: migrate.ErrInput, msg: "do not fit the uuid key u.id"},
+		{name: "uuidv7 into bigint", opt: migrate.Options{Table: "big", To: "uuidv7"}, want: migrate.ErrInput, msg: "do not fit the bigint key big.id", field: "Options.To"},
+		{name: "64-bit layout into bigint", opt: migrate.Options{Table: "big", To: "snowflake?preset=discord"}, want: migrate.ErrInput, msg: "above 2^63-1, which do not fit the bigint key", field: "Options.To"},
+		{name: "snowflake into uuid", opt: migrate.Options{Table: "u", To: "snowflake"}, want: migrate.ErrInput, msg: "do not fit the uuid key u.id", field: "Options.To"},
 		{name: "text key", opt: migrate.Options{Table: "texty", To: "snowflake"}, want: migrate.ErrInput, msg: "primary key texty.id is text"},
-		{name: "bad spec", opt: migrate.Options{Table: "big", To: "snowflak"}, want: migrate.ErrInput, msg: `unknown strategy "snowflak"`},
-		{name: "order does not hold", opt: migrate.Options{Table: "huge", To: "snowflake"}, want: migrate.ErrOrder, msg: "maximum key is 9000000000000000000"},
-		{name: "before the epoch", opt: migrate.Options{Table: "big", To: "snowflake?epoch=2100-01-01", TimeColumn: "created_at"}, want: migrate.ErrInput, msg: "before the epoch"},
-		{name: "batch", opt: migrate.Options{Table: "big", To: "snowflake", Batch: -1}, want: migrate.ErrInput, msg: "Options.Batch -1"},
+		{name: "bad spec", opt: migrate.Options{Table: "big", To: "snowflak"}, want: migrate.ErrInput, msg: `unknown strategy "snowflak"`, field: "Options.To"},
+		{name: "order does not hold", opt: migrate.Options{Table: "huge", To: "snowflake"}, want: migrate.ErrOrder, msg: "maximum key is 9000000000000000000", field: "Options.To"},
+		{name: "before the epoch", opt: migrate.Options{Table: "big", To: "snowflake?epoch=2100-01-01", TimeColumn: "created_at"}, want: migrate.ErrInput, msg: "before the epoch", field: "Options.To"},
+		{name: "batch", opt: migrate.Options{Table: "big", To: "snowflake", Batch: -1}, want: migrate.ErrInput, msg: "Options.Batch -1", field: "Options.Batch"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := migrate.Run(context.Background(), conn, tc.opt)
 			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.msg) {
 				t.Fatalf("Run(%+v) = %v; want %v with %q", tc.opt, err, tc.want, tc.msg)
+			}
+			var fe *idgen.FieldError
+			if errors.As(err, &fe) != (tc.field != "") || tc.field != "" && fe.Field != tc.field {
+				t.Errorf("Run(%+v) = %v; want a FieldError of %q (\"\": none)", tc.opt, err, tc.field)
 			}
 			unchanged(t, conn)
 		})

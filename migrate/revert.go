@@ -107,14 +107,14 @@ func finish(ctx context.Context, conn *pgx.Conn, table string, yes bool) (*Repor
 	switch p.Phase {
 	case phaseDone:
 		if !yes {
-			return nil, inputf("finish drops %s's old keys (%s, the *_old foreign key columns) and %s: revert is no longer possible after it; call Finish with yes to finish",
-				p.qtable(), p.oldCol(), p.mapTable())
+			return nil, confirm("Finish", fmt.Sprintf("finish drops %s's old keys (%s, the *_old foreign key columns) and %s: revert is no longer possible after it",
+				p.qtable(), p.oldCol(), p.mapTable()))
 		}
 		if r, err = Verify(ctx, conn, p.qtable()); err != nil {
 			return nil, err
 		}
 		if !r.OK() {
-			return r, fmt.Errorf("%w: %d problem(s) in %s; finish changed nothing", ErrVerify, len(r.Problems), r.Table)
+			return r, fmt.Errorf("%w; finish changed nothing", r.Err())
 		}
 	case phaseReverted:
 		return nil, inputf("the migration of %s was reverted: finish drops the old keys of a completed migration; "+

@@ -115,8 +115,10 @@ func TestSelfReferenceRevertFinish(t *testing.T) {
 	if n := count(t, conn, "SELECT count(*) FROM tree WHERE id <= 100000 OR id_old IS NULL"); n != 0 {
 		t.Errorf("%d rows without a new Snowflake key or without an old key", n)
 	}
-	if _, err := migrate.Finish(ctx, conn, "tree", false); !errors.Is(err, migrate.ErrInput) || !strings.Contains(err.Error(), "call Finish with yes") {
-		t.Errorf("Finish without yes while revert is possible = %v; want ErrInput asking for yes", err)
+	var ce *migrate.ConfirmError
+	if _, err := migrate.Finish(ctx, conn, "tree", false); !errors.Is(err, migrate.ErrInput) || !strings.Contains(err.Error(), "; call Finish with yes to finish") ||
+		!errors.As(err, &ce) || ce.Call != "Finish" || !strings.HasSuffix(ce.What, "revert is no longer possible after it") {
+		t.Errorf("Finish without yes while revert is possible = %v; want ErrInput and a *ConfirmError asking for yes", err)
 	}
 
 	took, err := migrate.Revert(ctx, conn, "tree")

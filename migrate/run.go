@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/snowflake"
 	"github.com/idgenkit/idgen/strategies"
 )
@@ -132,26 +133,26 @@ func Run(ctx context.Context, conn *pgx.Conn, opt Options) (*Plan, error) {
 		opt.Batch = DefaultBatch
 	}
 	if opt.Batch < 1 {
-		return nil, inputf("Options.Batch %d must be at least 1", opt.Batch)
+		return nil, fieldf("Options.Batch", fmt.Sprint(opt.Batch), "want at least 1")
 	}
 	if opt.MaxLag == 0 {
 		opt.MaxLag = DefaultMaxLag
 	}
 	switch {
 	case opt.ChunkTime < 0 || opt.ChunkTime > 0 && opt.ChunkTime < time.Millisecond:
-		return nil, inputf("Options.ChunkTime %v must be at least 1ms (or 0: fixed batches)", opt.ChunkTime)
+		return nil, fieldf("Options.ChunkTime", opt.ChunkTime.String(), "want at least 1ms (or 0: fixed batches)")
 	case opt.MaxLag < 0:
-		return nil, inputf("Options.MaxLag %v must be positive", opt.MaxLag)
+		return nil, fieldf("Options.MaxLag", opt.MaxLag.String(), "want a positive duration")
 	case opt.MaxActive < 0:
-		return nil, inputf("Options.MaxActive %d must be at least 0 (0: no limit)", opt.MaxActive)
+		return nil, fieldf("Options.MaxActive", fmt.Sprint(opt.MaxActive), "want at least 0 (0: no limit)")
 	}
 	p, err := Inspect(ctx, conn, opt)
 	if err != nil {
 		return p, err
 	}
 	if p.Phase == "" && !p.OrderHolds {
-		return p, fmt.Errorf("%w: %s's maximum key is %s but Options.To %q issues keys from %s; choose an earlier epoch or a longer time field",
-			ErrOrder, p.qtable(), p.MaxKey, clip(p.To), p.FirstKey)
+		return p, fmt.Errorf("%w: %w", ErrOrder, &idgen.FieldError{Field: "Options.To", Value: echo.Quote(p.To),
+			Allowed: fmt.Sprintf("issues keys from %s, but %s's maximum key is %s; choose an earlier epoch or a longer time field", p.FirstKey, p.qtable(), p.MaxKey)})
 	}
 	m := &migration{conn: conn, p: p, opt: opt}
 	if opt.DryRun {
@@ -703,7 +704,7 @@ func (p *Plan) depsTx(ctx context.Context, tx pgx.Tx) (*depSet, error) {
 	}
 	if len(d.refusals) > 0 {
 		return nil, &ShapeError{Table: p.qtable(), Refusals: append(d.refusals, Refusal{Shape: "migration in progress", Object: p.qtable(),
-			Why: "the shapes above appeared after run started", Workaround: "remove them, or undo the migration with Abort"})}
+			Why: "the shapes above appeared after run started", Workaround: "remove them", Abort: true})}
 	}
 	return d, nil
 }

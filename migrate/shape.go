@@ -16,10 +16,25 @@ type Refusal struct {
 	Object     string // the object at fault, schema-qualified where it helps
 	Why        string
 	Workaround string
+	// Abort reports a migration in progress, which Abort undoes: another
+	// workaround, which String adds to Workaround ("or undo the migration
+	// with Abort").
+	Abort bool `json:",omitempty"`
 }
 
-func (r Refusal) String() string {
-	return fmt.Sprintf("%s %s: %s; workaround: %s", r.Shape, r.Object, r.Why, r.Workaround)
+func (r Refusal) String() string { return r.text("Abort") }
+
+// text is String with abort naming the call that undoes the migration.
+func (r Refusal) text(abort string) string {
+	return fmt.Sprintf("%s %s: %s; workaround: %s", r.Shape, r.Object, r.Why, r.workaround(abort))
+}
+
+// workaround is Workaround, with Abort's workaround named abort.
+func (r Refusal) workaround(abort string) string {
+	if r.Abort {
+		return r.Workaround + ", or undo the migration with " + abort
+	}
+	return r.Workaround
 }
 
 // A ShapeError lists every shape of schema that stops a migration of Table.
@@ -30,14 +45,32 @@ type ShapeError struct {
 	Refusals []Refusal
 }
 
-func (e *ShapeError) Error() string {
+func (e *ShapeError) Error() string { return e.Text("Abort") }
+
+// Text returns the error's text with abort naming the call that undoes a
+// migration in progress (a Refusal with Abort set): Error's is "Abort";
+// the idgen command prints its own command.
+func (e *ShapeError) Text(abort string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s cannot be migrated as it is:", ErrShape, e.Table)
 	for _, r := range e.Refusals {
-		b.WriteString("\n  - " + r.String())
+		b.WriteString("\n  - " + r.text(abort))
 	}
 	return b.String()
 }
+
+// Brief returns the error in one line, which counts the refusals instead
+// of listing them, for a caller that printed them already (Plan.Write): it
+// matches ErrShape and ErrInput, and wraps e.
+func (e *ShapeError) Brief() error { return &briefShapeError{e} }
+
+type briefShapeError struct{ e *ShapeError }
+
+func (b *briefShapeError) Error() string {
+	return fmt.Sprintf("%s: %s cannot be migrated as it is: %d shape(s) refused, listed above", ErrShape, b.e.Table, len(b.e.Refusals))
+}
+
+func (b *briefShapeError) Unwrap() error { return b.e }
 
 func (e *ShapeError) Unwrap() []error { return []error{ErrShape, ErrInput} }
 

@@ -249,9 +249,20 @@ func TestShapeAddedDuringRun(t *testing.T) {
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), "appeared after run started") || !strings.Contains(err.Error(), "t_max()") {
 		t.Fatalf("Run resumed after a BEGIN ATOMIC function on the key appeared = %v; want a *ShapeError naming it", err)
 	}
+	last := se.Refusals[len(se.Refusals)-1]
+	if !last.Abort || !strings.HasSuffix(err.Error(), "workaround: remove them, or undo the migration with Abort") ||
+		!strings.HasSuffix(se.Text("the abort command"), "workaround: remove them, or undo the migration with the abort command") {
+		t.Errorf("Run's *ShapeError = %q, %+v; want its last workaround to undo the migration with Abort, named as Text is told", err, last)
+	}
+	if b := se.Brief(); !errors.Is(b, migrate.ErrShape) || !errors.Is(b, migrate.ErrInput) ||
+		!strings.HasSuffix(b.Error(), fmt.Sprintf("cannot be migrated as it is: %d shape(s) refused, listed above", len(se.Refusals))) {
+		t.Errorf("ShapeError.Brief() = %q; want ErrShape and ErrInput counting the refusals", b)
+	}
 	exec(t, conn, "DROP FUNCTION t_max()")
-	if err := migrate.Abort(context.Background(), conn, "t", false); !errors.Is(err, migrate.ErrInput) || !strings.Contains(err.Error(), "call Abort with yes") {
-		t.Errorf("Abort without yes = %v; want ErrInput asking for yes", err)
+	var ce *migrate.ConfirmError
+	if err := migrate.Abort(context.Background(), conn, "t", false); !errors.Is(err, migrate.ErrInput) || !strings.Contains(err.Error(), "; call Abort with yes to abort") ||
+		!errors.As(err, &ce) || ce.Call != "Abort" || !strings.HasSuffix(ce.What, "leaves the table as it was") {
+		t.Errorf("Abort without yes = %v; want ErrInput and a *ConfirmError asking for yes", err)
 	}
 	if err := migrate.Abort(context.Background(), conn, "t", true); err != nil {
 		t.Fatalf("Abort = %v", err)

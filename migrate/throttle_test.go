@@ -182,8 +182,8 @@ func TestThrottle(t *testing.T) {
 		}
 	}
 
-	if th := held("standby replay paused", "replication lag"); th.Lag <= opt.MaxLag {
-		t.Errorf("OnThrottle(%+v) holds with a lag at most --max-lag %v", th, opt.MaxLag)
+	if th := held("standby replay paused", "replication lag"); th.Lag <= opt.MaxLag || th.Field != "Options.MaxLag" {
+		t.Errorf("OnThrottle(%+v) holds with a lag at most --max-lag %v, or not on Options.MaxLag", th, opt.MaxLag)
 	}
 	exec(t, replica, "SELECT pg_wal_replay_resume()")
 	released("standby replay resumed")
@@ -192,7 +192,9 @@ func TestThrottle(t *testing.T) {
 	if err := migrate.Set(ctx, statusConn, "tree", migrate.Setting{Pause: true}); err != nil {
 		t.Fatalf("Set(pause) = %v", err)
 	}
-	held("paused by Set", "paused")
+	if th := held("paused by Set", "paused"); th.Field != "" || !th.Paused {
+		t.Errorf("OnThrottle(%+v) holds for a pause naming a field, or not paused", th)
+	}
 	st, err := migrate.GetStatus(ctx, statusConn, "tree")
 	if err != nil {
 		t.Fatalf("GetStatus = %v", err)
@@ -224,7 +226,9 @@ func TestThrottle(t *testing.T) {
 			c.Exec(sleepCtx, "SELECT pg_sleep(60)")
 		}()
 	}
-	held("4 active backends", "active backends over Options.MaxActive 3")
+	if th := held("4 active backends", "active backends over Options.MaxActive 3"); th.Field != "Options.MaxActive" {
+		t.Errorf("OnThrottle(%+v) holds for the active backends; want it on Options.MaxActive", th)
+	}
 	stopSleep()
 	wg.Wait()
 	released("backends idle")
@@ -258,8 +262,8 @@ func TestSetBadInput(t *testing.T) {
 	}{
 		{"no migration", "plain", migrate.Setting{Pause: true}, "no migration recorded"},
 		{"no table", "nosuch", migrate.Setting{Pause: true}, `table "nosuch" not found`},
-		{"negative batch", "plain", migrate.Setting{Batch: -1}, "Setting.Batch -1 must be at least 1"},
-		{"negative chunk time", "plain", migrate.Setting{ChunkTime: -time.Second}, "Setting.ChunkTime -1s must be at least 1ms"},
+		{"negative batch", "plain", migrate.Setting{Batch: -1}, "Setting.Batch -1: want at least 1"},
+		{"negative chunk time", "plain", migrate.Setting{ChunkTime: -time.Second}, "Setting.ChunkTime -1s: want at least 1ms"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := migrate.Set(context.Background(), conn, tc.table, tc.s)

@@ -37,6 +37,16 @@ type ChildReport struct {
 // OK reports whether Verify found no problem.
 func (r *Report) OK() bool { return len(r.Problems) == 0 }
 
+// Err returns nil when the report is OK, else an error wrapping ErrVerify
+// that counts the problems: "migrate: verify failed: 2 problem(s) in
+// "public"."orders"".
+func (r *Report) Err() error {
+	if r.OK() {
+		return nil
+	}
+	return fmt.Errorf("%w: %d problem(s) in %s", ErrVerify, len(r.Problems), r.Table)
+}
+
 // Verify checks a migration of table, during its later phases or after it:
 // every row has a new key, new keys are unique, every row with an old key
 // has the mapping row old → new, every child row's new foreign key

@@ -56,8 +56,12 @@ type Encoding struct {
 	shift     uint      // bits a digit when the alphabet's size is 2^shift, else 0
 }
 
-// Encodings lists the encodings by name, in the order of the docs.
-var Encodings = []*Encoding{
+// Encodings returns the encodings, in the order of the docs, in a new slice.
+// Its elements are the encodings LookupEncoding returns, shared by every
+// caller (a spec's encoded scheme is kept per encoding): do not modify them.
+func Encodings() []*Encoding { return slices.Clone(encodings) }
+
+var encodings = []*Encoding{
 	newEncoding("crockford", "Crockford base32, uppercase, fixed width (13 chars for 64 bits, 26 for 128); reads either case, I and L as 1, O as 0, ignores hyphens", CrockfordAlphabet, true, false),
 	newEncoding("crockford-check", "crockford plus its mod-37 check symbol (0-9A-Z*~$=U), one more char: catches any single wrong char and any swap of two adjacent ones", CrockfordAlphabet, true, true),
 	newEncoding("base58", "the Bitcoin base58 alphabet, fixed width (11 chars for 64 bits, 22 for 128)", Base58Alphabet, true, false),
@@ -108,10 +112,10 @@ func snowflakeEncoding(name, doc, alphabet string) *Encoding {
 	return e
 }
 
-// EncodingNames returns the names of Encodings.
+// EncodingNames returns the names of the Encodings.
 func EncodingNames() []string {
-	names := make([]string, len(Encodings))
-	for i, e := range Encodings {
+	names := make([]string, len(encodings))
+	for i, e := range encodings {
 		names[i] = e.Name
 	}
 	return names
@@ -120,7 +124,7 @@ func EncodingNames() []string {
 // LookupEncoding returns the named encoding. An unknown name wraps
 // ErrEncoding and lists the names there are.
 func LookupEncoding(name string) (*Encoding, error) {
-	for _, e := range Encodings {
+	for _, e := range encodings {
 		if e.Name == name {
 			return e, nil
 		}
@@ -232,7 +236,7 @@ func checkValue(text []byte) int {
 	return r
 }
 
-func crockfordDigit(c byte) int8 { return Encodings[0].decode[c] }
+func crockfordDigit(c byte) int8 { return encodings[0].decode[c] }
 
 // ParseText decodes text into the raw bytes b (len(b) is the ID's size).
 // Errors wrap idgen.ErrSyntax (a character outside the alphabet, a wrong

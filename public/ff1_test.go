@@ -367,7 +367,7 @@ func TestNewFF1Refuses(t *testing.T) {
 // width. Next and AppendNext give the same text.
 func TestPublicIsFF1OfInnerHex(t *testing.T) {
 	key, _ := hex.DecodeString(hexKey0)
-	for _, inner := range []*idgen.Scheme{idgen.Int64Scheme, uuid128} {
+	for _, inner := range []*idgen.Scheme{idgen.Int64Scheme(), uuid128} {
 		for _, tweak := range []string{"", "user", "a tweak of more than sixteen bytes"} {
 			t.Run(fmt.Sprintf("%s/tweak=%q", inner.Name, tweak), func(t *testing.T) {
 				c, err := ff1.NewCipher(16, len(tweak), key, []byte(tweak))
@@ -414,7 +414,7 @@ func TestPublicIsFF1OfInnerHex(t *testing.T) {
 // goroutines at once (run with -race), and checks every ID decodes to its
 // inner ID.
 func TestPublicConcurrent(t *testing.T) {
-	src := &counter{s: idgen.Int64Scheme}
+	src := &counter{s: idgen.Int64Scheme()}
 	g, err := public.New(src, public.Config{Keys: keys(t, hexKey0)})
 	if err != nil {
 		t.Fatal(err)

@@ -48,7 +48,7 @@ func TestIssuedIDsDecodeUnchanged(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		inner := idgen.Int64Scheme
+		inner := idgen.Int64Scheme()
 		if len(raw) == 16 {
 			inner = uuid128
 		}

@@ -113,7 +113,7 @@ func NewScheme(inner *idgen.Scheme, cfg Config) (*idgen.Scheme, error) {
 	}
 	enc := cfg.Encoding
 	if enc == nil {
-		enc = Encodings[0]
+		enc = encodings[0]
 	}
 	if err := enc.Fits(inner.Size); err != nil {
 		return nil, err
@@ -165,7 +165,7 @@ func (c *codec) AppendText(dst, b []byte) []byte {
 	}
 	// The check symbol covers the key ID too: encode without it, then
 	// append the check over the whole text.
-	dst = Encodings[0].AppendText(dst, b[1:])
+	dst = encodings[0].AppendText(dst, b[1:])
 	return append(dst, CrockfordCheckSymbols[checkValue(dst[start:])])
 }
 
@@ -192,7 +192,7 @@ func (c *codec) ParseText(b, text []byte) error {
 	if len(src) == 0 {
 		return fmt.Errorf("%w: %s is too short for a public ID (key ID, digits, check symbol)", idgen.ErrSyntax, quote(string(text)))
 	}
-	return inPublicID(Encodings[0].ParseText(b[1:], src[1:]), text)
+	return inPublicID(encodings[0].ParseText(b[1:], src[1:]), text)
 }
 
 // inPublicID adds to err, about the digits after a public ID's key ID, the
@@ -375,6 +375,10 @@ func (g *Generator) Scheme() *idgen.Scheme { return g.scheme }
 
 // Inner returns the generator whose IDs g encrypts.
 func (g *Generator) Inner() idgen.Generator { return g.inner }
+
+// Unwrap returns Inner, so that idgen.StatsOf and idgen.ReadyOf read the
+// inner generator's counters and readiness through g (they hold no ID).
+func (g *Generator) Unwrap() idgen.Generator { return g.inner }
 
 // Next returns the inner generator's next ID, encrypted. Its errors are the
 // inner generator's (or, not expected, one wrapping errFF1Domain's

@@ -9,9 +9,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/capitalone/fpe/ff1"
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/idgentest"
 	"github.com/idgenkit/idgen/public"
 	"github.com/idgenkit/idgen/snowflake"
 )
@@ -59,7 +61,7 @@ func keys(t testing.TB, text string) []public.Key {
 // encoding and checks their width, uniqueness, that their order is not the
 // issue order, and that each decodes to the inner ID.
 func TestPublicRoundTrip(t *testing.T) {
-	for _, inner := range []*idgen.Scheme{idgen.Int64Scheme, uuid128} {
+	for _, inner := range []*idgen.Scheme{idgen.Int64Scheme(), uuid128} {
 		for _, encName := range []string{"crockford", "crockford-check", "base58", "base62", "base36", "hex"} {
 			t.Run(inner.Name+"/"+encName, func(t *testing.T) {
 				src := &counter{s: inner}
@@ -113,7 +115,7 @@ func TestPublicRoundTrip(t *testing.T) {
 // TestPublicKeyRotation checks that IDs issued under an old key still
 // decode once a new key issues, and that an unknown key ID is refused.
 func TestPublicKeyRotation(t *testing.T) {
-	src := &counter{s: idgen.Int64Scheme}
+	src := &counter{s: idgen.Int64Scheme()}
 	old, err := public.New(src, public.Config{Keys: keys(t, "0:"+hexKey0)})
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +154,7 @@ func TestPublicKeyRotation(t *testing.T) {
 // MaxTweakSize is refused.
 func TestPublicTweak(t *testing.T) {
 	issue := func(tweak []byte) (*idgen.Scheme, []string) {
-		g, err := public.New(&counter{s: idgen.Int64Scheme}, public.Config{Keys: keys(t, hexKey0), Tweak: tweak})
+		g, err := public.New(&counter{s: idgen.Int64Scheme()}, public.Config{Keys: keys(t, hexKey0), Tweak: tweak})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,10 +194,10 @@ func TestPublicTweak(t *testing.T) {
 		}
 	}
 	long := []byte(strings.Repeat("t", public.MaxTweakSize+1))
-	if _, err := public.NewScheme(idgen.Int64Scheme, public.Config{Keys: keys(t, hexKey0), Tweak: long}); !errors.Is(err, public.ErrTweak) || !strings.Contains(err.Error(), "65 bytes: want at most 64") {
+	if _, err := public.NewScheme(idgen.Int64Scheme(), public.Config{Keys: keys(t, hexKey0), Tweak: long}); !errors.Is(err, public.ErrTweak) || !strings.Contains(err.Error(), "65 bytes: want at most 64") {
 		t.Errorf("NewScheme(tweak of %d bytes) = %v; want ErrTweak naming 65 bytes and 64", len(long), err)
 	}
-	if _, err := public.NewScheme(idgen.Int64Scheme, public.Config{Keys: keys(t, hexKey0), Tweak: long[:public.MaxTweakSize]}); err != nil {
+	if _, err := public.NewScheme(idgen.Int64Scheme(), public.Config{Keys: keys(t, hexKey0), Tweak: long[:public.MaxTweakSize]}); err != nil {
 		t.Errorf("NewScheme(tweak of %d bytes) = %v; want nil", public.MaxTweakSize, err)
 	}
 }
@@ -240,7 +242,7 @@ func TestPublicParseNamesTheInput(t *testing.T) {
 		{"base58", "0!", `idgen: invalid ID syntax: "!" is not base58: want 11 chars for a 64-bit ID, got 1 (in public ID "0!", after its key ID)`},
 	}
 	for _, tt := range tests {
-		s, err := public.NewScheme(idgen.Int64Scheme, public.Config{Keys: keys(t, hexKey0), Encoding: enc(t, tt.encoding)})
+		s, err := public.NewScheme(idgen.Int64Scheme(), public.Config{Keys: keys(t, hexKey0), Encoding: enc(t, tt.encoding)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -251,7 +253,7 @@ func TestPublicParseNamesTheInput(t *testing.T) {
 }
 
 func FuzzPublicParse(f *testing.F) {
-	s, err := public.NewScheme(idgen.Int64Scheme, public.Config{Keys: keys(f, hexKey0), Encoding: enc(f, "crockford-check")})
+	s, err := public.NewScheme(idgen.Int64Scheme(), public.Config{Keys: keys(f, hexKey0), Encoding: enc(f, "crockford-check")})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -438,7 +440,7 @@ func capitalonePublic(b *testing.B, c ff1.Cipher, dst, raw []byte) []byte {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return public.Encodings[0].AppendText(append(dst, '0'), e)
+	return public.Encodings()[0].AppendText(append(dst, '0'), e)
 }
 
 func newPublic(b *testing.B, inner idgen.Generator, cfg public.Config) *public.Generator {
@@ -469,8 +471,8 @@ func newSnowflake(b *testing.B) *snowflake.Generator {
 // IDs, with issuing key IDs 0 and Z (the first and last digit): AppendNext
 // writes crockford and crockford-check straight from the cipher's words.
 func TestPublicAppendNextEveryEncoding(t *testing.T) {
-	for _, e := range public.Encodings {
-		for _, inner := range []*idgen.Scheme{idgen.Int64Scheme, uuid128} {
+	for _, e := range public.Encodings() {
+		for _, inner := range []*idgen.Scheme{idgen.Int64Scheme(), uuid128} {
 			if e.Fits(inner.Size) != nil {
 				continue
 			}
@@ -496,5 +498,40 @@ func TestPublicAppendNextEveryEncoding(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestUnwrap: a public Generator unwraps to its inner generator, so that
+// idgen.StatsOf and idgen.ReadyOf read the Snowflake generator's counters
+// and readiness through it; over a generator with neither, both say so.
+func TestUnwrap(t *testing.T) {
+	layout, _ := snowflake.Preset("twitter")
+	clk := idgentest.NewClock(time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)) // no drift to read
+	sf, err := snowflake.New(context.Background(), snowflake.Config{Layout: layout, Nodes: map[string]int64{"worker": 1}, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := public.New(sf, public.Config{Keys: keys(t, hexKey0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Unwrap() != idgen.Generator(sf) {
+		t.Errorf("Unwrap() = %v; want the inner generator %v", g.Unwrap(), sf)
+	}
+	if st, ok := idgen.StatsOf(g); !ok || st != sf.Stats() {
+		t.Errorf("StatsOf(public over snowflake) = %+v, %v; want the snowflake's %+v, true", st, ok, sf.Stats())
+	}
+	if r, ok := idgen.ReadyOf(g); !ok || r != idgen.Readier(sf) {
+		t.Errorf("ReadyOf(public over snowflake) = %v, %v; want the snowflake, true", r, ok)
+	}
+	plain, err := public.New(&counter{s: idgen.Int64Scheme()}, public.Config{Keys: keys(t, hexKey0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := idgen.StatsOf(plain); ok {
+		t.Error("StatsOf(public over a counter) ok = true; want false")
+	}
+	if _, ok := idgen.ReadyOf(plain); ok {
+		t.Error("ReadyOf(public over a counter) ok = true; want false")
 	}
 }

@@ -39,7 +39,7 @@ func AppendTypeID(dst []byte, prefix string, u []byte) []byte {
 		dst = append(append(dst, prefix...), '_')
 	}
 	start := len(dst)
-	dst = Encodings[0].AppendText(dst, u[:16])
+	dst = encodings[0].AppendText(dst, u[:16])
 	for i := start; i < len(dst); i++ {
 		dst[i] |= 0x20 // lowercase: digits are unchanged
 	}
@@ -66,14 +66,14 @@ func ParseTypeID(u []byte, text string) (prefix string, err error) {
 	}
 	for i := range len(suffix) {
 		c := suffix[i]
-		if c >= 'A' && c <= 'Z' || Encodings[0].decode[c] < 0 || c == 'i' || c == 'l' || c == 'o' || c == 'u' {
+		if c >= 'A' && c <= 'Z' || encodings[0].decode[c] < 0 || c == 'i' || c == 'l' || c == 'o' || c == 'u' {
 			return "", fmt.Errorf("%w: TypeID %s: the suffix takes only %s", idgen.ErrSyntax, quote(text), typeIDAlphabet)
 		}
 	}
 	if suffix[0] > '7' {
 		return "", fmt.Errorf("%w: TypeID %s exceeds 128 bits (the suffix's first char must be 0-7)", idgen.ErrOutOfRange, quote(text))
 	}
-	if err := Encodings[0].ParseText(u[:16], []byte(suffix)); err != nil {
+	if err := encodings[0].ParseText(u[:16], []byte(suffix)); err != nil {
 		return "", err
 	}
 	return prefix, nil

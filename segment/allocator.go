@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/idgenkit/idgen"
-	"github.com/idgenkit/idgen/internal/segstats"
 	"github.com/idgenkit/idgen/prefetch"
 )
 
@@ -64,6 +63,20 @@ type Config struct {
 	// what lasts ShrinkAbove at that rate and by MaxStep. Zero means 2.
 	Safety float64
 
+	// Rate is the consumption rate expected, in IDs/s, a hint for the
+	// first segments (adaptive prefetcher only): finite and >= 0, zero
+	// means none. Without it the first segment (Step or the tag's step) is
+	// sized before any figure is known, and when it runs out before the
+	// second fetch returns (a busy tag whose row's step is small), the
+	// first switch waits. With it, New records Rate as the first rate
+	// observation (Rate IDs over one second; measured rates then average
+	// with it) and, when the first segment holds fewer than Rate × its
+	// fetch latency × Safety IDs, reserves the second segment too before
+	// it returns, sized by the rule of every later step (twice that figure,
+	// within [MinStep, MaxStep]), so that the first switch does not wait
+	// either.
+	Rate float64
+
 	// FixedPrefetch turns the adaptive prefetcher off: the fetch starts at
 	// the Prefetch share and the step follows Leaf's rule alone.
 	FixedPrefetch bool
@@ -100,7 +113,8 @@ type Config struct {
 	// OnLimit, when set, is called when the adaptive prefetcher finds
 	// MaxStep too small for the rate (one MaxStep of IDs lasts less than
 	// the p99 fetch latency, so callers wait at each switch whatever the
-	// timing) and again when that ends, from the fetcher's goroutine. It
+	// timing) and again when that ends, from the fetcher's goroutine (or
+	// from New's, when Rate shows the condition at once). It
 	// must not block. Limit.String is a sentence for a log. Stats reports
 	// the same condition.
 	OnLimit func(Limit)
@@ -144,10 +158,13 @@ type Fetch struct {
 	Err     error
 }
 
-// Stats are an Allocator's counters, a plain value (see Allocator.Stats).
-// The type lives in an internal package of its own so that the servers
-// (httpapi) read it without linking this package's store drivers.
-type Stats = segstats.Stats
+// Stats are an Allocator's counters, a plain value (see Allocator.Stats):
+// idgen.Stats, the one type every generator with counters reports, whose
+// idgen.StatsSegment fields are this package's former Stats fields under
+// the same names, so that they read and compose as before. The servers
+// (httpapi, grpcapi) read them with idgen.StatsOf, without linking this
+// package's store drivers.
+type Stats = idgen.Stats
 
 // span is one segment: the size IDs start, start+1, ..., start+size-1.
 // Positions in it are offsets from start, so that no sum nears the int64
@@ -165,7 +182,7 @@ type span struct {
 }
 
 // id returns the ID at offset o, which is below s.size.
-func (s *span) id(o int64) idgen.ID { return Scheme.FromUint64(uint64(s.start + o)) }
+func (s *span) id(o int64) idgen.ID { return segmentScheme.FromUint64(uint64(s.start + o)) }
 
 // left returns how many IDs of s are not handed out.
 func (s *span) left() int64 { return s.size - min(s.taken.Load(), s.size) }
@@ -234,6 +251,8 @@ func (c *Config) validate() error {
 		return bad("step %d above max step %d", c.Step, c.MaxStep)
 	case math.IsNaN(c.Prefetch) || c.Prefetch < 0 || c.Prefetch > 1:
 		return bad("prefetch %v: want a share in (0, 1]", c.Prefetch)
+	case math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0) || c.Rate < 0:
+		return bad("rate %v: want IDs/s, finite and at least 0 (0: none)", c.Rate)
 	case math.IsNaN(c.Safety) || (c.Safety != 0 && c.Safety < 1):
 		return bad("safety %v: want at least 1 (0: %v)", c.Safety, prefetch.DefaultSafety)
 	case c.GrowBelow < 0 || c.ShrinkAbove < 0 || c.RetryMin < 0 || c.RetryMax < 0 || c.FetchTimeout < 0:
@@ -269,7 +288,8 @@ func (c *Config) validate() error {
 
 // New validates cfg, reserves the first segment (synchronously, so that an
 // unknown tag or an unreachable store fails here) and starts the background
-// fetcher. Errors wrap ErrConfig, ErrUnknownTag, ErrNotInstalled or
+// fetcher; with Config.Rate it may reserve the second segment too (see
+// Rate). Errors wrap ErrConfig, ErrUnknownTag, ErrNotInstalled or
 // ErrUnreachable.
 func New(ctx context.Context, cfg Config) (*Allocator, error) {
 	if err := cfg.validate(); err != nil {
@@ -314,10 +334,37 @@ func New(ctx context.Context, cfg Config) (*Allocator, error) {
 		}
 		a.plan.ObserveFetch(a.maxLat) // the first fetch's
 	}
-	first.started = a.cfg.Clock.Now()
+	if a.plan != nil && a.cfg.Rate > 0 {
+		if err := a.fetchSecond(ctx, first); err != nil {
+			return nil, err
+		}
+	}
+	first.started = a.cfg.Clock.Now() // after the second fetch: the first segment's use begins now
 	a.cur.Store(first)
 	go a.run()
 	return a, nil
+}
+
+// fetchSecond applies Config.Rate, the rate hint, to the first segment
+// before it becomes current: it records the hint as the first rate observation, moves the
+// first segment's prefetch trigger to where the hint puts it and, when the
+// first segment holds fewer than Need IDs (rate × the first fetch's
+// latency × Safety: it would run out before the second fetch returns),
+// reserves the second segment now, sized by nextStep.
+func (a *Allocator) fetchSecond(ctx context.Context, first *span) error {
+	a.plan.ObserveUse(int64(math.Round(a.cfg.Rate)), time.Second)
+	if th := a.plan.Threshold(); th > 0 {
+		first.trigger = max(0, min(first.trigger, first.size-1-th))
+	}
+	if first.size >= a.plan.Need() {
+		return nil
+	}
+	next, err := a.fetch(ctx, a.nextStep(first), a.cfg.Clock.Now().Sub(first.fetched))
+	if err != nil {
+		return err
+	}
+	a.next = next
+	return nil
 }
 
 // Dial opens the store dsn names (see Open) and returns an Allocator on it
@@ -343,8 +390,8 @@ func Dial(ctx context.Context, dsn string, cfg Config) (*Allocator, error) {
 	return a, nil
 }
 
-// Scheme returns Scheme.
-func (a *Allocator) Scheme() *idgen.Scheme { return Scheme }
+// Scheme returns Scheme().
+func (a *Allocator) Scheme() *idgen.Scheme { return segmentScheme }
 
 // Tag returns the biz tag.
 func (a *Allocator) Tag() string { return a.cfg.Tag }
@@ -729,9 +776,10 @@ func (a *Allocator) Available(n int64) error {
 	return nil
 }
 
-// Stats returns the allocator's counters.
+// Stats returns the allocator's counters, the idgen.StatsSegment fields.
 func (a *Allocator) Stats() Stats {
 	st := Stats{
+		Kinds:       idgen.StatsSegment,
 		Segments:    a.segments.Load(),
 		FetchErrors: a.fetchErrors.Load(),
 		Waits:       a.waits.Load(),

@@ -337,6 +337,8 @@ func TestBadInput(t *testing.T) {
 		{"step above max step", segment.Config{Tag: tag, Step: 500, MaxStep: 100}, "step 500 above max step 100"},
 		{"min above max", segment.Config{Tag: tag, MinStep: 9, MaxStep: 8}, "min step 9"},
 		{"prefetch", segment.Config{Tag: tag, Prefetch: 1.5}, "prefetch 1.5"},
+		{"negative rate", segment.Config{Tag: tag, Rate: -1}, "rate -1"},
+		{"NaN rate", segment.Config{Tag: tag, Rate: math.NaN()}, "rate NaN"},
 		{"empty tag", segment.Config{}, `biz tag ""`},
 	}
 	for _, c := range configs {

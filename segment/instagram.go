@@ -52,9 +52,13 @@ BEGIN
 END
 $$`
 
-// InstagramScheme is the scheme of Instagram IDs: the snowflake preset
-// "instagram" (time 41, shard 13, sequence 10; unsigned 64 bits).
-var InstagramScheme = func() *idgen.Scheme {
+// InstagramScheme returns the scheme of Instagram IDs: the snowflake preset
+// "instagram" (time 41, shard 13, sequence 10; unsigned 64 bits). Every call
+// returns the same *idgen.Scheme (schemes compare by pointer); do not modify
+// it.
+func InstagramScheme() *idgen.Scheme { return instagramScheme }
+
+var instagramScheme = func() *idgen.Scheme {
 	l, err := snowflake.Preset("instagram")
 	if err != nil {
 		panic(err)
@@ -163,8 +167,8 @@ func DialInstagram(ctx context.Context, dsn string, cfg InstagramConfig) (*Insta
 	return g, nil
 }
 
-// Scheme returns InstagramScheme.
-func (g *Instagram) Scheme() *idgen.Scheme { return InstagramScheme }
+// Scheme returns InstagramScheme().
+func (g *Instagram) Scheme() *idgen.Scheme { return instagramScheme }
 
 // Next returns one ID, one round trip. After Close it returns
 // idgen.ErrClosed.
@@ -176,7 +180,7 @@ func (g *Instagram) Next(ctx context.Context) (idgen.ID, error) {
 	if err := g.pool.QueryRow(ctx, `SELECT `+InstagramFunc+`($1::regclass, $2)`, g.seq, g.shard).Scan(&v); err != nil {
 		return idgen.ID{}, g.err(err)
 	}
-	return InstagramScheme.FromUint64(uint64(v)), nil
+	return instagramScheme.FromUint64(uint64(v)), nil
 }
 
 // NextN fills dst, up to 256 IDs per round trip, in the order the function
@@ -196,7 +200,7 @@ func (g *Instagram) NextN(ctx context.Context, dst []idgen.ID) (int, error) {
 		var v int64
 		_, err = pgx.ForEachRow(rows, []any{&v}, func() error {
 			if got < k {
-				dst[n+got] = InstagramScheme.FromUint64(uint64(v))
+				dst[n+got] = instagramScheme.FromUint64(uint64(v))
 				got++
 			}
 			return nil

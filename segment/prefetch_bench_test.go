@@ -194,22 +194,27 @@ func (s *sim) consume(tb testing.TB, a *segment.Allocator, rate float64, run, se
 // simulated fetch latency, all on a simulated clock (the figures do not
 // depend on the machine's load), and reports the waits per 100 segment
 // switches over 30 switches, the first included, and the switches after
-// the first: with the fixed 10 % prefetch and Leaf's doubling ("fixed")
-// and with the adaptive prefetcher ("adaptive"). The first call asks
-// 4096 IDs of a first segment of 1000, fetched before any rate was known:
-// it waits under every planner. At the default max step (1,000,000: 50 ms
-// of IDs at 20 M/s, less than one fetch) no planner can avoid the waits,
-// and the adaptive one reports the step bound too small (step-bound-too-
-// small 1); at 16,000,000 the step reaches the bound at the first switch.
+// the first: with the fixed 10 % prefetch and Leaf's doubling ("fixed"),
+// with the adaptive prefetcher ("adaptive") and with the adaptive
+// prefetcher told the rate to expect (Config.Rate 20 M IDs/s,
+// "adaptive+rate"). The first call asks 4096 IDs of a first segment of
+// 1000: without the rate hint, that segment was fetched before any rate
+// was known and the first switch waits under every planner; with it, New
+// reserves the second segment, sized from the hint and the first fetch's
+// latency, before it returns, and no switch waits. At the default max
+// step (1,000,000: 50 ms of IDs at 20 M/s, less than one fetch) no planner
+// can avoid the waits, and the adaptive one reports the step bound too
+// small (step-bound-too-small 1); at 16,000,000 the step reaches the bound
+// at the first switch.
 func BenchmarkPrefetchSwitches(b *testing.B) {
 	const rate, run, switches = 20e6, 4096, 30
 	for _, maxStep := range []int64{segment.DefaultMaxStep, 16_000_000} {
-		for _, fixed := range []bool{true, false} {
-			name := fmt.Sprintf("max=%d/adaptive", maxStep)
-			if fixed {
-				name = fmt.Sprintf("max=%d/fixed", maxStep)
-			}
-			b.Run(name, func(b *testing.B) {
+		for _, mode := range []struct {
+			name  string
+			fixed bool
+			rate  float64
+		}{{"fixed", true, 0}, {"adaptive", false, 0}, {"adaptive+rate", false, rate}} {
+			b.Run(fmt.Sprintf("max=%d/%s", maxStep, mode.name), func(b *testing.B) {
 				dsn := redisDSN(b)
 				st, err := segment.Open(context.Background(), dsn)
 				if err != nil {
@@ -222,7 +227,7 @@ func BenchmarkPrefetchSwitches(b *testing.B) {
 					tag := uniqueTag(b, dsn)
 					initTag(b, dsn, tag, 1000)
 					sm := newSim(uniformLatency())
-					a := sm.newAllocator(b, segment.Config{Store: st, Tag: tag, MaxStep: maxStep, FixedPrefetch: fixed})
+					a := sm.newAllocator(b, segment.Config{Store: st, Tag: tag, MaxStep: maxStep, FixedPrefetch: mode.fixed, Rate: mode.rate})
 					sm.consume(b, a, rate, run, 1)
 					firstWaits = a.Stats().Waits
 					sm.consume(b, a, rate, run, switches)

@@ -32,12 +32,13 @@ var (
 	ErrNoDatabase = errclass.Unavailable("segment: no such database")
 
 	// ErrResidue reports a ticket server whose existing sequence or table
-	// counts in another residue class than the one configured.
-	ErrResidue = errclass.Unavailable("segment: ticket server in the wrong residue class")
+	// counts in another residue class than the one configured. Its text
+	// says "ticket:", as the ticket strategy and command are named.
+	ErrResidue = errclass.Unavailable("ticket: server in the wrong residue class")
 
 	// ErrInUse reports a ticket server that `idgen ticket init --reset`
 	// may not renumber: a generator's session on it is live.
-	ErrInUse = errclass.Unavailable("segment: ticket server in use")
+	ErrInUse = errclass.Unavailable("ticket: server in use")
 
 	// ErrExhausted reports a biz tag whose max_id has reached 2^63-1, or a
 	// ticket server whose counter can go no higher: every ID was handed
@@ -48,6 +49,26 @@ var (
 	// trying again later does not help (not ErrUnavailable).
 	ErrExhausted error = permanentError("segment: biz tag exhausted")
 )
+
+// The ticket path's errors say "ticket:", as the ticket strategy and the
+// `idgen ticket` command are named, not "segment:": these match ErrConfig,
+// ErrDSN and ErrNotInstalled with errors.Is.
+var (
+	errTicketConfig       error = &relabelled{"ticket: invalid config", ErrConfig}
+	errTicketDSN          error = &relabelled{"ticket: invalid DSN", ErrDSN}
+	errTicketNotInstalled error = &relabelled{"ticket: not installed", ErrNotInstalled}
+)
+
+// A relabelled error has a text of its own and matches err with
+// errors.Is: a sentinel under another label, or a message that says in its
+// own words what its sentinel would.
+type relabelled struct {
+	msg string
+	err error
+}
+
+func (e *relabelled) Error() string { return e.msg }
+func (e *relabelled) Unwrap() error { return e.err }
 
 // A permanentError is an error that waiting does not mend.
 type permanentError string
@@ -72,30 +93,38 @@ func (c int64Codec) ParseText(b, text []byte) error {
 	return c.Uint64Codec.ParseText(b, text)
 }
 
-// Scheme is the scheme of segment IDs: 8 bytes, a positive bigint, decimal
-// text, one field "value". Not TimeOrdered: IDs increase within one
-// Allocator, but allocators sharing a biz tag interleave by segment.
-var Scheme = &idgen.Scheme{Name: "segment", Size: 8, Column: idgen.ColumnBigint, Codec: int64Codec{}}
+// Scheme returns the scheme of segment IDs: 8 bytes, a positive bigint,
+// decimal text, one field "value". Not TimeOrdered: IDs increase within one
+// Allocator, but allocators sharing a biz tag interleave by segment. Every
+// call returns the same *idgen.Scheme (schemes compare by pointer); do not
+// modify it.
+func Scheme() *idgen.Scheme { return segmentScheme }
 
-// TicketScheme is the scheme of ticket-server IDs: 8 bytes, a positive
+// TicketScheme returns the scheme of ticket-server IDs: 8 bytes, a positive
 // bigint, decimal text. Not TimeOrdered: n servers count independently, each
-// in its own residue class.
-var TicketScheme = &idgen.Scheme{Name: "ticket", Size: 8, Column: idgen.ColumnBigint, Codec: int64Codec{}}
+// in its own residue class. Every call returns the same *idgen.Scheme
+// (schemes compare by pointer); do not modify it.
+func TicketScheme() *idgen.Scheme { return ticketScheme }
+
+var (
+	segmentScheme = &idgen.Scheme{Name: "segment", Size: 8, Column: idgen.ColumnBigint, Codec: int64Codec{}}
+	ticketScheme  = &idgen.Scheme{Name: "ticket", Size: 8, Column: idgen.ColumnBigint, Codec: int64Codec{}}
+)
 
 // Kinds of the three schemes, for idgen.TypedID: a field, slice or map of
 // idgen.TypedID[segment.Segment] decodes from JSON, text and SQL with no
 // preparation.
 type (
-	Segment       struct{} // Scheme
-	Ticket        struct{} // TicketScheme
-	InstagramKind struct{} // InstagramScheme (Instagram is the generator)
+	Segment       struct{} // Scheme()
+	Ticket        struct{} // TicketScheme()
+	InstagramKind struct{} // InstagramScheme() (Instagram is the generator)
 )
 
-// Scheme returns Scheme.
-func (Segment) Scheme() *idgen.Scheme { return Scheme }
+// Scheme returns Scheme().
+func (Segment) Scheme() *idgen.Scheme { return segmentScheme }
 
-// Scheme returns TicketScheme.
-func (Ticket) Scheme() *idgen.Scheme { return TicketScheme }
+// Scheme returns TicketScheme().
+func (Ticket) Scheme() *idgen.Scheme { return ticketScheme }
 
-// Scheme returns InstagramScheme.
-func (InstagramKind) Scheme() *idgen.Scheme { return InstagramScheme }
+// Scheme returns InstagramScheme().
+func (InstagramKind) Scheme() *idgen.Scheme { return instagramScheme }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	storedsn "github.com/idgenkit/idgen/internal/dsn"
+	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/internal/redact"
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -48,8 +49,8 @@ type Store interface {
 	String() string
 }
 
-// Schemes lists the DSN schemes Open accepts.
-var Schemes = []string{"postgres", "postgresql", "mysql", "redis", "rediss"}
+// Schemes returns the DSN schemes Open accepts, in a new slice.
+func Schemes() []string { return storedsn.Schemes() }
 
 // Open connects to the store a DSN names, by its scheme (see Schemes), and
 // checks that it answers. Errors wrap ErrDSN (the DSN does not parse) or
@@ -85,7 +86,7 @@ func Redact(dsn string) string { return redact.Spec(dsn) }
 
 func checkTag(tag string) error {
 	if tag == "" || len(tag) > 128 {
-		return fmt.Errorf("%w: biz tag %q: want 1 to 128 bytes", ErrConfig, tag)
+		return fmt.Errorf("%w: biz tag %s (%d bytes): want 1 to 128 bytes", ErrConfig, echo.Quote(tag), len(tag))
 	}
 	return nil
 }

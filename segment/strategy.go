@@ -2,6 +2,7 @@ package segment
 
 import (
 	"context"
+	"math"
 	"strconv"
 	"strings"
 
@@ -26,11 +27,12 @@ func init() {
 			{Name: "min_step", Doc: "floor of the dynamic step (default: the first step)"},
 			{Name: "max_step", Doc: "cap of the dynamic step (default 1000000)"},
 			{Name: "prefetch", Doc: "used share of a segment that starts the next fetch, (0, 1] (default 0.1)"},
+			{Name: "rate", Doc: "IDs/s expected, a hint that sizes the first segments so that the first switch does not wait (default: none)"},
 			{Name: "auto_create", Doc: "create an unknown tag instead of failing (default false)"},
 		},
 		External: true,
 		Build:    buildSegment,
-		Scheme:   func(*strategies.Params) (*idgen.Scheme, error) { return Scheme, nil },
+		Scheme:   func(*strategies.Params) (*idgen.Scheme, error) { return segmentScheme, nil },
 	})
 	strategies.Register(&strategies.Strategy{
 		Name: "ticket",
@@ -41,7 +43,7 @@ func init() {
 		},
 		External: true,
 		Build:    buildTicket,
-		Scheme:   func(*strategies.Params) (*idgen.Scheme, error) { return TicketScheme, nil },
+		Scheme:   func(*strategies.Params) (*idgen.Scheme, error) { return ticketScheme, nil },
 	})
 	strategies.Register(&strategies.Strategy{
 		Name: "instagram",
@@ -53,7 +55,7 @@ func init() {
 		},
 		External: true,
 		Build:    buildInstagram,
-		Scheme:   func(*strategies.Params) (*idgen.Scheme, error) { return InstagramScheme, nil },
+		Scheme:   func(*strategies.Params) (*idgen.Scheme, error) { return instagramScheme, nil },
 	})
 }
 
@@ -75,13 +77,11 @@ func buildSegment(ctx context.Context, p *strategies.Params) (idgen.Generator, e
 	if cfg.MaxStep, err = p.Int("max_step", 0, 1, MaxStep); err != nil {
 		return nil, err
 	}
-	if p.Has("prefetch") {
-		v := p.String("prefetch", "")
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || !(f > 0 && f <= 1) {
-			return nil, p.Invalid("prefetch", v, "a share in (0, 1], such as 0.1")
-		}
-		cfg.Prefetch = f
+	if cfg.Prefetch, err = floatParam(p, "prefetch", "a share in (0, 1], such as 0.1", func(f float64) bool { return f > 0 && f <= 1 }); err != nil {
+		return nil, err
+	}
+	if cfg.Rate, err = floatParam(p, "rate", "IDs/s, a number at least 0, such as 20000000", func(f float64) bool { return f >= 0 && !math.IsInf(f, 0) }); err != nil {
+		return nil, err
 	}
 	if cfg.AutoCreate, err = p.Bool("auto_create", false); err != nil {
 		return nil, err
@@ -90,6 +90,20 @@ func buildSegment(ctx context.Context, p *strategies.Params) (idgen.Generator, e
 		cfg.OnLimit = func(l Limit) { notify(l.String()) }
 	}
 	return Dial(ctx, dsn, cfg)
+}
+
+// floatParam returns key's value as a number that ok accepts, or 0 when
+// the spec does not set it; want describes the values ok accepts.
+func floatParam(p *strategies.Params, key, want string, ok func(float64) bool) (float64, error) {
+	if !p.Has(key) {
+		return 0, nil
+	}
+	v := p.String(key, "")
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || !ok(f) { // NaN fails every ok
+		return 0, p.Invalid(key, v, want)
+	}
+	return f, nil
 }
 
 func buildTicket(ctx context.Context, p *strategies.Params) (idgen.Generator, error) {

@@ -37,14 +37,14 @@ func TestSegmentStrategies(t *testing.T) {
 		c.Close()
 	})
 
-	spec := withDSN("segment?step=500&prefetch=0.2", dsn).With("tag", tag).String()
+	spec := withDSN("segment?step=500&prefetch=0.2&rate=1000", dsn).With("tag", tag).String()
 	g, err := strategies.NewText(context.Background(), spec)
 	if err != nil {
 		t.Fatalf("New(%q) = %v", spec, err)
 	}
 	defer g.(io.Closer).Close()
-	if g.Scheme() != segment.Scheme {
-		t.Fatalf("New(%q).Scheme() = %v; want segment.Scheme", spec, g.Scheme())
+	if g.Scheme() != segment.Scheme() {
+		t.Fatalf("New(%q).Scheme() = %v; want segment.Scheme()", spec, g.Scheme())
 	}
 	idgentest.Run(t, fromSpec(spec), idgentest.Options{PerGoroutine: 20_000})
 
@@ -60,8 +60,8 @@ func TestSegmentStrategies(t *testing.T) {
 	}
 	// inspect decodes Instagram IDs by the snowflake preset.
 	id, err := strategies.ParseWith("1387263000000000001", "instagram")
-	if err != nil || id.Scheme() != segment.InstagramScheme {
-		t.Fatalf("ParseWith(instagram) = %v, %v; want an InstagramScheme ID", id, err)
+	if err != nil || id.Scheme() != segment.InstagramScheme() {
+		t.Fatalf("ParseWith(instagram) = %v, %v; want an InstagramScheme() ID", id, err)
 	}
 }
 
@@ -79,6 +79,7 @@ func TestSegmentStrategyBadInput(t *testing.T) {
 		{"step 0", withDSN("segment?tag=x&step=0", dsn).String(), strategies.ErrSpec, `step="0"`},
 		{"step negative", withDSN("segment?tag=x&step=-3", dsn).String(), strategies.ErrSpec, `step="-3"`},
 		{"prefetch", withDSN("segment?tag=x&prefetch=2", dsn).String(), strategies.ErrSpec, `prefetch="2"`},
+		{"rate", withDSN("segment?tag=x&rate=-5", dsn).String(), strategies.ErrSpec, `rate="-5"`},
 		{"unknown tag", withDSN("segment", dsn).With("tag", uniqueSuffix("never_created_tag")).String(), segment.ErrUnknownTag, "never_created_tag_"},
 		{"bad dsn", "segment?dsn=ftp://x/y&tag=x", segment.ErrDSN, `"ftp"`},
 		{"unreachable", "segment?dsn=redis://127.0.0.1:1/0&tag=x", segment.ErrUnreachable, "cannot connect to Redis at 127.0.0.1:1 (database 0): connection refused"},

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -72,11 +73,11 @@ func (c *TicketConfig) validate() error {
 	}
 	switch {
 	case !identRE.MatchString(c.Name):
-		return fmt.Errorf("%w: ticket name %q: want letters, digits and _, starting with a letter, at most 63", ErrConfig, c.Name)
+		return fmt.Errorf("%w: name %s: want letters, digits and _, starting with a letter, at most 63", errTicketConfig, echo.Quote(c.Name))
 	case c.Increment < 1 || c.Increment > 65535:
-		return fmt.Errorf("%w: ticket increment %d: want 1 to 65535", ErrConfig, c.Increment)
+		return fmt.Errorf("%w: increment %d: want 1 to 65535", errTicketConfig, c.Increment)
 	case c.Offset < 1 || c.Offset > c.Increment:
-		return fmt.Errorf("%w: ticket offset %d: want 1 to the increment %d", ErrConfig, c.Offset, c.Increment)
+		return fmt.Errorf("%w: offset %d: want 1 to the increment %d", errTicketConfig, c.Offset, c.Increment)
 	}
 	return nil
 }
@@ -168,7 +169,7 @@ func OpenTicketServer(ctx context.Context, dsn string, cfg TicketConfig) (Ticket
 	}
 	if err != nil {
 		b.Close()
-		return nil, fmt.Errorf("segment: ticket server %s: %w", b, err)
+		return nil, fmt.Errorf("%s: %w", b, err) // err says "ticket:" or names the server
 	}
 	return b, nil
 }

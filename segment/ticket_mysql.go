@@ -196,7 +196,7 @@ func (t *mysqlTicket) dedicated(ctx context.Context) (*sql.Conn, error) {
 		return t.conn, nil
 	}
 	if t.cfg.Increment == 0 {
-		return nil, fmt.Errorf("%w: table %s has no ticket class; run `idgen ticket init --dsn URL --name %s`", ErrNotInstalled, t.name, t.name)
+		return nil, fmt.Errorf("%w: table %s has no ticket class; run `idgen ticket init --dsn URL --name %s`", errTicketNotInstalled, t.name, t.name)
 	}
 	c, err := t.db.Conn(ctx)
 	if err != nil {

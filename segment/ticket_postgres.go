@@ -121,7 +121,7 @@ func (t *pgTicket) session(ctx context.Context) (*pgx.Conn, error) {
 		return nil, idgen.ErrClosed
 	}
 	if t.n == 0 {
-		return nil, fmt.Errorf("%w: sequence %s has no ticket class; run `idgen ticket init --dsn URL --name %s`", ErrNotInstalled, t.name, t.name)
+		return nil, fmt.Errorf("%w: sequence %s has no ticket class; run `idgen ticket init --dsn URL --name %s`", errTicketNotInstalled, t.name, t.name)
 	}
 	c, err := t.connect(ctx)
 	if err != nil {

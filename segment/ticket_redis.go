@@ -82,7 +82,7 @@ func (t *redisTicket) Tickets(ctx context.Context, dst []int64) error {
 	k, n := t.k, t.n
 	t.mu.Unlock()
 	if n == 0 {
-		return fmt.Errorf("%w: key %s has no ticket class on %s; run `idgen ticket init --dsn URL`", ErrNotInstalled, t.class, t.dsn)
+		return fmt.Errorf("%w: key %s has no ticket class on %s; run `idgen ticket init --dsn URL`", errTicketNotInstalled, t.class, t.dsn)
 	}
 	what := "key " + t.key + " on " + t.dsn
 	for len(dst) > 0 {
@@ -90,7 +90,7 @@ func (t *redisTicket) Tickets(ctx context.Context, dst []int64) error {
 		text, err := redisTickets.Run(ctx, t.c, t.keys(), k, n, n*int64(m), t.id, redisSessionTTL.Milliseconds()).Text()
 		switch {
 		case errors.Is(err, redis.Nil):
-			return fmt.Errorf("%w: key %s has no ticket class on %s; run `idgen ticket init --dsn URL`", ErrNotInstalled, t.class, t.dsn)
+			return fmt.Errorf("%w: key %s has no ticket class on %s; run `idgen ticket init --dsn URL`", errTicketNotInstalled, t.class, t.dsn)
 		case err != nil && strings.HasPrefix(err.Error(), "IDGEN_RESET"):
 			return fencing(what)
 		case err != nil && strings.HasPrefix(err.Error(), "IDGEN_CLASS"):

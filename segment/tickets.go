@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/idgenkit/idgen"
+	storedsn "github.com/idgenkit/idgen/internal/dsn"
 )
 
 // DefaultCooldown is how long Tickets skips a server that failed.
@@ -75,10 +76,10 @@ var (
 // (DialTickets' does).
 func NewTickets(cfg TicketsConfig) (*Tickets, error) {
 	if len(cfg.Servers) == 0 {
-		return nil, fmt.Errorf("%w: no ticket servers", ErrConfig)
+		return nil, fmt.Errorf("%w: no servers", errTicketConfig)
 	}
 	if cfg.Cooldown < 0 {
-		return nil, fmt.Errorf("%w: cooldown %v: want >= 0", ErrConfig, cfg.Cooldown)
+		return nil, fmt.Errorf("%w: cooldown %v: want >= 0", errTicketConfig, cfg.Cooldown)
 	}
 	if cfg.Cooldown == 0 {
 		cfg.Cooldown = DefaultCooldown
@@ -123,23 +124,23 @@ func serverKey(u *url.URL) string {
 // redacted).
 func checkTicketDSNs(dsns []string) ([]string, error) {
 	if len(dsns) == 0 || len(dsns) == 1 && strings.TrimSpace(dsns[0]) == "" {
-		return nil, fmt.Errorf("%w: no ticket server DSN", ErrDSN)
+		return nil, fmt.Errorf("%w: no server DSN", errTicketDSN)
 	}
 	if len(dsns) > 65535 {
-		return nil, fmt.Errorf("%w: %d ticket servers: want 1 to 65535", ErrConfig, len(dsns))
+		return nil, fmt.Errorf("%w: %d servers: want 1 to 65535", errTicketConfig, len(dsns))
 	}
 	out := make([]string, len(dsns))
 	seen := make(map[string]int, len(dsns))
 	for i, d := range dsns {
 		out[i] = strings.TrimSpace(d)
-		u, err := parseDSN(out[i])
+		u, err := storedsn.Parse(out[i])
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: %w", errTicketDSN, err)
 		}
 		k := serverKey(u)
 		if j, ok := seen[k]; ok {
-			return nil, fmt.Errorf("%w: ticket server %q is listed twice (#%d and #%d): list each server once",
-				ErrConfig, Redact(u.String()), j+1, i+1)
+			return nil, fmt.Errorf("%w: server %q is listed twice (#%d and #%d): list each server once",
+				errTicketConfig, Redact(u.String()), j+1, i+1)
 		}
 		seen[k] = i
 	}
@@ -203,11 +204,11 @@ func checkClasses(bs []ticketBackend, sts []ticketState, dsns []string, name str
 			continue
 		}
 		if st.Increment != n {
-			return fmt.Errorf("%w: ticket server %s counts in class %d of %d, but %d servers are listed; to renumber them run %s",
+			return fmt.Errorf("%w: %s counts in class %d of %d, but %d servers are listed; to renumber them run %s",
 				ErrResidue, bs[i], st.Offset, st.Increment, n, ticketHint(dsns, name))
 		}
 		if j, ok := owner[st.Offset]; ok {
-			return fmt.Errorf("%w: ticket servers %s and %s both count in class %d of %d; to renumber them run %s",
+			return fmt.Errorf("%w: %s and %s both count in class %d of %d; to renumber them run %s",
 				ErrResidue, bs[j], bs[i], st.Offset, n, ticketHint(dsns, name))
 		}
 		owner[st.Offset] = i
@@ -227,7 +228,7 @@ func assignFree(ctx context.Context, bs []ticketBackend, sts []ticketState, rese
 		floor = max(floor, st.High)
 	}
 	if floor > math.MaxInt64-n {
-		return nil, fmt.Errorf("segment: ticket servers have counted to %d: no class of %d fits below 2^63-1", floor, n)
+		return nil, fmt.Errorf("ticket: servers have counted to %d: no class of %d fits below 2^63-1", floor, n)
 	}
 	next := make([]int64, len(bs))
 	k := int64(1)
@@ -274,11 +275,11 @@ func connectTickets(ctx context.Context, dsns []string, name string) (_ []string
 	return dsns, name, bs, sts, errs, nil
 }
 
-// noClassYet is the error of a server that answers without a class while
-// another does not answer.
-func noClassYet(dsn string, dsns []string, name string) error {
-	return fmt.Errorf("%w: ticket server %s has no ticket class yet, and classes are given out only when every server answers; run %s",
-		ErrNotInstalled, Redact(dsn), ticketHint(dsns, name))
+// noClassYet is the error (ErrNotInstalled) of a server that answers
+// without a class while another does not answer: it gets one once every
+// server answers, which no command run meanwhile can change.
+func noClassYet(dsn string) error {
+	return &relabelled{Redact(dsn) + " gets its ticket class once every listed server answers", ErrNotInstalled}
 }
 
 // DialTickets opens one ticket server per DSN, all counting in the
@@ -323,14 +324,14 @@ func DialTickets(ctx context.Context, dsns []string, name string) (*Tickets, err
 		case sts[i].Offset == 0:
 			b.Close()
 			bs[i] = nil
-			t.pending[i] = noClassYet(dsns[i], dsns, name)
+			t.pending[i] = noClassYet(dsns[i])
 		default:
 			t.offsets[i] = sts[i].Offset
 			t.slots[i].Store(&ticketConn{b})
 		}
 	}
 	if len(t.pending) == len(dsns) {
-		return fail(fmt.Errorf("segment: no ticket server can issue: %w", t.pendingErr()))
+		return fail(fmt.Errorf("ticket: no server can issue: %w", t.pendingErr()))
 	}
 	if len(t.pending) > 0 {
 		jctx, stop := context.WithCancel(context.Background())
@@ -338,6 +339,13 @@ func DialTickets(ctx context.Context, dsns []string, name string) (*Tickets, err
 		go t.join(jctx)
 	}
 	return t, nil
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func countNil(bs []ticketBackend) int {
@@ -360,6 +368,11 @@ func (t *Tickets) pendingErr() error {
 		idx = append(idx, i)
 	}
 	slices.Sort(idx)
+	// A server that is down first: one that answers without a class waits
+	// for it (noClassYet).
+	slices.SortStableFunc(idx, func(a, b int) int {
+		return cmp.Compare(b2i(errors.Is(t.pending[a], ErrNotInstalled)), b2i(errors.Is(t.pending[b], ErrNotInstalled)))
+	})
 	errs := make([]error, len(idx))
 	for j, i := range idx {
 		errs[j] = t.pending[i]
@@ -457,7 +470,7 @@ func (t *Tickets) joinOnce(ctx context.Context) bool {
 			t.pending[i] = errs[i]
 		case sts[i].Offset == 0:
 			bs[i].Close()
-			t.pending[i] = noClassYet(t.dsns[i], t.dsns, t.name)
+			t.pending[i] = noClassYet(t.dsns[i])
 		case ctx.Err() != nil:
 			bs[i].Close()
 		default:
@@ -483,8 +496,14 @@ func (t *Tickets) ServersDown() (down, total int) {
 	return down, len(t.slots)
 }
 
-// Scheme returns TicketScheme.
-func (t *Tickets) Scheme() *idgen.Scheme { return TicketScheme }
+// Stats returns ServersDown's figures as the idgen.StatsTickets fields.
+func (t *Tickets) Stats() idgen.Stats {
+	down, total := t.ServersDown()
+	return idgen.Stats{Kinds: idgen.StatsTickets, TicketServers: total, TicketServersDown: down}
+}
+
+// Scheme returns TicketScheme().
+func (t *Tickets) Scheme() *idgen.Scheme { return ticketScheme }
 
 // Next takes a ticket from the next server in turn, failing over to the
 // others. When every server fails it returns an error wrapping
@@ -498,7 +517,7 @@ func (t *Tickets) Next(ctx context.Context) (idgen.ID, error) {
 	if err := t.issue(ctx, v[:]); err != nil {
 		return idgen.ID{}, err
 	}
-	return TicketScheme.FromUint64(uint64(v[0])), nil
+	return ticketScheme.FromUint64(uint64(v[0])), nil
 }
 
 // NextN fills dst with tickets of one server, the next in turn, in as few
@@ -514,7 +533,7 @@ func (t *Tickets) NextN(ctx context.Context, dst []idgen.ID) (int, error) {
 		return 0, err
 	}
 	for i, v := range vals {
-		dst[i] = TicketScheme.FromUint64(uint64(v))
+		dst[i] = ticketScheme.FromUint64(uint64(v))
 	}
 	return len(dst), nil
 }
@@ -548,7 +567,7 @@ func (t *Tickets) issue(ctx context.Context, dst []int64) error {
 				return nil
 			}
 			if errors.Is(err, ErrResidue) {
-				err = fmt.Errorf("segment: ticket client stopped: %w", err)
+				err = fmt.Errorf("ticket: client stopped: %w", err)
 				t.stopped.CompareAndSwap(nil, &err)
 				return *t.stopped.Load()
 			}
@@ -629,7 +648,7 @@ func InitTickets(ctx context.Context, dsns []string, name string, reset bool) ([
 	}
 	defer closeBackends(bs)
 	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("%w; every ticket server must answer to be set up", err)
+		return nil, fmt.Errorf("ticket: %w; every server must answer to be set up", err)
 	}
 	if reset {
 		// Fence every server before reading how far each has counted: no
@@ -638,7 +657,7 @@ func InitTickets(ctx context.Context, dsns []string, name string, reset bool) ([
 		for _, b := range bs {
 			release, err := b.fence(ctx)
 			if err != nil {
-				return nil, fmt.Errorf("segment: ticket init --reset: %w", err)
+				return nil, err // ErrInUse says to run --reset again; a store error names the server
 			}
 			defer release()
 		}

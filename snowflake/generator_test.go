@@ -305,7 +305,7 @@ func TestLayoutExhausted(t *testing.T) {
 }
 
 func TestBeforeEpoch(t *testing.T) {
-	g := mustNew(t, snowflake.Config{Clock: idgentest.NewClock(snowflake.DefaultEpoch.Add(-time.Second))})
+	g := mustNew(t, snowflake.Config{Clock: idgentest.NewClock(snowflake.DefaultEpoch().Add(-time.Second))})
 	if _, err := g.Next(context.Background()); !errors.Is(err, idgen.ErrBeforeEpoch) {
 		t.Fatalf("Next() before the epoch error = %v; want ErrBeforeEpoch", err)
 	}

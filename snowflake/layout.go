@@ -35,11 +35,16 @@ const (
 	FieldMachine    = "machine"
 )
 
-// NodeFields are the names a node field may take.
-var NodeFields = []string{FieldDatacenter, FieldWorker, FieldShard, FieldRegion, FieldProcess, FieldMachine}
+// NodeFields returns the names a node field may take, in a new slice.
+func NodeFields() []string { return slices.Clone(nodeFields) }
 
-// DefaultEpoch is the epoch of a Layout whose Epoch is zero: 2026-01-01T00:00:00Z.
-var DefaultEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+var nodeFields = []string{FieldDatacenter, FieldWorker, FieldShard, FieldRegion, FieldProcess, FieldMachine}
+
+// DefaultEpoch returns the epoch of a Layout whose Epoch is zero:
+// 2026-01-01T00:00:00Z.
+func DefaultEpoch() time.Time { return defaultEpoch }
+
+var defaultEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // ErrInvalidLayout reports a layout that cannot be used; the wrapping error
 // names the field or option at fault and what is allowed.
@@ -85,7 +90,7 @@ func (l Layout) tick() time.Duration {
 
 func (l Layout) epoch() time.Time {
 	if l.Epoch.IsZero() {
-		return DefaultEpoch
+		return defaultEpoch
 	}
 	return l.Epoch
 }
@@ -214,8 +219,8 @@ func (l Layout) compile() (*plan, error) {
 			}
 			p.csShift, p.csBits, p.csMax = uint(shift), uint(f.Bits), mask(f.Bits)
 		default:
-			if !slices.Contains(NodeFields, f.Name) {
-				return nil, invalid("unknown field %q; allowed time, sequence, random, clockseq, %s", f.Name, strings.Join(NodeFields, ", "))
+			if !slices.Contains(nodeFields, f.Name) {
+				return nil, invalid("unknown field %q; allowed time, sequence, random, clockseq, %s", f.Name, strings.Join(nodeFields, ", "))
 			}
 			p.nodes = append(p.nodes, sp)
 		}
@@ -436,7 +441,7 @@ func (l Layout) PerSecond() float64 {
 func (l Layout) Nodes() uint64 {
 	n := 0
 	for _, f := range l.Fields {
-		if slices.Contains(NodeFields, f.Name) {
+		if slices.Contains(nodeFields, f.Name) {
 			n += f.Bits
 		}
 	}

@@ -191,8 +191,8 @@ func TestWithDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := l.WithDefaults()
-	if d.Tick != time.Millisecond || !d.Epoch.Equal(snowflake.DefaultEpoch) {
-		t.Errorf("WithDefaults() tick %v, epoch %v; want 1ms, %v", d.Tick, d.Epoch, snowflake.DefaultEpoch)
+	if d.Tick != time.Millisecond || !d.Epoch.Equal(snowflake.DefaultEpoch()) {
+		t.Errorf("WithDefaults() tick %v, epoch %v; want 1ms, %v", d.Tick, d.Epoch, snowflake.DefaultEpoch())
 	}
 	if d.String() != l.String() || !d.End().Equal(l.End()) {
 		t.Errorf("WithDefaults() = %s ending %v; want %s ending %v", d, d.End(), l, l.End())

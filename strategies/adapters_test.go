@@ -74,12 +74,12 @@ func TestSchemeOf(t *testing.T) {
 		size       int
 		ordered    bool
 	}{
-		{name: "uuidv4", spec: "uuidv4", want: strategies.UUIDv4Scheme, column: "uuid", size: 16},
-		{name: "uuidv7", spec: "uuidv7", want: strategies.UUIDv7Scheme, column: "uuid", size: 16, ordered: true},
-		{name: "ulid", spec: "ulid", want: strategies.ULIDScheme, column: "uuid", size: 16, ordered: true},
-		{name: "ksuid", spec: "ksuid", want: strategies.KSUIDScheme, column: "bytea", size: 20, ordered: true},
-		{name: "xid", spec: "xid", want: strategies.XIDScheme, column: "bytea", size: 12, ordered: true},
-		{name: "flake128", spec: "flake128", want: strategies.Flake128Scheme, column: "uuid", size: 16, ordered: true},
+		{name: "uuidv4", spec: "uuidv4", want: strategies.UUIDv4Scheme(), column: "uuid", size: 16},
+		{name: "uuidv7", spec: "uuidv7", want: strategies.UUIDv7Scheme(), column: "uuid", size: 16, ordered: true},
+		{name: "ulid", spec: "ulid", want: strategies.ULIDScheme(), column: "uuid", size: 16, ordered: true},
+		{name: "ksuid", spec: "ksuid", want: strategies.KSUIDScheme(), column: "bytea", size: 20, ordered: true},
+		{name: "xid", spec: "xid", want: strategies.XIDScheme(), column: "bytea", size: 12, ordered: true},
+		{name: "flake128", spec: "flake128", want: strategies.Flake128Scheme(), column: "uuid", size: 16, ordered: true},
 		{name: "sonyflake", spec: "sonyflake", column: "bigint", size: 8, ordered: true},
 		{name: "snowflake", spec: "snowflake", column: "bigint", size: 8, ordered: true},
 	}

@@ -47,16 +47,16 @@ func Convert(id idgen.ID, to *idgen.Scheme) (idgen.ID, error) {
 	}
 	b := id.Bytes()
 	switch {
-	case to == UUIDScheme && (from == ULIDScheme || from == UUIDv7Scheme || from == UUIDv4Scheme),
-		to == ULIDScheme && (from == UUIDScheme || from == UUIDv7Scheme):
+	case to == UUIDScheme() && (from == ULIDScheme() || from == UUIDv7Scheme() || from == UUIDv4Scheme()),
+		to == ULIDScheme() && (from == UUIDScheme() || from == UUIDv7Scheme()):
 		return to.FromBytes(b)
-	case to == UUIDv7Scheme && from == ULIDScheme:
+	case to == UUIDv7Scheme() && from == ULIDScheme():
 		b[6] = 0x70 | b[6]&0x0f
 		b[8] = 0x80 | b[8]&0x3f
 		return to.FromBytes(b)
-	case (to == UUIDv7Scheme || to == UUIDv4Scheme) && from == UUIDScheme:
+	case (to == UUIDv7Scheme() || to == UUIDv4Scheme()) && from == UUIDScheme():
 		want := byte(7)
-		if to == UUIDv4Scheme {
+		if to == UUIDv4Scheme() {
 			want = 4
 		}
 		if b[6]>>4 != want || b[8]>>6 != 0b10 {
@@ -71,10 +71,10 @@ func Convert(id idgen.ID, to *idgen.Scheme) (idgen.ID, error) {
 // another.
 func noConversion(from, to *idgen.Scheme) string {
 	bits128 := func(s *idgen.Scheme) bool {
-		return s == ULIDScheme || s == UUIDScheme || s == UUIDv7Scheme || s == UUIDv4Scheme
+		return s == ULIDScheme() || s == UUIDScheme() || s == UUIDv7Scheme() || s == UUIDv4Scheme()
 	}
 	encoded := func(s *idgen.Scheme) bool {
-		return !bits128(s) && slices.ContainsFunc([]*idgen.Scheme{ULIDScheme, UUIDScheme, UUIDv7Scheme, UUIDv4Scheme},
+		return !bits128(s) && slices.ContainsFunc([]*idgen.Scheme{ULIDScheme(), UUIDScheme(), UUIDv7Scheme(), UUIDv4Scheme()},
 			func(b *idgen.Scheme) bool { return b.Name == s.Name })
 	}
 	switch {
@@ -84,7 +84,7 @@ func noConversion(from, to *idgen.Scheme) string {
 		return fmt.Sprintf("only a ULID and a UUID hold the same 128 bits; a %s ID is neither", from.Name)
 	case !bits128(to):
 		return fmt.Sprintf("only a ULID and a UUID hold the same 128 bits; a %s ID is neither", to.Name)
-	case from == UUIDv4Scheme && to != UUIDScheme:
+	case from == UUIDv4Scheme() && to != UUIDScheme():
 		return fmt.Sprintf("a UUIDv4 has no time to make a %s of", displayName(to))
 	}
 	// ulid -> uuidv4, uuidv7 -> uuidv4: a time would become random bits.
@@ -94,11 +94,11 @@ func noConversion(from, to *idgen.Scheme) string {
 // displayName is a 128-bit scheme's name as prose writes it.
 func displayName(s *idgen.Scheme) string {
 	switch s {
-	case ULIDScheme:
+	case ULIDScheme():
 		return "ULID"
-	case UUIDv7Scheme:
+	case UUIDv7Scheme():
 		return "UUIDv7"
-	case UUIDv4Scheme:
+	case UUIDv4Scheme():
 		return "UUIDv4"
 	}
 	return "UUID"
@@ -121,27 +121,31 @@ func ConvertExact(id idgen.ID, to *idgen.Scheme) (idgen.ID, error) {
 	return out, nil
 }
 
-// ULIDToUUID returns a ULID's 128 bits as a UUIDScheme ID: the value a
+// ULIDToUUID returns a ULID's 128 bits as a UUIDScheme() ID: the value a
 // ULID has in a PostgreSQL uuid column. UUIDToULID reverses it exactly.
-func ULIDToUUID(id idgen.ID) (idgen.ID, error) { return convertFrom(id, ULIDScheme, UUIDScheme) }
+func ULIDToUUID(id idgen.ID) (idgen.ID, error) { return convertFrom(id, ULIDScheme(), UUIDScheme()) }
 
-// UUIDToULID returns the 128 bits of a UUIDScheme or UUIDv7Scheme ID as a
+// UUIDToULID returns the 128 bits of a UUIDScheme() or UUIDv7Scheme() ID as a
 // ULID. From a UUIDv7 the ULID carries the same millisecond and sorts the
 // same.
 func UUIDToULID(id idgen.ID) (idgen.ID, error) {
-	if id.Scheme() == UUIDv7Scheme {
-		return Convert(id, ULIDScheme)
+	if id.Scheme() == UUIDv7Scheme() {
+		return Convert(id, ULIDScheme())
 	}
-	return convertFrom(id, UUIDScheme, ULIDScheme)
+	return convertFrom(id, UUIDScheme(), ULIDScheme())
 }
 
 // ULIDToUUIDv7 returns a ULID as a UUIDv7 of the same millisecond; see
 // Convert for the 6 bits it sets.
-func ULIDToUUIDv7(id idgen.ID) (idgen.ID, error) { return convertFrom(id, ULIDScheme, UUIDv7Scheme) }
+func ULIDToUUIDv7(id idgen.ID) (idgen.ID, error) {
+	return convertFrom(id, ULIDScheme(), UUIDv7Scheme())
+}
 
 // UUIDv7ToULID returns a UUIDv7's 128 bits as a ULID of the same
 // millisecond and order.
-func UUIDv7ToULID(id idgen.ID) (idgen.ID, error) { return convertFrom(id, UUIDv7Scheme, ULIDScheme) }
+func UUIDv7ToULID(id idgen.ID) (idgen.ID, error) {
+	return convertFrom(id, UUIDv7Scheme(), ULIDScheme())
+}
 
 func convertFrom(id idgen.ID, from, to *idgen.Scheme) (idgen.ID, error) {
 	if id.Scheme() != from {

@@ -10,9 +10,9 @@ import (
 )
 
 func TestULIDUUIDSameBits(t *testing.T) {
-	u := strategies.ULIDScheme.MustParse("01ARZ3NDEKTSV4RRFFQ69G5FAV")
+	u := strategies.ULIDScheme().MustParse("01ARZ3NDEKTSV4RRFFQ69G5FAV")
 	id, err := strategies.ULIDToUUID(u)
-	if err != nil || id.String() != "01563e3a-b5d3-d676-4c61-efb99302bd5b" || id.Scheme() != strategies.UUIDScheme {
+	if err != nil || id.String() != "01563e3a-b5d3-d676-4c61-efb99302bd5b" || id.Scheme() != strategies.UUIDScheme() {
 		t.Fatalf("ULIDToUUID(%s) = %s (%s), %v; want uuid 01563e3a-b5d3-d676-4c61-efb99302bd5b", u, id, id.Scheme(), err)
 	}
 	back, err := strategies.UUIDToULID(id)
@@ -47,7 +47,7 @@ func TestUUIDv7ULID(t *testing.T) {
 		}
 	}
 	// A ULID becomes a valid UUIDv7 of the same millisecond.
-	u := strategies.ULIDScheme.MustParse("01ARZ3NDEKTSV4RRFFQ69G5FAV")
+	u := strategies.ULIDScheme().MustParse("01ARZ3NDEKTSV4RRFFQ69G5FAV")
 	v7, err := strategies.ULIDToUUIDv7(u)
 	if err != nil || v7.String() != "01563e3a-b5d3-7676-8c61-efb99302bd5b" || !v7.Time().Equal(u.Time()) {
 		t.Fatalf("ULIDToUUIDv7(%s) = %s, %v; want 01563e3a-b5d3-7676-8c61-efb99302bd5b", u, v7, err)
@@ -55,23 +55,23 @@ func TestUUIDv7ULID(t *testing.T) {
 }
 
 func TestConvertErrors(t *testing.T) {
-	v4 := strategies.UUIDv4Scheme.MustParse("919108f7-52d1-4320-9bac-f847db4148a8")
-	anyUUID := strategies.UUIDScheme.MustParse("c232ab00-9414-11ec-b3c8-9f6bdeced846")
+	v4 := strategies.UUIDv4Scheme().MustParse("919108f7-52d1-4320-9bac-f847db4148a8")
+	anyUUID := strategies.UUIDScheme().MustParse("c232ab00-9414-11ec-b3c8-9f6bdeced846")
 	tests := []struct {
 		name string
 		id   idgen.ID
 		to   *idgen.Scheme
 		msg  string
 	}{
-		{name: "uuidv4 has no time", id: v4, to: strategies.ULIDScheme,
+		{name: "uuidv4 has no time", id: v4, to: strategies.ULIDScheme(),
 			msg: "strategies: no such conversion: uuidv4 -> ulid: a UUIDv4 has no time to make a ULID of; defined: ulid -> uuid, uuid -> ulid, uuidv7 -> ulid, ulid -> uuidv7, uuidv7 -> uuid, uuidv4 -> uuid, uuid -> uuidv7, uuid -> uuidv4"},
-		{name: "uuidv7 has a time", id: strategies.UUIDv7Scheme.MustParse("01923e3f-5cbb-7cfe-8e8a-89a9ec6c1744"), to: strategies.UUIDv4Scheme,
+		{name: "uuidv7 has a time", id: strategies.UUIDv7Scheme().MustParse("01923e3f-5cbb-7cfe-8e8a-89a9ec6c1744"), to: strategies.UUIDv4Scheme(),
 			msg: "strategies: no such conversion: uuidv7 -> uuidv4: a UUIDv7's time has no place in a UUIDv4; defined: ulid -> uuid, uuid -> ulid, uuidv7 -> ulid, ulid -> uuidv7, uuidv7 -> uuid, uuidv4 -> uuid, uuid -> uuidv7, uuid -> uuidv4"},
-		{name: "v1 is not v7", id: anyUUID, to: strategies.UUIDv7Scheme,
+		{name: "v1 is not v7", id: anyUUID, to: strategies.UUIDv7Scheme(),
 			msg: "strategies: no such conversion: uuid c232ab00-9414-11ec-b3c8-9f6bdeced846 is not an RFC 9562 version 7 UUID"},
-		{name: "ksuid", id: strategies.KSUIDScheme.MustParse("0ujtsYcgvSTl8PAuAdqWYSMnLOv"), to: strategies.ULIDScheme,
+		{name: "ksuid", id: strategies.KSUIDScheme().MustParse("0ujtsYcgvSTl8PAuAdqWYSMnLOv"), to: strategies.ULIDScheme(),
 			msg: "strategies: no such conversion: ksuid -> ulid: only a ULID and a UUID hold the same 128 bits; a ksuid ID is neither; defined: ulid -> uuid, uuid -> ulid, uuidv7 -> ulid, ulid -> uuidv7, uuidv7 -> uuid, uuidv4 -> uuid, uuid -> uuidv7, uuid -> uuidv4"},
-		{name: "to flake128", id: v4, to: strategies.Flake128Scheme,
+		{name: "to flake128", id: v4, to: strategies.Flake128Scheme(),
 			msg: "strategies: no such conversion: uuidv4 -> flake128: only a ULID and a UUID hold the same 128 bits; a flake128 ID is neither; defined: ulid -> uuid, uuid -> ulid, uuidv7 -> ulid, ulid -> uuidv7, uuidv7 -> uuid, uuidv4 -> uuid, uuid -> uuidv7, uuid -> uuidv4"},
 	}
 	for _, tc := range tests {
@@ -85,10 +85,10 @@ func TestConvertErrors(t *testing.T) {
 	if _, err := strategies.ULIDToUUID(v4); !errors.Is(err, strategies.ErrConvert) {
 		t.Fatalf("ULIDToUUID(uuidv4) = %v; want ErrConvert", err)
 	}
-	if got, err := strategies.Convert(v4, strategies.UUIDScheme); err != nil || got.String() != v4.String() {
+	if got, err := strategies.Convert(v4, strategies.UUIDScheme()); err != nil || got.String() != v4.String() {
 		t.Fatalf("Convert(uuidv4, uuid) = %v, %v; want the same text", got, err)
 	}
-	back, err := strategies.Convert(strategies.UUIDScheme.MustParse(v4.String()), strategies.UUIDv4Scheme)
+	back, err := strategies.Convert(strategies.UUIDScheme().MustParse(v4.String()), strategies.UUIDv4Scheme())
 	if err != nil || back != v4 {
 		t.Fatalf("Convert(uuid, uuidv4) = %v, %v; want %v", back, err, v4)
 	}
@@ -97,22 +97,22 @@ func TestConvertErrors(t *testing.T) {
 // TestConvertExact: ConvertExact converts what Convert does when the ID
 // converts back to the same bits, and refuses the rest with ErrConvert.
 func TestConvertExact(t *testing.T) {
-	v7 := strategies.UUIDv7Scheme.MustParse("01923e3f-5cbb-7cfe-8e8a-89a9ec6c1744")
-	u, err := strategies.ConvertExact(v7, strategies.ULIDScheme)
+	v7 := strategies.UUIDv7Scheme().MustParse("01923e3f-5cbb-7cfe-8e8a-89a9ec6c1744")
+	u, err := strategies.ConvertExact(v7, strategies.ULIDScheme())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back, err := strategies.ConvertExact(u, strategies.UUIDv7Scheme); err != nil || back != v7 {
+	if back, err := strategies.ConvertExact(u, strategies.UUIDv7Scheme()); err != nil || back != v7 {
 		t.Fatalf("ConvertExact(%s, uuidv7) = %v, %v; want %v", u, back, err, v7)
 	}
-	lossy := strategies.ULIDScheme.MustParse("01J8Z3YQ5V7KZ4X2M9N7P6R5T4")
-	_, err = strategies.ConvertExact(lossy, strategies.UUIDv7Scheme)
+	lossy := strategies.ULIDScheme().MustParse("01J8Z3YQ5V7KZ4X2M9N7P6R5T4")
+	_, err = strategies.ConvertExact(lossy, strategies.UUIDv7Scheme())
 	want := "strategies: no such conversion: ulid 01J8Z3YQ5V7KZ4X2M9N7P6R5T4 -> uuidv7 is lossy: 01923e3f-5cbb-7cfe-8e8a-89a9ec6c1744 does not convert back to it (a ULID becomes a UUIDv7 exactly only when it came from one)"
 	if !errors.Is(err, strategies.ErrConvert) || err.Error() != want {
 		t.Fatalf("ConvertExact(%s, uuidv7) = %v; want %s", lossy, err, want)
 	}
-	v4 := strategies.UUIDv4Scheme.MustParse("919108f7-52d1-4320-9bac-f847db4148a8")
-	if _, err := strategies.ConvertExact(v4, strategies.ULIDScheme); !errors.Is(err, strategies.ErrConvert) {
+	v4 := strategies.UUIDv4Scheme().MustParse("919108f7-52d1-4320-9bac-f847db4148a8")
+	if _, err := strategies.ConvertExact(v4, strategies.ULIDScheme()); !errors.Is(err, strategies.ErrConvert) {
 		t.Fatalf("ConvertExact(uuidv4, ulid) = %v; want ErrConvert", err)
 	}
 }

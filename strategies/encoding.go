@@ -17,8 +17,10 @@ import (
 // so the text that parses) is the encoding's.
 const EncodingKey = "encoding"
 
-// EncodingDoc documents EncodingKey.
-var EncodingDoc = "text encoding of the IDs: " + strings.Join(public.EncodingNames(), ", ") + " (default: the scheme's own text)"
+// EncodingDoc returns the documentation of EncodingKey.
+func EncodingDoc() string { return encodingDoc }
+
+var encodingDoc = "text encoding of the IDs: " + strings.Join(public.EncodingNames(), ", ") + " (default: the scheme's own text)"
 
 // withEncoding makes s honour EncodingKey, unless s takes the key itself.
 func withEncoding(s *Strategy) *Strategy {

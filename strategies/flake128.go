@@ -15,7 +15,7 @@ import (
 	"github.com/idgenkit/idgen/snowflake"
 )
 
-// Flake128Scheme is Boundary's flake: 16 bytes,
+// Flake128Scheme returns the scheme of Boundary's flake: 16 bytes,
 //
 //	+--------------------------------+------------------------+------------+
 //	| timestamp (64 bits)            | worker (48 bits)       | seq (16)   |
@@ -26,7 +26,11 @@ import (
 // sort as the bytes do. It is stored in a PostgreSQL uuid column: 16 bytes,
 // compared byte by byte, so the time order holds (PostgreSQL also reads the
 // 32-digit text as a uuid).
-var Flake128Scheme = &idgen.Scheme{Name: "flake128", Size: 16, Column: idgen.ColumnUUID, TimeOrdered: true, Codec: flake128Codec{}}
+// Every call returns the same *idgen.Scheme (schemes compare by
+// pointer); do not modify it.
+func Flake128Scheme() *idgen.Scheme { return flake128Scheme }
+
+var flake128Scheme = &idgen.Scheme{Name: "flake128", Size: 16, Column: idgen.ColumnUUID, TimeOrdered: true, Codec: flake128Codec{}}
 
 type flake128Codec struct{}
 
@@ -116,9 +120,10 @@ func worker48(id uint64) (b [6]byte) {
 }
 
 var (
-	_ idgen.Generator   = (*Flake128Generator)(nil)
-	_ idgen.Batcher     = (*Flake128Generator)(nil)
-	_ idgen.AtGenerator = (*Flake128Generator)(nil)
+	_ idgen.Generator     = (*Flake128Generator)(nil)
+	_ idgen.Batcher       = (*Flake128Generator)(nil)
+	_ idgen.AtGenerator   = (*Flake128Generator)(nil)
+	_ idgen.StatsReporter = (*Flake128Generator)(nil)
 )
 
 // NewFlake128 validates cfg and returns a generator. A worker ID above
@@ -182,20 +187,26 @@ func (g *Flake128Generator) Ready(ctx context.Context) error {
 	return g.core.Ready(ctx)
 }
 
+// Stats returns the Snowflake core's Stats (snowflake.Generator.Stats):
+// its clock and counters (idgen.StatsClock; LayoutEnd is the 47-bit time
+// field's end, in the year 6429) and, under a lease renewed against a
+// store, the lease's status (idgen.StatsLease).
+func (g *Flake128Generator) Stats() idgen.Stats { return g.core.Stats() }
+
 // Close ends the generator, as snowflake.Generator.Close does: Next, NextN
 // and NewAt then return idgen.ErrClosed. It closes the config's Closer,
 // when there is one (releasing a leased worker ID).
 func (g *Flake128Generator) Close() error { return g.core.Close() }
 
-// Scheme returns Flake128Scheme.
-func (g *Flake128Generator) Scheme() *idgen.Scheme { return Flake128Scheme }
+// Scheme returns Flake128Scheme().
+func (g *Flake128Generator) Scheme() *idgen.Scheme { return Flake128Scheme() }
 
 func (g *Flake128Generator) compose(tick int64, seq uint64, worker *[6]byte) idgen.ID {
 	var b [16]byte
 	binary.BigEndian.PutUint64(b[0:8], uint64(tick)) // the core's epoch is 1970: ticks are Unix ms
 	copy(b[8:14], worker[:])
 	binary.BigEndian.PutUint16(b[14:16], uint16(seq))
-	id, _ := Flake128Scheme.FromBytes(b[:])
+	id, _ := Flake128Scheme().FromBytes(b[:])
 	return id
 }
 
@@ -293,7 +304,7 @@ func init() {
 			}
 			return g, nil
 		},
-		Scheme: func(*Params) (*idgen.Scheme, error) { return Flake128Scheme, nil },
+		Scheme: func(*Params) (*idgen.Scheme, error) { return Flake128Scheme(), nil },
 		Keyspace: func(p *Params) (string, error) {
 			worker := p.String("worker", "0")
 			if p.workerIDSet() {

@@ -53,8 +53,8 @@ func FuzzParse(f *testing.F) {
 
 // fuzzSchemes are every adapter scheme plus the default 64-bit layouts.
 func fuzzSchemes(t testing.TB) []*idgen.Scheme {
-	schemes := []*idgen.Scheme{strategies.UUIDv4Scheme, strategies.UUIDv7Scheme, strategies.UUIDScheme,
-		strategies.ULIDScheme, strategies.KSUIDScheme, strategies.XIDScheme, strategies.Flake128Scheme}
+	schemes := []*idgen.Scheme{strategies.UUIDv4Scheme(), strategies.UUIDv7Scheme(), strategies.UUIDScheme(),
+		strategies.ULIDScheme(), strategies.KSUIDScheme(), strategies.XIDScheme(), strategies.Flake128Scheme()}
 	for _, spec := range []string{"sonyflake", "sonyflake?bits_sequence=12&bits_machine=8", "snowflake"} {
 		s, err := strategies.SchemeOf(strategies.MustParse(spec))
 		if err != nil {

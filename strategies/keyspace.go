@@ -98,7 +98,7 @@ func layoutKeyspace(p *Params, l snowflake.Layout, nodes map[string]string) stri
 	b.WriteString("layout " + l.WithDefaults().String())
 	worker, _, _ := l.WorkerField()
 	for _, f := range l.Fields {
-		if !slices.Contains(snowflake.NodeFields, f.Name) {
+		if !slices.Contains(snowflake.NodeFields(), f.Name) {
 			continue
 		}
 		v, ok := nodes[f.Name]

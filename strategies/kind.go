@@ -16,44 +16,44 @@ import (
 // gets a Kind of the program's own, whose Scheme returns
 // MustSchemeOf(spec)'s scheme kept in a package variable.
 type (
-	UUIDv4    struct{} // UUIDv4Scheme
-	UUIDv7    struct{} // UUIDv7Scheme
-	UUIDv1    struct{} // UUIDv1Scheme
-	UUIDv6    struct{} // UUIDv6Scheme
-	UUID      struct{} // UUIDScheme, a UUID of any version
-	ULID      struct{} // ULIDScheme
-	KSUID     struct{} // KSUIDScheme
-	XID       struct{} // XIDScheme
-	Flake128  struct{} // Flake128Scheme
+	UUIDv4    struct{} // UUIDv4Scheme()
+	UUIDv7    struct{} // UUIDv7Scheme()
+	UUIDv1    struct{} // UUIDv1Scheme()
+	UUIDv6    struct{} // UUIDv6Scheme()
+	UUID      struct{} // UUIDScheme(), a UUID of any version
+	ULID      struct{} // ULIDScheme()
+	KSUID     struct{} // KSUIDScheme()
+	XID       struct{} // XIDScheme()
+	Flake128  struct{} // Flake128Scheme()
 	Sonyflake struct{} // the sonyflake strategy's scheme at its default settings
 )
 
-// Scheme returns UUIDv4Scheme.
-func (UUIDv4) Scheme() *idgen.Scheme { return UUIDv4Scheme }
+// Scheme returns UUIDv4Scheme().
+func (UUIDv4) Scheme() *idgen.Scheme { return UUIDv4Scheme() }
 
-// Scheme returns UUIDv7Scheme.
-func (UUIDv7) Scheme() *idgen.Scheme { return UUIDv7Scheme }
+// Scheme returns UUIDv7Scheme().
+func (UUIDv7) Scheme() *idgen.Scheme { return UUIDv7Scheme() }
 
-// Scheme returns UUIDv1Scheme.
-func (UUIDv1) Scheme() *idgen.Scheme { return UUIDv1Scheme }
+// Scheme returns UUIDv1Scheme().
+func (UUIDv1) Scheme() *idgen.Scheme { return UUIDv1Scheme() }
 
-// Scheme returns UUIDv6Scheme.
-func (UUIDv6) Scheme() *idgen.Scheme { return UUIDv6Scheme }
+// Scheme returns UUIDv6Scheme().
+func (UUIDv6) Scheme() *idgen.Scheme { return UUIDv6Scheme() }
 
-// Scheme returns UUIDScheme.
-func (UUID) Scheme() *idgen.Scheme { return UUIDScheme }
+// Scheme returns UUIDScheme().
+func (UUID) Scheme() *idgen.Scheme { return UUIDScheme() }
 
-// Scheme returns ULIDScheme.
-func (ULID) Scheme() *idgen.Scheme { return ULIDScheme }
+// Scheme returns ULIDScheme().
+func (ULID) Scheme() *idgen.Scheme { return ULIDScheme() }
 
-// Scheme returns KSUIDScheme.
-func (KSUID) Scheme() *idgen.Scheme { return KSUIDScheme }
+// Scheme returns KSUIDScheme().
+func (KSUID) Scheme() *idgen.Scheme { return KSUIDScheme() }
 
-// Scheme returns XIDScheme.
-func (XID) Scheme() *idgen.Scheme { return XIDScheme }
+// Scheme returns XIDScheme().
+func (XID) Scheme() *idgen.Scheme { return XIDScheme() }
 
-// Scheme returns Flake128Scheme.
-func (Flake128) Scheme() *idgen.Scheme { return Flake128Scheme }
+// Scheme returns Flake128Scheme().
+func (Flake128) Scheme() *idgen.Scheme { return Flake128Scheme() }
 
 var defaultSonyflakeScheme = sync.OnceValue(func() *idgen.Scheme {
 	s, err := SonyflakeScheme(SonyflakeSettings{})

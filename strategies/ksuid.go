@@ -17,7 +17,7 @@ import (
 // ksuidEpoch is KSUID's epoch, 2014-05-13T16:53:20Z, in Unix seconds.
 const ksuidEpoch = 1400000000
 
-// KSUIDScheme is Segment's KSUID: 20 bytes,
+// KSUIDScheme returns the scheme of Segment's KSUID: 20 bytes,
 //
 //	+----------------------+------------------------------------------+
 //	| timestamp (32 bits)  | payload_hi (64 bits) | payload_lo (64)   |
@@ -27,7 +27,11 @@ const ksuidEpoch = 1400000000
 // Its text is 27 chars of base62 (0-9A-Za-z), which sorts as the bytes do.
 // PostgreSQL has no 20-byte type: it is stored in a bytea column, which
 // compares byte by byte and so keeps the time order.
-var KSUIDScheme = &idgen.Scheme{Name: "ksuid", Size: 20, Column: idgen.ColumnBytea, TimeOrdered: true, Codec: ksuidCodec{}}
+// Every call returns the same *idgen.Scheme (schemes compare by
+// pointer); do not modify it.
+func KSUIDScheme() *idgen.Scheme { return ksuidScheme }
+
+var ksuidScheme = &idgen.Scheme{Name: "ksuid", Size: 20, Column: idgen.ColumnBytea, TimeOrdered: true, Codec: ksuidCodec{}}
 
 type ksuidCodec struct{}
 
@@ -82,7 +86,7 @@ func init() {
 			}
 			return NewKSUID(mono), nil
 		},
-		Scheme: func(*Params) (*idgen.Scheme, error) { return KSUIDScheme, nil },
+		Scheme: func(*Params) (*idgen.Scheme, error) { return KSUIDScheme(), nil },
 	})
 }
 
@@ -120,8 +124,8 @@ func NewKSUID(monotonic bool) *KSUIDGenerator {
 	return &KSUIDGenerator{monotonic: monotonic, ent: newEntropy()}
 }
 
-// Scheme returns KSUIDScheme.
-func (g *KSUIDGenerator) Scheme() *idgen.Scheme { return KSUIDScheme }
+// Scheme returns KSUIDScheme().
+func (g *KSUIDGenerator) Scheme() *idgen.Scheme { return KSUIDScheme() }
 
 // ksuidTimestamp returns t as a KSUID timestamp.
 func ksuidTimestamp(t time.Time) (uint32, error) {
@@ -156,7 +160,7 @@ func (g *KSUIDGenerator) Next(context.Context) (idgen.ID, error) {
 		if err != nil {
 			return idgen.ID{}, err
 		}
-		return KSUIDScheme.FromBytes(k[:])
+		return KSUIDScheme().FromBytes(k[:])
 	}
 	g.mu.Lock()
 	if g.used && ts <= g.ts {
@@ -176,7 +180,7 @@ func (g *KSUIDGenerator) Next(context.Context) (idgen.ID, error) {
 	binary.BigEndian.PutUint64(b[4:12], g.hi)
 	binary.BigEndian.PutUint64(b[12:20], g.lo)
 	g.mu.Unlock()
-	return KSUIDScheme.FromBytes(b[:])
+	return KSUIDScheme().FromBytes(b[:])
 }
 
 // NewAt returns a KSUID of t's second with a random 128-bit payload: unique
@@ -198,5 +202,5 @@ func (g *KSUIDGenerator) NewAt(t time.Time) (idgen.ID, error) {
 	if err != nil {
 		return idgen.ID{}, err
 	}
-	return KSUIDScheme.FromBytes(k[:])
+	return KSUIDScheme().FromBytes(k[:])
 }

@@ -88,25 +88,25 @@ func detect(text string) (idgen.ID, error) {
 		if err == nil || n != 20 {
 			return id, err
 		}
-		if x, xerr := XIDScheme.Parse(text); xerr == nil {
+		if x, xerr := XIDScheme().Parse(text); xerr == nil {
 			return x, nil // an all-digit xid above 2^64-1
 		}
 		return idgen.ID{}, err
 	case n == 36:
-		s = UUIDScheme
+		s = UUIDScheme()
 		if text[14] == '4' {
-			s = UUIDv4Scheme
+			s = UUIDv4Scheme()
 		} else if text[14] == '7' {
-			s = UUIDv7Scheme
+			s = UUIDv7Scheme()
 		}
 	case n == 32:
 		return detect32(text)
 	case n == 26:
-		s = ULIDScheme
+		s = ULIDScheme()
 	case n == 27:
-		s = KSUIDScheme
+		s = KSUIDScheme()
 	case n == 20:
-		s = XIDScheme
+		s = XIDScheme()
 	case digits:
 		return ParseWith(text, "snowflake")
 	default:
@@ -143,7 +143,7 @@ func detectTypeID(text, prefix string) (idgen.ID, error) {
 // written without dashes when its version (1-8) and variant (10) bits are a
 // UUID's, else as flake128.
 func detect32(text string) (idgen.ID, error) {
-	id, err := Flake128Scheme.Parse(text)
+	id, err := Flake128Scheme().Parse(text)
 	if err != nil {
 		return idgen.ID{}, fmt.Errorf("%w (as flake128)", err)
 	}
@@ -152,12 +152,12 @@ func detect32(text string) (idgen.ID, error) {
 	if b[0] == 0 && b[1] == 0 && b[2]&0x80 == 0 || version < 1 || version > 8 || variant != 0b10 {
 		return id, nil
 	}
-	s := UUIDScheme
+	s := UUIDScheme()
 	switch version {
 	case 4:
-		s = UUIDv4Scheme
+		s = UUIDv4Scheme()
 	case 7:
-		s = UUIDv7Scheme
+		s = UUIDv7Scheme()
 	}
 	return s.FromBytes(b)
 }

@@ -148,7 +148,7 @@ func TestParseLenient(t *testing.T) {
 				t.Fatalf("TypeIDPrefix(ParseWith(%q)) = %q; want %q", tc.text, prefix, tc.prefix)
 			}
 			if tc.scheme == "typeid" {
-				u, err := strategies.UUIDScheme.FromBytes(id.Bytes())
+				u, err := strategies.UUIDScheme().FromBytes(id.Bytes())
 				if err != nil || u.String() != "01890a5d-ac96-774b-bcce-b302099a8057" {
 					t.Fatalf("ParseWith(%q) bytes = %v, %v; want 01890a5d-ac96-774b-bcce-b302099a8057", tc.text, u, err)
 				}

@@ -21,7 +21,7 @@ func init() {
 		{"layout", "layout text, e.g. time:41,worker:10,sequence:12;tick=1ms;epoch=2026-01-01T00:00:00Z"},
 		{"epoch", "override the layout's epoch: RFC 3339, a date, or unix ms"},
 	}
-	for _, n := range snowflake.NodeFields {
+	for _, n := range snowflake.NodeFields() {
 		keys = append(keys, Key{n, n + " ID, 0 to 2^bits-1 (default 0)"})
 	}
 	keys = append(keys, Key{"random_start", "start each tick's sequence at a random offset (default false)"})
@@ -121,7 +121,7 @@ func snowflakeConfig(p *Params) (snowflake.Config, error) {
 		return cfg, err
 	}
 	cfg.Nodes = map[string]int64{}
-	for _, n := range snowflake.NodeFields {
+	for _, n := range snowflake.NodeFields() {
 		if !p.Has(n) {
 			continue
 		}
@@ -158,7 +158,7 @@ func nodeError(p *Params, cfg snowflake.Config, err error) error {
 	if !errors.Is(err, idgen.ErrOutOfRange) {
 		return err
 	}
-	for _, n := range snowflake.NodeFields {
+	for _, n := range snowflake.NodeFields() {
 		bits, ok := cfg.Layout.Field(n)
 		if v, given := cfg.Nodes[n]; ok && given && p.Has(n) && (v < 0 || v >= 1<<bits) {
 			return specError(p.spec, n, p.String(n, ""), err)

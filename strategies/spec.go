@@ -216,7 +216,7 @@ func (p *Params) keyError(key string, err error) error {
 }
 
 // SplitList splits a comma-separated list of spec texts, as the CLI's
-// --strategies and --specs flags give it. A comma inside a spec's query, as
+// -s (--spec) flags of bench and compare give it. A comma inside a spec's query, as
 // in a layout ("snowflake?layout=time:41,worker:10,sequence:12"), stays in
 // the spec: after a spec with a '?', a comma starts a new spec only when the
 // text after it is blank or starts with a registered strategy's name (or a

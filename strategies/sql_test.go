@@ -99,7 +99,7 @@ func TestPostgresGenerated(t *testing.T) {
 	t.Cleanup(func() { db.Close() })
 	ctx := context.Background()
 
-	id := strategies.UUIDv4Scheme.Zero()
+	id := strategies.UUIDv4Scheme().Zero()
 	var text string
 	if err := db.QueryRowContext(ctx, "SELECT u, u::text FROM (SELECT gen_random_uuid() AS u) x").Scan(&id, &text); err != nil {
 		t.Fatalf("SELECT gen_random_uuid(): %v", err)
@@ -115,9 +115,9 @@ func TestPostgresGenerated(t *testing.T) {
 	}
 
 	// A ULID read from a uuid column is the same 128 bits.
-	u := strategies.ULIDScheme.MustParse("01ARZ3NDEKTSV4RRFFQ69G5FAV")
+	u := strategies.ULIDScheme().MustParse("01ARZ3NDEKTSV4RRFFQ69G5FAV")
 	asUUID, _ := strategies.ULIDToUUID(u)
-	back := strategies.ULIDScheme.Zero()
+	back := strategies.ULIDScheme().Zero()
 	if err := db.QueryRowContext(ctx, "SELECT $1::text::uuid", asUUID.String()).Scan(&back); err != nil || back != u {
 		t.Fatalf("SELECT %q::uuid into a ULID = %v, %v; want %v", asUUID, back, err, u)
 	}

@@ -77,9 +77,9 @@ func (c typeIDCodec) ParseText(b, text []byte) error {
 	return nil
 }
 
-func (typeIDCodec) Time(b []byte) time.Time { return UUIDv7Scheme.Codec.Time(b) }
+func (typeIDCodec) Time(b []byte) time.Time { return UUIDv7Scheme().Codec.Time(b) }
 
-func (typeIDCodec) Decompose(b []byte) []idgen.Field { return UUIDv7Scheme.Codec.Decompose(b) }
+func (typeIDCodec) Decompose(b []byte) []idgen.Field { return UUIDv7Scheme().Codec.Decompose(b) }
 
 // TypeIDGenerator issues TypeIDs: UUIDv7s (see UUIDv7Generator) of a
 // TypeIDScheme. Safe for concurrent use.

@@ -17,7 +17,8 @@ import (
 	"github.com/idgenkit/idgen"
 )
 
-// ULIDScheme is the ULID (github.com/ulid/spec): 16 bytes,
+// ULIDScheme returns the scheme of the ULID (github.com/ulid/spec): 16
+// bytes,
 //
 //	 0                   1                   2                   3
 //	+---------------------------------------------------------------+
@@ -33,7 +34,11 @@ import (
 // Its text is 26 chars of Crockford base32 (uppercase; parsing accepts
 // lowercase). It is stored in a PostgreSQL uuid column: the same 128 bits
 // (see ULIDToUUID), compared byte by byte, so the time order holds there.
-var ULIDScheme = &idgen.Scheme{Name: "ulid", Size: 16, Column: idgen.ColumnUUID, TimeOrdered: true, Codec: ulidCodec{}}
+// Every call returns the same *idgen.Scheme (schemes compare by
+// pointer); do not modify it.
+func ULIDScheme() *idgen.Scheme { return ulidScheme }
+
+var ulidScheme = &idgen.Scheme{Name: "ulid", Size: 16, Column: idgen.ColumnUUID, TimeOrdered: true, Codec: ulidCodec{}}
 
 type ulidCodec struct{}
 
@@ -81,7 +86,7 @@ func init() {
 		Name:   "ulid",
 		Doc:    "ULID, 48-bit Unix ms + 80 bits of monotonic crypto/rand entropy, 16 B, uuid column; oklog/ulid",
 		Build:  func(context.Context, *Params) (idgen.Generator, error) { return NewULID(), nil },
-		Scheme: func(*Params) (*idgen.Scheme, error) { return ULIDScheme, nil },
+		Scheme: func(*Params) (*idgen.Scheme, error) { return ULIDScheme(), nil },
 	})
 }
 
@@ -121,8 +126,8 @@ func NewULID() *ULIDGenerator {
 	return &ULIDGenerator{mono: ulid.Monotonic(newChaChaSource(), 0), atMono: ulid.Monotonic(newChaChaSource(), 0)}
 }
 
-// Scheme returns ULIDScheme.
-func (g *ULIDGenerator) Scheme() *idgen.Scheme { return ULIDScheme }
+// Scheme returns ULIDScheme().
+func (g *ULIDGenerator) Scheme() *idgen.Scheme { return ULIDScheme() }
 
 // Next returns a new ULID. It fails only past the year 10889
 // (idgen.ErrLayoutExhausted) and after Close (idgen.ErrClosed).
@@ -137,7 +142,7 @@ func (g *ULIDGenerator) Next(context.Context) (idgen.ID, error) {
 	if err != nil {
 		return idgen.ID{}, err
 	}
-	return ULIDScheme.FromBytes(u[:])
+	return ULIDScheme().FromBytes(u[:])
 }
 
 // NextN fills dst with increasing ULIDs under one lock.
@@ -153,7 +158,7 @@ func (g *ULIDGenerator) NextN(_ context.Context, dst []idgen.ID) (int, error) {
 		if err != nil {
 			return i, err
 		}
-		dst[i], _ = ULIDScheme.FromBytes(u[:])
+		dst[i], _ = ULIDScheme().FromBytes(u[:])
 	}
 	return len(dst), nil
 }
@@ -203,5 +208,5 @@ func (g *ULIDGenerator) NewAt(t time.Time) (idgen.ID, error) {
 	if err != nil {
 		return idgen.ID{}, fmt.Errorf("ulid: %w", err)
 	}
-	return ULIDScheme.FromBytes(u[:])
+	return ULIDScheme().FromBytes(u[:])
 }

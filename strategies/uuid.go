@@ -11,38 +11,48 @@ import (
 	"github.com/idgenkit/idgen"
 )
 
+// UUIDv4Scheme returns the scheme of the random UUID:
+//
+//	 0                   1                   2                   3
+//	+-------------------------------+-------+-----------------------+
+//	|                          random_a (48)                        |
+//	+-------------------------------+-------+-----------------------+
+//	|        random_a               |ver (4)|     random_b (12)     |
+//	+---+---------------------------+-------+-----------------------+
+//	|var|                      random_c (62)                        |
+//	+---+-----------------------------------------------------------+
+//	|                           random_c                            |
+//	+---------------------------------------------------------------+
+//
+// Every call returns the same *idgen.Scheme (schemes compare by
+// pointer); do not modify it.
+func UUIDv4Scheme() *idgen.Scheme { return uuidv4Scheme }
+
+// UUIDv7Scheme returns the scheme of the time-ordered UUID: unix_ts_ms (48
+// bits of Unix milliseconds), ver (4, = 7), rand_a (12), var (2, = 0b10),
+// rand_b (62). google/uuid fills rand_a with the sub-millisecond time in
+// units of 256 ns and keeps it increasing within the process (RFC 9562 §6.2,
+// method 3), so IDs increase strictly. Every call returns the same
+// *idgen.Scheme (schemes compare by pointer); do not modify it.
+func UUIDv7Scheme() *idgen.Scheme { return uuidv7Scheme }
+
+// UUIDScheme returns the scheme of a UUID of any version, fields bits_a
+// (48), ver (4), bits_b (12), var (2), bits_c (62): what strategies.Parse
+// returns for a 36-char UUID that is neither version 4 nor 7 (a ULID in its
+// uuid form, a UUIDv1, v6, v8), and what ULIDToUUID converts to. Every call
+// returns the same *idgen.Scheme (schemes compare by pointer); do not modify
+// it.
+func UUIDScheme() *idgen.Scheme { return uuidScheme }
+
 // UUID schemes (RFC 9562): 16 bytes, the 36-char lowercase hex text
 // xxxxxxxx-xxxx-Vxxx-xxxx-xxxxxxxxxxxx, stored in a PostgreSQL uuid column
 // (which compares them byte by byte, so UUIDv7 keeps its time order there).
 // Their parsers accept any UUID, in either case; strategies.Parse picks the
 // scheme by the version nibble V.
 var (
-	// UUIDv4Scheme is the random UUID:
-	//
-	//	 0                   1                   2                   3
-	//	+-------------------------------+-------+-----------------------+
-	//	|                          random_a (48)                        |
-	//	+-------------------------------+-------+-----------------------+
-	//	|        random_a               |ver (4)|     random_b (12)     |
-	//	+---+---------------------------+-------+-----------------------+
-	//	|var|                      random_c (62)                        |
-	//	+---+-----------------------------------------------------------+
-	//	|                           random_c                            |
-	//	+---------------------------------------------------------------+
-	UUIDv4Scheme = &idgen.Scheme{Name: "uuidv4", Size: 16, Column: idgen.ColumnUUID, Codec: uuidCodec{names: v4Names}}
-
-	// UUIDv7Scheme is the time-ordered UUID: unix_ts_ms (48 bits of Unix
-	// milliseconds), ver (4, = 7), rand_a (12), var (2, = 0b10), rand_b (62).
-	// google/uuid fills rand_a with the sub-millisecond time in units of
-	// 256 ns and keeps it increasing within the process (RFC 9562 §6.2,
-	// method 3), so IDs increase strictly.
-	UUIDv7Scheme = &idgen.Scheme{Name: "uuidv7", Size: 16, Column: idgen.ColumnUUID, TimeOrdered: true, Codec: uuidCodec{names: v7Names, timed: true}}
-
-	// UUIDScheme is a UUID of any version, fields bits_a (48), ver (4),
-	// bits_b (12), var (2), bits_c (62): what strategies.Parse returns for
-	// a 36-char UUID that is neither version 4 nor 7 (a ULID in its uuid
-	// form, a UUIDv1, v6, v8), and what ULIDToUUID converts to.
-	UUIDScheme = &idgen.Scheme{Name: "uuid", Size: 16, Column: idgen.ColumnUUID, Codec: uuidCodec{names: anyNames}}
+	uuidv4Scheme = &idgen.Scheme{Name: "uuidv4", Size: 16, Column: idgen.ColumnUUID, Codec: uuidCodec{names: v4Names}}
+	uuidv7Scheme = &idgen.Scheme{Name: "uuidv7", Size: 16, Column: idgen.ColumnUUID, TimeOrdered: true, Codec: uuidCodec{names: v7Names, timed: true}}
+	uuidScheme   = &idgen.Scheme{Name: "uuid", Size: 16, Column: idgen.ColumnUUID, Codec: uuidCodec{names: anyNames}}
 )
 
 var (
@@ -93,13 +103,13 @@ func init() {
 		Name:   "uuidv4",
 		Doc:    "random UUID (RFC 9562), 16 B, uuid column; google/uuid with batched crypto/rand",
 		Build:  func(context.Context, *Params) (idgen.Generator, error) { return NewUUIDv4(), nil },
-		Scheme: func(*Params) (*idgen.Scheme, error) { return UUIDv4Scheme, nil },
+		Scheme: func(*Params) (*idgen.Scheme, error) { return UUIDv4Scheme(), nil },
 	})
 	register(&Strategy{
 		Name:   "uuidv7",
 		Doc:    "time-ordered UUID (RFC 9562), 48-bit Unix ms prefix, 16 B, uuid column; google/uuid",
 		Build:  func(context.Context, *Params) (idgen.Generator, error) { return NewUUIDv7(), nil },
-		Scheme: func(*Params) (*idgen.Scheme, error) { return UUIDv7Scheme, nil },
+		Scheme: func(*Params) (*idgen.Scheme, error) { return UUIDv7Scheme(), nil },
 	})
 }
 
@@ -116,8 +126,8 @@ var _ idgen.Generator = (*UUIDv4Generator)(nil)
 // NewUUIDv4 returns a UUIDv4 generator.
 func NewUUIDv4() *UUIDv4Generator { return &UUIDv4Generator{ent: newEntropy()} }
 
-// Scheme returns UUIDv4Scheme.
-func (g *UUIDv4Generator) Scheme() *idgen.Scheme { return UUIDv4Scheme }
+// Scheme returns UUIDv4Scheme().
+func (g *UUIDv4Generator) Scheme() *idgen.Scheme { return UUIDv4Scheme() }
 
 // Next returns a new UUIDv4. It fails only after Close (idgen.ErrClosed).
 func (g *UUIDv4Generator) Next(context.Context) (idgen.ID, error) {
@@ -128,7 +138,7 @@ func (g *UUIDv4Generator) Next(context.Context) (idgen.ID, error) {
 	if err != nil {
 		return idgen.ID{}, err
 	}
-	return UUIDv4Scheme.FromBytes(u[:])
+	return UUIDv4Scheme().FromBytes(u[:])
 }
 
 // UUIDv7Generator issues UUIDv7s through google/uuid, whose process-wide
@@ -148,8 +158,8 @@ var (
 // NewUUIDv7 returns a UUIDv7 generator.
 func NewUUIDv7() *UUIDv7Generator { return &UUIDv7Generator{ent: newEntropy()} }
 
-// Scheme returns UUIDv7Scheme.
-func (g *UUIDv7Generator) Scheme() *idgen.Scheme { return UUIDv7Scheme }
+// Scheme returns UUIDv7Scheme().
+func (g *UUIDv7Generator) Scheme() *idgen.Scheme { return UUIDv7Scheme() }
 
 // Next returns a new UUIDv7. It fails only after Close (idgen.ErrClosed).
 func (g *UUIDv7Generator) Next(context.Context) (idgen.ID, error) {
@@ -160,7 +170,7 @@ func (g *UUIDv7Generator) Next(context.Context) (idgen.ID, error) {
 	if err != nil {
 		return idgen.ID{}, err
 	}
-	return UUIDv7Scheme.FromBytes(u[:])
+	return UUIDv7Scheme().FromBytes(u[:])
 }
 
 // NewAt returns a UUIDv7 whose unix_ts_ms is t's Unix millisecond, rand_a
@@ -183,7 +193,7 @@ func (g *UUIDv7Generator) NewAt(t time.Time) (idgen.ID, error) {
 	sub := uint16((t.Nanosecond() % int(time.Millisecond)) >> 8) // 0-3906: the sub-ms fraction in 12 bits
 	putUint48(u[:], ms)
 	binary.BigEndian.PutUint16(u[6:8], 0x7000|sub)
-	return UUIDv7Scheme.FromBytes(u[:])
+	return UUIDv7Scheme().FromBytes(u[:])
 }
 
 // unixMilli48 returns t in Unix ms when it fits 48 bits.

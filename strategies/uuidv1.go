@@ -11,22 +11,27 @@ import (
 	"github.com/idgenkit/idgen"
 )
 
+// UUIDv1Scheme returns the scheme of the time-based UUID: time_low (the low
+// 32 bits of the timestamp), time_mid (the next 16), ver (4, = 1), time_high
+// (the top 12), var (2), clock_seq (14), node (48). Its first field wraps
+// every 2^32 × 100 ns = 429.4967296 s, so keys increase within one wrap and
+// jump back at each one: not in time order. Every call returns the same
+// *idgen.Scheme (schemes compare by pointer); do not modify it.
+func UUIDv1Scheme() *idgen.Scheme { return uuidv1Scheme }
+
+// UUIDv6Scheme returns the scheme of UUIDv1 with its time fields reordered,
+// most significant first: time_high (the top 32 bits of the timestamp),
+// time_mid (16), ver (4, = 6), time_low (12), var (2), clock_seq (14), node
+// (48). Keys follow time order. Every call returns the same *idgen.Scheme
+// (schemes compare by pointer); do not modify it.
+func UUIDv6Scheme() *idgen.Scheme { return uuidv6Scheme }
+
 // The Gregorian UUIDs (RFC 9562 §5.1, §5.6): a 60-bit timestamp in 100 ns
 // units since 1582-10-15 00:00 UTC, a 14-bit clock sequence and a 48-bit
 // node. Both are 16 bytes in a uuid column, compared byte by byte.
 var (
-	// UUIDv1Scheme is the time-based UUID: time_low (the low 32 bits of the
-	// timestamp), time_mid (the next 16), ver (4, = 1), time_high (the top
-	// 12), var (2), clock_seq (14), node (48). Its first field wraps every
-	// 2^32 × 100 ns = 429.4967296 s, so keys increase within one wrap and
-	// jump back at each one: not in time order.
-	UUIDv1Scheme = &idgen.Scheme{Name: "uuidv1", Size: 16, Column: idgen.ColumnUUID, Codec: gregorianCodec{version: 1}}
-
-	// UUIDv6Scheme is UUIDv1 with its time fields reordered, most
-	// significant first: time_high (the top 32 bits of the timestamp),
-	// time_mid (16), ver (4, = 6), time_low (12), var (2), clock_seq (14),
-	// node (48). Keys follow time order.
-	UUIDv6Scheme = &idgen.Scheme{Name: "uuidv6", Size: 16, Column: idgen.ColumnUUID, TimeOrdered: true, Codec: gregorianCodec{version: 6}}
+	uuidv1Scheme = &idgen.Scheme{Name: "uuidv1", Size: 16, Column: idgen.ColumnUUID, Codec: gregorianCodec{version: 1}}
+	uuidv6Scheme = &idgen.Scheme{Name: "uuidv6", Size: 16, Column: idgen.ColumnUUID, TimeOrdered: true, Codec: gregorianCodec{version: 6}}
 )
 
 // gregorianEpoch is 1582-10-15 00:00 UTC, the zero of the 60-bit timestamp.
@@ -88,13 +93,13 @@ func init() {
 		Name:   "uuidv1",
 		Doc:    "time-based UUID (RFC 9562), 100 ns Gregorian time low bits first (wraps every 429 s), clock sequence, node; 16 B, uuid column; google/uuid",
 		Build:  func(context.Context, *Params) (idgen.Generator, error) { return NewUUIDv1(), nil },
-		Scheme: func(*Params) (*idgen.Scheme, error) { return UUIDv1Scheme, nil },
+		Scheme: func(*Params) (*idgen.Scheme, error) { return UUIDv1Scheme(), nil },
 	})
 	register(&Strategy{
 		Name:   "uuidv6",
 		Doc:    "UUIDv1 reordered for time order (RFC 9562), 100 ns Gregorian time high bits first, clock sequence, node; 16 B, uuid column; google/uuid's clock",
 		Build:  func(context.Context, *Params) (idgen.Generator, error) { return NewUUIDv6(), nil },
-		Scheme: func(*Params) (*idgen.Scheme, error) { return UUIDv6Scheme, nil },
+		Scheme: func(*Params) (*idgen.Scheme, error) { return UUIDv6Scheme(), nil },
 	})
 }
 
@@ -125,11 +130,11 @@ func NewUUIDv1() *UUIDv1Generator { return &UUIDv1Generator{ent: newEntropy()} }
 // NewUUIDv6 returns a UUIDv6 generator.
 func NewUUIDv6() *UUIDv6Generator { return &UUIDv6Generator{ent: newEntropy()} }
 
-// Scheme returns UUIDv1Scheme.
-func (g *UUIDv1Generator) Scheme() *idgen.Scheme { return UUIDv1Scheme }
+// Scheme returns UUIDv1Scheme().
+func (g *UUIDv1Generator) Scheme() *idgen.Scheme { return UUIDv1Scheme() }
 
-// Scheme returns UUIDv6Scheme.
-func (g *UUIDv6Generator) Scheme() *idgen.Scheme { return UUIDv6Scheme }
+// Scheme returns UUIDv6Scheme().
+func (g *UUIDv6Generator) Scheme() *idgen.Scheme { return UUIDv6Scheme() }
 
 // Next returns a new UUIDv1 of the current time. google/uuid raises the
 // clock sequence when the clock has not moved on since its last UUID, so
@@ -142,7 +147,7 @@ func (g *UUIDv1Generator) Next(context.Context) (idgen.ID, error) {
 	if err != nil {
 		return idgen.ID{}, err
 	}
-	return UUIDv1Scheme.FromBytes(u[:])
+	return UUIDv1Scheme().FromBytes(u[:])
 }
 
 // Next returns a new UUIDv6 of the current time, from the same clock and
@@ -160,7 +165,7 @@ func (g *UUIDv6Generator) Next(context.Context) (idgen.ID, error) {
 	binary.BigEndian.PutUint16(b[8:10], seq&0x3fff|0x8000)
 	node := uuid.NodeID()
 	copy(b[10:], node)
-	return UUIDv6Scheme.FromBytes(b[:])
+	return UUIDv6Scheme().FromBytes(b[:])
 }
 
 // NewAt returns a UUIDv1 whose timestamp is t at 100 ns resolution, and
@@ -173,7 +178,7 @@ func (g *UUIDv1Generator) NewAt(t time.Time) (idgen.ID, error) {
 	if err := g.check(); err != nil {
 		return idgen.ID{}, err
 	}
-	return newGregorianAt(g.ent, UUIDv1Scheme, 1, t)
+	return newGregorianAt(g.ent, UUIDv1Scheme(), 1, t)
 }
 
 // NewAt returns a UUIDv6 whose timestamp is t at 100 ns resolution, with
@@ -182,7 +187,7 @@ func (g *UUIDv6Generator) NewAt(t time.Time) (idgen.ID, error) {
 	if err := g.check(); err != nil {
 		return idgen.ID{}, err
 	}
-	return newGregorianAt(g.ent, UUIDv6Scheme, 6, t)
+	return newGregorianAt(g.ent, UUIDv6Scheme(), 6, t)
 }
 
 func newGregorianAt(ent *entropy, s *idgen.Scheme, version byte, t time.Time) (idgen.ID, error) {

@@ -206,17 +206,12 @@ func layoutSpace(l snowflake.Layout, nodes map[string]int64) (WorkerSpace, error
 }
 
 // coreSonyflake is a SonyflakeGenerator on the Snowflake core (under a
-// worker source), with the core's counters.
+// worker source): its IDs are the core's, in the sonyflake scheme.
 type coreSonyflake struct{ *SonyflakeGenerator }
 
-// SequenceWaits counts the waits for the next tick after a tick's sequence
-// was used up.
-func (g coreSonyflake) SequenceWaits() uint64 { return g.core.SequenceWaits() }
-
-// ClockRollbackWaits counts the waits out of a clock rollback.
-func (g coreSonyflake) ClockRollbackWaits() uint64 { return g.core.ClockRollbackWaits() }
-
-// ClockRollbackFailures counts the IDs refused for a clock rollback.
-func (g coreSonyflake) ClockRollbackFailures() uint64 { return g.core.ClockRollbackFailures() }
+// Unwrap returns the Snowflake core whose IDs it issues, so that a server
+// reads the core's Stats (idgen.StatsOf): its clock, its counters and the
+// lease of the worker source.
+func (g coreSonyflake) Unwrap() idgen.Generator { return g.core }
 
 var _ idgen.Generator = coreSonyflake{}

@@ -229,6 +229,34 @@ func TestFlake128Lease(t *testing.T) {
 	}
 }
 
+// reportedLease is a test lease that reports a status, as the store
+// leases of package workerid do.
+type reportedLease struct {
+	idgentest.Lease
+	st idgen.LeaseStatus
+}
+
+func (l *reportedLease) LeaseStatus() idgen.LeaseStatus { return l.st }
+
+// TestFlake128Stats: a flake128 generator reports its Snowflake core's
+// Stats, with the status of a lease that reports one.
+func TestFlake128Stats(t *testing.T) {
+	lease := &reportedLease{st: idgen.LeaseStatus{Held: true, SinceRenewal: 3 * time.Second, LostAfter: 15 * time.Second}}
+	lease.Set(&idgen.Identity{WorkerID: 5, Generation: 1})
+	g, err := strategies.NewFlake128(context.Background(), strategies.Flake128Config{Lease: lease})
+	if err != nil {
+		t.Fatalf("NewFlake128() = %v", err)
+	}
+	if _, err := g.NextN(context.Background(), make([]idgen.ID, 10)); err != nil {
+		t.Fatal(err)
+	}
+	st, ok := idgen.StatsOf(g)
+	end := time.UnixMilli(1 << 47).UTC()
+	if !ok || st.Kinds != idgen.StatsClock|idgen.StatsLease || st.Lease != lease.st || !st.LayoutEnd.Equal(end) || st.ClockRollbackFailures != 0 {
+		t.Errorf("StatsOf(flake128 under a lease) = %+v, %v; want the clock and lease groups, Lease %+v, LayoutEnd %v", st, ok, lease.st, end)
+	}
+}
+
 func TestFlake128WorkerSource(t *testing.T) {
 	const spec = "flake128?worker_source=static:123456789"
 	g, err := strategies.NewText(context.Background(), spec)
@@ -345,6 +373,33 @@ func TestSonyflakeWorkerSource(t *testing.T) {
 		if g, err := strategies.NewText(context.Background(), spec); err == nil {
 			t.Fatalf("New(%q) = %v; want an error", spec, g)
 		}
+	}
+}
+
+// TestSonyflakeWorkerSourceStats: a sonyflake under a worker source issues
+// from the Snowflake core, whose Stats idgen.StatsOf reads through the
+// generator's Unwrap (the clock group, the layout's end); the sony library
+// path keeps no counters.
+func TestSonyflakeWorkerSourceStats(t *testing.T) {
+	g, err := strategies.NewText(context.Background(), "sonyflake?bits_machine=12&worker_source=static:4095")
+	if err != nil {
+		t.Fatalf("New() = %v", err)
+	}
+	defer g.(io.Closer).Close()
+	if _, err := g.Next(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	l, _ := snowflake.LayoutOf(g.Scheme())
+	st, ok := idgen.StatsOf(g)
+	if !ok || st.Kinds != idgen.StatsClock || !st.LayoutEnd.Equal(l.End()) || st.ClockRollbackFailures != 0 {
+		t.Errorf("StatsOf(sonyflake under a static worker source) = %+v, %v; want the clock group only, LayoutEnd %v", st, ok, l.End())
+	}
+	plain, err := strategies.NewText(context.Background(), "sonyflake?machine=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, ok := idgen.StatsOf(plain); ok {
+		t.Errorf("StatsOf(sonyflake without a worker source) = %+v, true; want none", st)
 	}
 }
 

@@ -12,7 +12,8 @@ import (
 	"github.com/idgenkit/idgen"
 )
 
-// XIDScheme is rs/xid's ID, the MongoDB ObjectID layout: 12 bytes,
+// XIDScheme returns the scheme of rs/xid's ID, the MongoDB ObjectID layout:
+// 12 bytes,
 //
 //	+-------------------+-------------+---------+---------------+
 //	| time (32 bits)    | machine (24)| pid (16)| counter (24)  |
@@ -23,7 +24,11 @@ import (
 // bytes do. It is stored in a PostgreSQL bytea column (byte order = time
 // order). IDs are k-sorted by second: the counter is process-wide, starts at
 // a random value and wraps at 2^24, so IDs of one second need not increase.
-var XIDScheme = &idgen.Scheme{Name: "xid", Size: 12, Column: idgen.ColumnBytea, TimeOrdered: true, Codec: xidCodec{}}
+// Every call returns the same *idgen.Scheme (schemes compare by
+// pointer); do not modify it.
+func XIDScheme() *idgen.Scheme { return xidScheme }
+
+var xidScheme = &idgen.Scheme{Name: "xid", Size: 12, Column: idgen.ColumnBytea, TimeOrdered: true, Codec: xidCodec{}}
 
 type xidCodec struct{}
 
@@ -64,7 +69,7 @@ func init() {
 		Build: func(_ context.Context, p *Params) (idgen.Generator, error) {
 			return xidFromParams(p)
 		},
-		Scheme: func(*Params) (*idgen.Scheme, error) { return XIDScheme, nil },
+		Scheme: func(*Params) (*idgen.Scheme, error) { return XIDScheme(), nil },
 	})
 }
 
@@ -104,8 +109,8 @@ func NewXID(machine int32) *XIDGenerator {
 	return &XIDGenerator{machine: machine}
 }
 
-// Scheme returns XIDScheme.
-func (g *XIDGenerator) Scheme() *idgen.Scheme { return XIDScheme }
+// Scheme returns XIDScheme().
+func (g *XIDGenerator) Scheme() *idgen.Scheme { return XIDScheme() }
 
 // Next returns a new xid. It fails only after Close (idgen.ErrClosed).
 func (g *XIDGenerator) Next(context.Context) (idgen.ID, error) {
@@ -120,7 +125,7 @@ func (g *XIDGenerator) id(x xid.ID) idgen.ID {
 	if g.machine >= 0 {
 		x[4], x[5], x[6] = byte(g.machine>>16), byte(g.machine>>8), byte(g.machine)
 	}
-	return XIDScheme.FromWords(binary.BigEndian.Uint64(x[0:8]), uint64(binary.BigEndian.Uint32(x[8:12]))<<32, 0)
+	return XIDScheme().FromWords(binary.BigEndian.Uint64(x[0:8]), uint64(binary.BigEndian.Uint32(x[8:12]))<<32, 0)
 }
 
 // NewAt returns an xid of t's Unix second; the process-wide counter keeps

@@ -25,8 +25,8 @@ const (
 	MaxLeaseWorkers = 1 << 16
 )
 
-// LeaseConfig configures a PostgreSQL or etcd lease. Every field's zero
-// value is usable.
+// LeaseConfig configures a lease (PostgreSQL, MySQL, etcd, ZooKeeper or
+// Redis). Every field's zero value is usable.
 type LeaseConfig struct {
 	// Space is the worker ID space and the datacenter ID carried.
 	Space

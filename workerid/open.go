@@ -45,6 +45,17 @@ func openForSpec(ctx context.Context, rawURL string, space strategies.WorkerSpac
 // sourceKinds names the sources Open knows, for an unknown one.
 const sourceKinds = "static:N, env, ordinal[:offset], postgres://, mysql://, redis://, etcd://, zk://, ip[:bits], hostname-hash"
 
+// The keys each kind of source takes, for an unknown one: an error names
+// the bad key and its kind's keys alone, not every kind's URL form.
+const (
+	leaseKeyNames = "namespace, ttl, workers, worker_id, state_file"
+	etcdKeys      = leaseKeyNames + ", password_file, tls, tls_ca, tls_cert, tls_key, tls_server_name"
+	zkKeys        = "node, " + leaseKeyNames + ", password_file"
+)
+
+// keylessKinds are the sources that take no keys, by kind, with their form.
+var keylessKinds = map[string]string{"static": "static:N", "env": "env", "ordinal": "ordinal[:offset]", "ip": "ip[:bits]"}
+
 // Open opens the worker ID source a URL names, for a worker space of
 // space.Workers IDs:
 //
@@ -100,6 +111,13 @@ func OpenWith(ctx context.Context, rawURL string, space Space, getenv func(strin
 	scheme, rest, _ := strings.Cut(rawURL, ":")
 	if tail, ok := strings.CutPrefix(rawURL, "hostname-hash"); ok {
 		scheme, rest = "hostname-hash", tail
+	}
+	if base, query, ok := strings.Cut(rawURL, "?"); ok && !strings.Contains(base, "//") {
+		kind, _, _ := strings.Cut(base, ":")
+		if form, ok := keylessKinds[kind]; ok {
+			key, _, _ := strings.Cut(query, "=")
+			return nil, bad(fmt.Sprintf("unknown key %s: %s takes no keys", quoteKey(key), form))
+		}
 	}
 	switch scheme {
 	case "static":
@@ -166,7 +184,10 @@ func OpenWith(ctx context.Context, rawURL string, space Space, getenv func(strin
 		}
 		opt := v.Get("accept_collisions")
 		v.Del("accept_collisions")
-		if len(v) > 0 || (opt != "" && opt != "true") {
+		if len(v) > 0 {
+			return nil, bad(fmt.Sprintf("unknown key %s: hostname-hash takes accept_collisions=true", quoteKey(firstKey(v))))
+		}
+		if opt != "" && opt != "true" {
 			return nil, bad("want hostname-hash?accept_collisions=true")
 		}
 		return HostnameHash("", opt == "true", space)
@@ -189,7 +210,7 @@ func OpenWith(ctx context.Context, rawURL string, space Space, getenv func(strin
 		cfg.Node = q.Get("node")
 		q.Del("node")
 		if len(q) > 0 {
-			return nil, bad(fmt.Sprintf("unknown key %q", firstKey(q)))
+			return nil, bad(fmt.Sprintf("unknown key %s: zk:// takes %s", quoteKey(firstKey(q)), zkKeys))
 		}
 		return OpenZK(ctx, cfg)
 	case "etcd":
@@ -207,7 +228,7 @@ func OpenWith(ctx context.Context, rawURL string, space Space, getenv func(strin
 			return nil, bad(err.Error())
 		}
 		if len(q) > 0 {
-			return nil, bad(fmt.Sprintf("unknown key %q", firstKey(q)))
+			return nil, bad(fmt.Sprintf("unknown key %s: etcd:// takes %s", quoteKey(firstKey(q)), etcdKeys))
 		}
 		return OpenEtcd(ctx, cfg)
 	}
@@ -333,6 +354,10 @@ func leaseKeys(q url.Values, cfg *LeaseConfig) error {
 	}
 	return nil
 }
+
+// quoteKey quotes an unknown key cut to 32 bytes: the error quotes the
+// source's URL too, and with its kind's keys stays under 300 bytes.
+func quoteKey(k string) string { return strconv.Quote(echo.CutN(k, 32)) }
 
 func firstKey(q url.Values) string {
 	for k := range q {

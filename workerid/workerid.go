@@ -1,26 +1,3 @@
-// Package workerid gives a node its identity, the worker ID (and the
-// datacenter ID where the layout has one) that keeps its Snowflake IDs apart
-// from every other node's. Sources:
-//
-//   - Static: a number from the configuration.
-//   - Env: the IDGEN_WORKER_ID environment variable.
-//   - Ordinal: a Kubernetes StatefulSet ordinal, the N of hostname name-N,
-//     plus an offset.
-//   - Postgres: a lease row in a PostgreSQL table, the lowest free or
-//     expired worker ID taken with SELECT ... FOR UPDATE SKIP LOCKED
-//     (preferring IDs whose high-water mark has passed).
-//   - Etcd: a key /idgen/<namespace>/workers/<id> created only if absent and
-//     attached to an etcd lease.
-//
-// The two leases renew in a goroutine the Source owns (Close stops it and
-// releases the ID), count a generation (fencing token) that goes up at every
-// acquire, and mark themselves lost before the lease can expire on the
-// server: a renewal deadline LostAfter < TTL. While lost, Identity returns
-// nil and a snowflake.Generator given the Source as its Lease fails with
-// idgen.ErrLeaseLost, so no ID is issued under a worker ID that may have
-// passed to another node. A local state file remembers the last worker ID,
-// which is tried first on restart once its high-water mark has passed; a
-// node restarted inside the high-water window takes another free ID.
 package workerid
 
 import (

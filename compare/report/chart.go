@@ -98,7 +98,7 @@ func title(r *compare.Report, what string) string {
 
 // seriesColour is the colour of row i, as in report.html.
 func seriesColour(i int) color.Color {
-	v, _ := strconv.ParseUint(Palette[i%len(Palette)][1:], 16, 32)
+	v, _ := strconv.ParseUint(palette[i%len(palette)][1:], 16, 32)
 	return color.RGBA{R: uint8(v >> 16), G: uint8(v >> 8), B: uint8(v), A: 255}
 }
 

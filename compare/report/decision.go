@@ -19,8 +19,10 @@ const (
 	RequireJSSafe         = "js-safe"         // every ID below 2^53
 )
 
-// Requirements are the values Decide accepts, in order.
-var Requirements = []string{Require64Bit, RequireSortable, RequireOpaque, RequireNoCoordination, RequireJSSafe}
+// Requirements returns the values Decide accepts, in order, in a new slice.
+func Requirements() []string {
+	return []string{Require64Bit, RequireSortable, RequireOpaque, RequireNoCoordination, RequireJSSafe}
+}
 
 // ErrRequirement reports a requirement Decide does not know.
 var ErrRequirement = errclass.Invalid("compare/report: unknown requirement")
@@ -29,8 +31,8 @@ var ErrRequirement = errclass.Invalid("compare/report: unknown requirement")
 // the first of reqs that is not one of Requirements.
 func CheckRequirements(reqs []string) error {
 	for _, r := range reqs {
-		if !slices.Contains(Requirements, r) {
-			return fmt.Errorf("%w %q: want %s", ErrRequirement, echo.Cut(r), strings.Join(Requirements, ", "))
+		if !slices.Contains(Requirements(), r) {
+			return fmt.Errorf("%w %q: want %s", ErrRequirement, echo.Cut(r), strings.Join(Requirements(), ", "))
 		}
 	}
 	return nil

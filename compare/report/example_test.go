@@ -26,7 +26,7 @@ func ExampleWriteFiles() {
 	if err := report.WriteFiles(rep, dir); err != nil {
 		panic(err)
 	}
-	for _, f := range report.OutputFiles {
+	for _, f := range report.OutputFiles() {
 		fi, err := os.Stat(filepath.Join(dir, f))
 		fmt.Println(f, err == nil && fi.Size() > 0)
 	}

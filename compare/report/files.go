@@ -17,16 +17,21 @@ import (
 	"github.com/idgenkit/idgen/compare"
 )
 
-// ChartFiles are the charts WriteCharts draws into its directory.
-var ChartFiles = []string{
-	"throughput.png", "throughput.svg",
-	"index_size.png", "index_size.svg",
-	"leaf_density.png", "leaf_density.svg",
+// ChartFiles returns the charts WriteCharts draws into its directory, in a
+// new slice.
+func ChartFiles() []string {
+	return []string{
+		"throughput.png", "throughput.svg",
+		"index_size.png", "index_size.svg",
+		"leaf_density.png", "leaf_density.svg",
+	}
 }
 
-// OutputFiles are the files WriteFiles writes into its directory:
-// compare.DataFiles, report.html, then ChartFiles.
-var OutputFiles = slices.Concat(compare.DataFiles, []string{"report.html"}, ChartFiles)
+// OutputFiles returns the files WriteFiles writes into its directory, in a
+// new slice: compare.DataFiles(), report.html, then ChartFiles.
+func OutputFiles() []string {
+	return slices.Concat(compare.DataFiles(), []string{"report.html"}, ChartFiles())
+}
 
 // WriteFiles writes r into dir, creating it: r.WriteFiles's results.json
 // and results.csv, report.html (WriteHTML), then the charts of

@@ -12,14 +12,14 @@ import (
 	"github.com/idgenkit/idgen/compare"
 )
 
-// Palette gives each row of the report its colour, in the order of the
+// palette gives each row of the report its colour, in the order of the
 // Results: Tableau 10, then a cyan, black and olive, so that the default
 // run's 11 rows all differ; past 13 rows the colours repeat (the chart
 // markers still differ).
-var Palette = []string{"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
+var palette = []string{"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
 	"#17becf", "#222222", "#8c8c00"}
 
-func colour(i int) string { return Palette[i%len(Palette)] }
+func colour(i int) string { return palette[i%len(palette)] }
 
 // A bar of an SVG chart: the value and, when Lo ≤ Hi, an interval drawn
 // as an error bar.

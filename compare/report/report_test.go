@@ -119,7 +119,7 @@ func TestWriteFiles(t *testing.T) {
 	if err := report.WriteFiles(sampleReport(), dir); err != nil {
 		t.Fatalf("WriteFiles = %v", err)
 	}
-	for _, f := range report.OutputFiles {
+	for _, f := range report.OutputFiles() {
 		b, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil || len(b) == 0 {
 			t.Errorf("%s: %d bytes, %v; want a file", f, len(b), err)

@@ -219,7 +219,7 @@ func plural(n int, noun string) string {
 // from outside shared_buffers per read.
 func (r view) writeReads(b *strings.Builder) {
 	head := []string{"strategy", "index cached"}
-	for _, k := range compare.ReadKinds {
+	for _, k := range compare.ReadKinds() {
 		head = append(head, k+" ops/s", "95% CI", "×bs", "miss/op")
 	}
 	head = append(head, "range rows")
@@ -233,7 +233,7 @@ func (r view) writeReads(b *strings.Builder) {
 			cached = map[bool]string{true: "yes", false: "no"}[*x.IndexFitsCache]
 		}
 		row := []string{r.RowName(&x), cached}
-		for _, k := range compare.ReadKinds {
+		for _, k := range compare.ReadKinds() {
 			rd := x.Reads[k]
 			if rd == nil {
 				row = append(row, "", "", "", "")

@@ -50,7 +50,8 @@ an empty -s is refused. Passwords in specs are masked (xxxxx) in the output.`,
 			return bench.WriteTable(cmd.OutOrStdout(), rs)
 		},
 	}
-	cmd.Flags().StringArrayVarP(&specs, "strategies", "s", nil, "comma-separated specs to run (default: all without an external store); repeatable")
+	cmd.Flags().StringArrayVarP(&specs, "spec", "s", nil, "comma-separated specs to run (default: all without an external store); repeatable")
+	hiddenAlias(cmd, "spec", "strategies")
 	cmd.Flags().DurationVar(&duration, "duration", bench.DefaultDuration, "how long each strategy runs")
 	cmd.Flags().IntVar(&goroutines, "goroutines", runtime.GOMAXPROCS(0), "goroutines calling Next at once")
 	return cmd

@@ -10,6 +10,27 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// compareFlags names the flag that sets each field of compare's Config the
+// command takes.
+var compareFlags = map[string]string{
+	"Config.Strategies":    "--spec",
+	"Config.Rows":          "--rows",
+	"Config.Writers":       "--writers",
+	"Config.Batch":         "--batch",
+	"Config.Preload":       "--preload",
+	"Config.Runs":          "--runs",
+	"Config.Seed":          "--seed",
+	"Config.DSN":           "--dsn",
+	"Config.SharedBuffers": "--shared-buffers",
+	"Config.BufferPool":    "--buffer-pool",
+	"Config.PGBin":         "--pg-bin",
+	"Config.Scenarios":     "--scenarios",
+	"Config.MemoryRatio":   "--memory-ratio",
+	"Config.Engine":        "--engine",
+	"Config.ReadOps":       "--read-ops",
+	"Config.Span":          "--span",
+}
+
 func newCompareCmd() *cobra.Command {
 	var (
 		cfg       compare.Config
@@ -21,7 +42,7 @@ func newCompareCmd() *cobra.Command {
 		quiet     bool
 	)
 	cmd := &cobra.Command{
-		Use:   "compare [--strategies a,b,c] [--rows N] [--writers W] [--batch B] [--preload M] [--runs N] [--seed S] [--engine postgres|mariadb|all] [--dsn URL | --shared-buffers SIZE --buffer-pool SIZE --scenarios in-memory,out-of-memory --memory-ratio R --pg-bin DIR] [--reads=false] [--read-ops N] [--span DURATION] [--require 64bit,sortable,opaque,no-coordination,js-safe] [--keep] [-q] [--out DIR]",
+		Use:   "compare [-s a,b,c] [--rows N] [--writers W] [--batch B] [--preload M] [--runs N] [--seed S] [--engine postgres|mariadb|all] [--dsn URL | --shared-buffers SIZE --buffer-pool SIZE --scenarios in-memory,out-of-memory --memory-ratio R --pg-bin DIR] [--reads=false] [--read-ops N] [--span DURATION] [--require 64bit,sortable,opaque,no-coordination,js-safe] [--keep] [-q] [--out DIR]",
 		Short: "Measure what each ID scheme costs a PostgreSQL B-tree, side by side",
 		Long: `compare inserts the same workload with every strategy into its own table on
 the same PostgreSQL server (id PRIMARY KEY in the scheme's native column type,
@@ -104,7 +125,7 @@ cannot be written is refused before the run. Passwords in specs and DSNs
 are masked (xxxxx) in everything compare prints and writes.
 
   idgen compare
-  idgen compare --strategies snowflake,uuidv7,uuidv4 --writers 1 --rows 200000
+  idgen compare -s snowflake,uuidv7,uuidv4 --writers 1 --rows 200000
   idgen compare --require sortable,64bit --scenarios out-of-memory
   idgen compare --dsn postgres://postgres@127.0.0.1:5432/postgres --out results`,
 		Args: cobra.NoArgs,
@@ -134,7 +155,7 @@ are masked (xxxxx) in everything compare prints and writes.
 			if cfg.DSN != "" {
 				cfg.SharedBuffers, cfg.BufferPool = "", ""
 			}
-			if f.Changed("strategies") {
+			if changed(cmd, "spec", "strategies") {
 				cfg.Strategies = compare.SplitSpecs(specs)
 			}
 			if cfg.DSN != "" && f.Changed("pg-bin") {
@@ -161,10 +182,11 @@ are masked (xxxxx) in everything compare prints and writes.
 			pr := newCompareProgress(cmd.Context(), cmd.ErrOrStderr(), quiet)
 			cfg.Progress = pr
 			cfg.SpecOptions = specOptions()
+			cfg.FieldName = func(field string) string { return compareFlags[field] }
 			rep, err := compare.Run(cmd.Context(), cfg)
 			pr.Close()
 			if err != nil {
-				return withFlags(err, compareFlags)
+				return withFlag(err, compareFlags)
 			}
 			if err := comparereport.WriteTable(cmd.OutOrStdout(), rep, reqs...); err != nil {
 				return err
@@ -173,13 +195,14 @@ are masked (xxxxx) in everything compare prints and writes.
 				if err := comparereport.WriteFiles(rep, out, reqs...); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "\nwrote %s to %s\n", strings.Join(comparereport.OutputFiles, ", "), out)
+				fmt.Fprintf(cmd.OutOrStdout(), "\nwrote %s to %s\n", strings.Join(comparereport.OutputFiles(), ", "), out)
 			}
 			return nil
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&specs, "strategies", "", "comma-separated specs (default: every strategy without an external store: "+strings.Join(compare.DefaultStrategies(), ",")+"); bigserial is always run")
+	f.StringVarP(&specs, "spec", "s", "", "comma-separated specs (default: every strategy without an external store: "+strings.Join(compare.DefaultStrategies(), ",")+"); bigserial is always run")
+	hiddenAlias(cmd, "spec", "strategies")
 	f.IntVar(&cfg.Rows, "rows", compare.DefaultRows, "rows in the measured phase")
 	f.IntVar(&cfg.Writers, "writers", compare.DefaultWriters, "concurrent writers, each with its own generator and worker ID")
 	f.IntVar(&cfg.Batch, "batch", compare.DefaultBatch, "rows per COPY; 1 means single-row autocommit INSERTs")
@@ -198,7 +221,7 @@ are masked (xxxxx) in everything compare prints and writes.
 	f.StringVar(&cfg.PGBin, "pg-bin", "", "directory of the PostgreSQL server binaries (initdb, pg_ctl, postgres) for the throwaway clusters (default: the newest found)")
 	f.StringVar(&scenarios, "scenarios", compare.ScenarioInMemory+","+compare.ScenarioOutOfMemory, "scenarios on the throwaway servers: in-memory (the buffer holds the data), out-of-memory (the baseline's data is --memory-ratio × the buffer, misses go to the device)")
 	f.Float64Var(&cfg.MemoryRatio, "memory-ratio", compare.DefaultMemoryRatio, "out-of-memory scenario: the baseline's final table and index over the buffer")
-	f.StringVar(&require, "require", "", "decision table: keep the schemes that meet all of "+strings.Join(comparereport.Requirements, ", ")+" (comma-separated)")
+	f.StringVar(&require, "require", "", "decision table: keep the schemes that meet all of "+strings.Join(comparereport.Requirements(), ", ")+" (comma-separated)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr (errors only)")
 	return cmd
 }

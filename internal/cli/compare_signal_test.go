@@ -25,6 +25,7 @@ func TestCompareCleansUpOnSignal(t *testing.T) {
 	if args := os.Getenv("IDGEN_TEST_COMPARE_CHILD"); args != "" {
 		os.Exit(cli.Main(strings.Split(args, " "), strings.NewReader(""), os.Stdout, os.Stderr))
 	}
+	t.Parallel() // child processes, each on a throwaway cluster in a temporary directory of its own
 	testenv.PostgresBin(t)
 	for _, tt := range []struct {
 		name string
@@ -36,7 +37,7 @@ func TestCompareCleansUpOnSignal(t *testing.T) {
 		{"SIGTERM", func(cmd *exec.Cmd, _ *os.File) error { return cmd.Process.Signal(syscall.SIGTERM) }, 128 + int(syscall.SIGTERM)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			tmp := testenv.OwnTempDir(t)
+			tmp := testenv.OpenTempDir(t) // the child's TMPDIR
 			// Two rounds: round 1's line is printed when round 2 starts,
 			// with the cluster running.
 			args := "compare --rows 20000 --runs 2 --writers 1 --scenarios in-memory --reads=false --strategies snowflake"

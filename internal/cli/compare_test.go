@@ -30,24 +30,24 @@ func TestCompareBadInput(t *testing.T) {
 		{"negative rows", []string{"--rows", "-5", "--dsn", down}, "--rows -5"},
 		{"zero writers", []string{"--writers", "0", "--dsn", down}, "--writers 0"},
 		{"zero runs", []string{"--runs", "0", "--dsn", down}, "--runs 0: want a positive number"},
-		{"too many runs", []string{"--runs", "101", "--dsn", down}, "runs 101: want 1 to 100"},
-		{"huge seed", []string{"--seed", "9007199254740992", "--dsn", down}, "seed 9007199254740992: want 0 (random) to 9007199254740991"},
+		{"too many runs", []string{"--runs", "101", "--dsn", down}, "compare: invalid input: --runs 101: want 1 to 100 rounds\n"},
+		{"huge seed", []string{"--seed", "9007199254740992", "--dsn", down}, "compare: invalid input: --seed 9007199254740992: want 0 (random) to 9007199254740991\n"},
 		{"unknown strategy", []string{"--strategies", "uuidv4,nope", "--dsn", down}, `unknown strategy "nope"`},
 		{"shared buffers with dsn", []string{"--dsn", down, "--shared-buffers", "1GB"}, "--shared-buffers"},
-		{"bad shared buffers", []string{"--shared-buffers", "much"}, `shared buffers "much"`},
-		{"unknown engine", []string{"--engine", "oracle", "--dsn", down}, `engine "oracle": want postgres, mariadb or all`},
+		{"bad shared buffers", []string{"--shared-buffers", "much"}, `compare: invalid input: --shared-buffers "much": want a size such as 128MB or 1GB (units kB, MB, GB, TB)` + "\n"},
+		{"unknown engine", []string{"--engine", "oracle", "--dsn", down}, `compare: invalid input: --engine "oracle": want postgres, mariadb or all` + "\n"},
 		{"buffer pool with dsn", []string{"--dsn", "mysql://root@127.0.0.1:1/x", "--buffer-pool", "1GB"}, "--buffer-pool"},
-		{"bad buffer pool", []string{"--engine", "mariadb", "--buffer-pool", "much"}, `buffer pool "much"`},
+		{"bad buffer pool", []string{"--engine", "mariadb", "--buffer-pool", "much"}, `compare: invalid input: --buffer-pool "much": want a size such as 128MB or 1GB (units kB, MB, GB, TB)` + "\n"},
 		{"zero read ops", []string{"--read-ops", "0", "--dsn", down}, "--read-ops 0: want 1 to 1000000 reads of each kind"},
 		{"negative span", []string{"--span", "-1h", "--dsn", down}, "--span -1h0m0s: want 0 (real time) to 87600h0m0s"},
 		{"bad span", []string{"--span", "3 hours", "--dsn", down}, `"3 hours"`},
-		{"strategy twice", []string{"--strategies", "snowflake,snowflake", "--dsn", down}, `strategy "snowflake" given twice`},
-		{"strategy twice, spaced", []string{"--strategies", "uuidv4, uuidv4", "--dsn", down}, `strategy "uuidv4" given twice`},
+		{"strategy twice", []string{"-s", "snowflake,snowflake", "--dsn", down}, `compare: invalid input: --spec "snowflake": given twice in "snowflake,snowflake"`},
+		{"strategy twice, spaced", []string{"--spec", "uuidv4, uuidv4", "--dsn", down}, `--spec "uuidv4": given twice`},
 		{"unknown requirement", []string{"--require", "sortable,cheap", "--dsn", down}, `--require: compare/report: unknown requirement "cheap": want 64bit, sortable, opaque, no-coordination, js-safe`},
-		{"unknown scenario", []string{"--scenarios", "in-memory,huge"}, `scenario "huge": want in-memory or out-of-memory`},
-		{"out of memory with dsn", []string{"--scenarios", "out-of-memory", "--dsn", down}, `scenario "out-of-memory" restarts a throwaway server`},
-		{"memory ratio below 1", []string{"--memory-ratio", "0.5"}, "memory ratio 0.5: want 1 to 1000"},
-		{"pg-bin without binaries", []string{"--pg-bin", "/nonexistent"}, `pg-bin "/nonexistent"`},
+		{"unknown scenario", []string{"--scenarios", "in-memory,huge"}, `compare: invalid input: --scenarios "huge": want in-memory or out-of-memory` + "\n"},
+		{"out of memory with dsn", []string{"--scenarios", "out-of-memory", "--dsn", down}, `compare: invalid input: --scenarios "out-of-memory": restarts a throwaway server with a small buffer and direct I/O; with a DSN the server's own settings apply: leave out the DSN, or the scenario` + "\n"},
+		{"memory ratio below 1", []string{"--memory-ratio", "0.5"}, "compare: invalid input: --memory-ratio 0.5: want 1 to 1000: below 1 the data fits the buffer\n"},
+		{"pg-bin without binaries", []string{"--pg-bin", "/nonexistent"}, `compare: invalid input: --pg-bin "/nonexistent": `},
 		{"pg-bin with dsn", []string{"--pg-bin", "/usr/bin", "--dsn", down}, "--pg-bin"},
 	}
 	for _, tt := range tests {
@@ -62,6 +62,7 @@ func TestCompareBadInput(t *testing.T) {
 }
 
 func TestCompareRun(t *testing.T) {
+	t.Parallel() // a compare run of its own schema
 	dsn := testenv.PostgresDSN(t)
 	dir := filepath.Join(t.TempDir(), "out")
 	code, stdout, stderr := runCompare("--dsn", dsn, "--rows", "3000", "--writers", "2", "--batch", "500", "--runs", "2",

@@ -14,10 +14,10 @@ import (
 
 // convertTargets are the schemes convert names with --to.
 var convertTargets = map[string]*idgen.Scheme{
-	"uuid":   strategies.UUIDScheme,
-	"ulid":   strategies.ULIDScheme,
-	"uuidv7": strategies.UUIDv7Scheme,
-	"uuidv4": strategies.UUIDv4Scheme,
+	"uuid":   strategies.UUIDScheme(),
+	"ulid":   strategies.ULIDScheme(),
+	"uuidv7": strategies.UUIDv7Scheme(),
+	"uuidv4": strategies.UUIDv4Scheme(),
 }
 
 func newConvertCmd() *cobra.Command {

@@ -9,7 +9,7 @@ import (
 
 func TestConvert(t *testing.T) {
 	v7, _ := strategies.NewUUIDv7().Next(t.Context())
-	ulidOfV7, err := strategies.Convert(v7, strategies.ULIDScheme)
+	ulidOfV7, err := strategies.Convert(v7, strategies.ULIDScheme())
 	if err != nil {
 		t.Fatal(err)
 	}

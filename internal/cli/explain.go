@@ -208,7 +208,7 @@ func yearsBetween(a, b time.Time) float64 {
 func nodeNames(l snowflake.Layout) string {
 	var parts []string
 	for _, f := range l.Fields {
-		for _, n := range snowflake.NodeFields {
+		for _, n := range snowflake.NodeFields() {
 			if f.Name == n {
 				parts = append(parts, fmt.Sprintf("%s %d bits", n, f.Bits))
 			}

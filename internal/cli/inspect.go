@@ -39,7 +39,7 @@ func newInspectCmd() *cobra.Command {
 			if _, ok := snowflake.LayoutOf(id.Scheme()); ok && spec == "" {
 				r.Note = "decoded with the default layout; give -s SPEC (e.g. -s 'snowflake?preset=twitter') for another"
 			}
-			if len(strings.TrimSpace(args[0])) == 32 && spec == "" && id.Scheme() != strategies.Flake128Scheme {
+			if len(strings.TrimSpace(args[0])) == 32 && spec == "" && id.Scheme() != strategies.Flake128Scheme() {
 				r.Note = "read as a UUID written without dashes (its version and variant bits are a UUID's); -s flake128 reads it as flake128"
 			}
 			if err := r.readHighWater(cmd.Context(), spec, time.Now()); err != nil {

@@ -58,7 +58,7 @@ func TestInspectFuture(t *testing.T) {
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	def, _ := snowflake.Preset("default")
 	at := func(t time.Time) idgen.ID {
-		v, err := def.Compose(snowflake.Parts{Tick: t.Sub(snowflake.DefaultEpoch).Milliseconds()})
+		v, err := def.Compose(snowflake.Parts{Tick: t.Sub(snowflake.DefaultEpoch()).Milliseconds()})
 		if err != nil {
 			panic(err)
 		}
@@ -76,7 +76,7 @@ func TestInspectFuture(t *testing.T) {
 		{"1 ms ahead", at(now.Add(time.Millisecond)), "is after now"},
 		{"now", at(now), ""},
 		{"an hour ago", at(now.Add(-time.Hour)), ""},
-		{"200 years ahead", strategies.Flake128Scheme.MustParse("ffff0000000000000000000000000000"), "is more than 100 years ahead"},
+		{"200 years ahead", strategies.Flake128Scheme().MustParse("ffff0000000000000000000000000000"), "is more than 100 years ahead"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

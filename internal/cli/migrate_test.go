@@ -531,7 +531,9 @@ func waitStatus(t *testing.T, base []string, want string) string {
 }
 
 // TestMigrateFlagNames: migrate's errors name its Options and Setting
-// fields; the command prints its flags in their place, exit 2.
+// fields (*idgen.FieldError); the command prints its flags in their place,
+// in the form of a flag that does not parse ("--batch VALUE: want ..."),
+// exit 2.
 func TestMigrateFlagNames(t *testing.T) {
 	dsn := testenv.PostgresDSN(t)
 	_, s := migrateSchema(t, "CREATE TABLE hits (id bigserial PRIMARY KEY)")
@@ -540,10 +542,16 @@ func TestMigrateFlagNames(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"migrate", "run", "--to", "snowflake", "--batch", "-1"}, "idgen: migrate: bad input: --batch -1 must be at least 1"},
-		{[]string{"migrate", "run", "--to", "snowflake", "--chunk-time", "1us"}, "idgen: migrate: bad input: --chunk-time 1µs must be at least 1ms (or 0: fixed batches)"},
-		{[]string{"migrate", "plan", "--to", "nosuchscheme"}, "idgen: migrate: bad input: --to"},
-		{[]string{"migrate", "resume", "--batch", "-1"}, "idgen: migrate: bad input: --batch -1 must be at least 1"},
+		{[]string{"migrate", "run", "--to", "snowflake", "--batch", "-1"}, "idgen: migrate: bad input: --batch -1: want at least 1\n"},
+		{[]string{"migrate", "run", "--to", "snowflake", "--chunk-time", "1us"}, "idgen: migrate: bad input: --chunk-time 1µs: want at least 1ms (or 0: fixed batches)\n"},
+		{[]string{"migrate", "run", "--to", "snowflake", "--max-lag", "-1s"}, "idgen: migrate: bad input: --max-lag -1s: want a positive duration\n"},
+		{[]string{"migrate", "run", "--to", "snowflake", "--max-active", "-1"}, "idgen: migrate: bad input: --max-active -1: want at least 0 (0: no limit)\n"},
+		{[]string{"migrate", "plan", "--to", "nosuchscheme"}, `idgen: migrate: bad input: --to: strategies: invalid spec: unknown strategy "nosuchscheme"`},
+		{[]string{"migrate", "plan", "--to", "uuidv7"}, `idgen: migrate: bad input: --to "uuidv7": uuidv7 values are 16 bytes (uuid); they do not fit the bigint key hits.id; for integer keys use snowflake` + "\n"},
+		{[]string{"migrate", "plan", "--to", "snowflake", "--time-column", "id"}, `idgen: migrate: bad input: --time-column "id": hits.id is bigint; want timestamptz, timestamp or date` + "\n"},
+		{[]string{"migrate", "plan"}, "idgen: migrate: bad input: --to: no target scheme given; want e.g. snowflake or uuidv7\n"},
+		{[]string{"migrate", "resume", "--batch", "-1"}, "idgen: migrate: bad input: --batch -1: want at least 1\n"},
+		{[]string{"migrate", "resume", "--chunk-time", "-1s"}, "idgen: migrate: bad input: --chunk-time -1s: want at least 1ms\n"},
 	} {
 		_, errOut, code := run(append(tc.args, base...)...)
 		if code != 2 || !strings.HasPrefix(errOut, tc.want) || strings.Contains(errOut, "Options.") || strings.Contains(errOut, "Setting.") {

@@ -206,7 +206,6 @@ func (c *compareProgress) Status(msg string) {
 	if c.off() {
 		return
 	}
-	msg = compareFlags.Replace(msg)
 	c.flushRound()
 	if head, _, ok := strings.Cut(msg, ": "); ok && strings.Contains(head, " round ") {
 		c.mu.Lock()
@@ -224,7 +223,7 @@ func (c *compareProgress) Note(msg string) {
 	if c.off() {
 		return
 	}
-	c.b.line("note: " + compareFlags.Replace(msg))
+	c.b.line("note: " + msg)
 }
 
 func (c *compareProgress) Phase(strategy, phase string, n int) {

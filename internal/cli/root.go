@@ -35,7 +35,8 @@ const (
 const exitRule = `Exit codes: 0 ok; 1 a store, server or runtime failure (a store down, a
 clock rollback, a failed verify); 2 bad input (flags, specs, IDs, files);
 130 when Ctrl-C (SIGINT) stops a command midway (128 + the signal's number
-for other signals; serve shuts down cleanly and exits 0).`
+for other signals; serve stopped by a signal exits 0 once its requests in
+flight finish, 1 when --shutdown-timeout cut some off).`
 
 // inputError marks an error caused by the user's input where no package
 // sentinel says so (a flag's value, an argument count).
@@ -68,7 +69,8 @@ func (i interrupted) Error() string {
 }
 
 // exitCode applies the exit-code rule to the error a command returned and
-// the cause of its context: a signal's 128+N when one stopped it, else by
+// the cause of its context: 1 when serve's shutdown cut work off
+// (errCutOff), a signal's 128+N when one stopped it, else by
 // the error's class (every package's sentinels match one): 1 for
 // idgen.ErrUnavailable, which wins over the input class in the same chain
 // (a spec whose store is down is a failure, not bad input); 2 for
@@ -79,6 +81,8 @@ func exitCode(err, cause error) int {
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.Is(err, errCutOff): // serve stopped by a signal, its drain cut short
+		return exitFailure
 	case errors.As(cause, &sig):
 		return exitSignal + int(sig.sig)
 	case errors.Is(err, idgen.ErrUnavailable):

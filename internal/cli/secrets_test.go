@@ -50,6 +50,7 @@ func segmentTag(t *testing.T, dsn string) string {
 }
 
 func TestComparePasswordMasked(t *testing.T) {
+	t.Parallel() // a compare run of its own schema and biz tag
 	dsn := testenv.PostgresDSN(t)
 	pw := withPassword(t, dsn)
 	spec := "segment?dsn=" + pw + "&tag=" + segmentTag(t, dsn) + "&auto_create=true"

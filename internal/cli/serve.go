@@ -15,6 +15,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -55,8 +56,10 @@ default generator as JSON ({"ids":[{"value_string","value_hex","breakdown"}],
 config file also get /api/v1/{name}/ids. The API is described at
 /api/v1/openapi.json; /healthz, /readyz and /metrics (Prometheus) are served
 beside it, or on --metrics-addr apart from it. Logs are JSON lines on
-stderr. SIGTERM or SIGINT stops accepting connections and lets requests in
-flight finish (up to --shutdown-timeout).
+stderr. SIGTERM or SIGINT turns readiness off (/readyz 503, gRPC health
+NOT_SERVING), stops accepting connections and lets requests and streams in
+flight finish on both transports together, up to --shutdown-timeout; what
+that cuts off is logged, and serve then exits 1 instead of 0.
 
 It listens on loopback unless told otherwise. An --addr or --grpc-addr
 beyond loopback needs TLS (--tls-cert and --tls-key; --client-ca for mutual
@@ -87,7 +90,7 @@ client_ca) sets the same; the flags win.`,
 	fl.DurationVar(&f.readTimeout, "read-timeout", 5*time.Second, "http.Server ReadTimeout (headers and body)")
 	fl.DurationVar(&f.writeTimeout, "write-timeout", 10*time.Second, "http.Server WriteTimeout: the time to write a response, or each chunk of 1,024 IDs of a streamed one (count above 1,024)")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", 2*time.Minute, "http.Server IdleTimeout for keep-alive connections")
-	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long requests in flight may take to finish after SIGTERM")
+	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long requests and streams in flight may take to finish after SIGTERM, HTTP and gRPC together; what it cuts off makes the exit code 1")
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fl.StringVar(&f.workerSource, "worker-source", "", strategies.WorkerSourceDoc+"; sets the -s spec's worker_source (default $"+envWorkerSource+")")
 	return cmd
@@ -137,7 +140,7 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 		}
 		var err error
 		if cfg, err = config.Load(f.config, opts); err != nil {
-			return badInput(fmt.Errorf("serve: --config: %w", err))
+			return badInput(fmt.Errorf("serve: %w", err)) // "config file PATH:LINE: ..."
 		}
 		f.tlsCert, f.tlsKey, f.clientCA = cmp.Or(f.tlsCert, cfg.TLS.Cert), cmp.Or(f.tlsKey, cfg.TLS.Key), cmp.Or(f.clientCA, cfg.TLS.ClientCA)
 	}
@@ -167,11 +170,13 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	if err != nil {
 		return badInput(fmt.Errorf("serve: %w", err))
 	}
-	grpcAddr, stopGRPC, err := serveGRPC(f, gens, def, log, reg, certs)
+	gsrv, err := serveGRPC(f, gens, def, log, reg, certs)
 	if err != nil {
 		return err
 	}
-	defer stopGRPC()
+	if gsrv != nil {
+		defer gsrv.gs.Stop() // on the failures below; after the drain, a no-op
+	}
 	var api http.Handler = h
 	var ops *httpServer
 	if f.metricsAddr != "" {
@@ -180,7 +185,8 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 			return err
 		}
 	}
-	srv, err := listenHTTP(f, "--addr", f.addr, api, certs, log)
+	track := serving.NewTracker()
+	srv, err := listenHTTP(f, "--addr", f.addr, track.Handler(api), certs, log)
 	if err != nil {
 		if ops != nil {
 			ops.close()
@@ -191,8 +197,8 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	if certs != nil {
 		attrs = append(attrs, "mutual_tls", f.clientCA != "", "cert_not_after", certs.Leaf().NotAfter)
 	}
-	if grpcAddr != "" {
-		attrs = append(attrs, "grpc_addr", grpcAddr)
+	if gsrv != nil {
+		attrs = append(attrs, "grpc_addr", gsrv.addr)
 	}
 	if ops != nil {
 		attrs = append(attrs, "metrics_addr", ops.addr)
@@ -212,19 +218,39 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 		return fmt.Errorf("serve: %w", served)
 	}
 	log.Info("shutting down: finishing requests in flight", "timeout", f.shutdownTimeout.String())
-	sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
-	defer cancel()
-	err = srv.shutdown(sctx)
+	// Readiness off on both transports first (/readyz 503, gRPC health
+	// NOT_SERVING), then both drained at once within the one timeout;
+	// --metrics-addr keeps answering /readyz meanwhile.
+	ts := []serving.Transport{{Name: "http", NotServing: h.Shutdown, Drain: func(ctx context.Context) (int, int) {
+		n := serving.DrainHTTP(ctx, srv.srv, track)
+		<-srv.served // http.ErrServerClosed
+		return n, 0
+	}}}
+	if gsrv != nil {
+		ts = append(ts, serving.Transport{Name: "grpc", NotServing: gsrv.s.Shutdown, Drain: func(ctx context.Context) (int, int) {
+			return gsrv.s.Drain(ctx, gsrv.gs)
+		}})
+	}
+	cuts := serving.Shutdown(f.shutdownTimeout, ts...)
 	if ops != nil {
 		ops.close() // probes and scrapes are not waited for
 	}
-	if err != nil {
-		log.Error("shutdown incomplete", "err", err)
-		return fmt.Errorf("serve: shutdown: %w", err)
+	var cutWords []string
+	for _, c := range cuts {
+		log.Error("shutdown cut off work in flight: --shutdown-timeout passed", "transport", c.Transport,
+			"requests", c.Requests, "streams", c.Streams, "timeout", f.shutdownTimeout.String())
+		cutWords = append(cutWords, fmt.Sprintf("%s: %d requests, %d streams", c.Transport, c.Requests, c.Streams))
 	}
 	log.Info("stopped")
+	if len(cuts) > 0 {
+		return fmt.Errorf("serve: %w after --shutdown-timeout %v (%s)", errCutOff, f.shutdownTimeout, strings.Join(cutWords, "; "))
+	}
 	return nil
 }
+
+// errCutOff is serve's error when its shutdown cut off work in flight:
+// exit 1, even though a signal stopped it.
+var errCutOff = errors.New("shutdown cut off work in flight")
 
 // defaultAddr is --addr's default: loopback only.
 const defaultAddr = "127.0.0.1:8080"
@@ -235,10 +261,17 @@ func checkAddrs(f serveFlags) error {
 	if err := checkAddr("--addr", f.addr); err != nil {
 		return err
 	}
-	for _, a := range []struct{ flag, v string }{{"--grpc-addr", f.grpcAddr}, {"--metrics-addr", f.metricsAddr}} {
-		if a.v != "" {
-			if err := checkAddr(a.flag, a.v); err != nil {
-				return err
+	addrs := []struct{ flag, v string }{{"--addr", f.addr}, {"--grpc-addr", f.grpcAddr}, {"--metrics-addr", f.metricsAddr}}
+	for i, a := range addrs[1:] {
+		if a.v == "" {
+			continue
+		}
+		if err := checkAddr(a.flag, a.v); err != nil {
+			return err
+		}
+		for _, b := range addrs[:i+1] {
+			if b.v != "" && samePort(a.v, b.v) {
+				return fmt.Errorf("%s %q takes the port of %s %q: give each listener its own port", a.flag, echo.Cut(a.v), b.flag, echo.Cut(b.v))
 			}
 		}
 	}
@@ -261,6 +294,23 @@ func checkAddrs(f serveFlags) error {
 		}
 	}
 	return nil
+}
+
+// samePort reports whether listeners on host:port addresses a and b
+// (checked by checkAddr) would take the same port: one that is not 0, on
+// the same host, a wildcard host, or two loopback hosts. Without it, the
+// second to listen failed naming its own flag, which was not the one that
+// took the port.
+func samePort(a, b string) bool {
+	ha, pa, _ := net.SplitHostPort(a)
+	hb, pb, _ := net.SplitHostPort(b)
+	na, _ := net.LookupPort("tcp", pa)
+	nb, _ := net.LookupPort("tcp", pb)
+	if na == 0 || na != nb {
+		return false
+	}
+	wild := func(h string) bool { ip := net.ParseIP(h); return h == "" || ip != nil && ip.IsUnspecified() }
+	return strings.EqualFold(ha, hb) || wild(ha) || wild(hb) || loopback(a) && loopback(b)
 }
 
 // loopback reports whether addr's host is localhost or a loopback IP: an
@@ -337,13 +387,6 @@ func (s *httpServer) failed() <-chan error {
 	return s.served
 }
 
-// shutdown lets requests in flight finish, up to ctx.
-func (s *httpServer) shutdown(ctx context.Context) error {
-	err := s.srv.Shutdown(ctx)
-	<-s.served // http.ErrServerClosed
-	return err
-}
-
 // close stops at once.
 func (s *httpServer) close() {
 	s.srv.Close()
@@ -382,20 +425,26 @@ func withoutOps(h http.Handler) http.Handler {
 	})
 }
 
-// serveGRPC starts the gRPC service on --grpc-addr, when given, over TLS
-// when certs is not nil, and returns the address it listens on and the
-// function that drains and stops it.
-func serveGRPC(f serveFlags, gens map[string]idgen.Generator, def string, log *slog.Logger, reg *prometheus.Registry, certs *tlsfiles.Server) (string, func(), error) {
+// grpcServer is serve's gRPC service: the IDService and its grpc.Server.
+type grpcServer struct {
+	addr string
+	s    *grpcapi.Server
+	gs   *grpc.Server
+}
+
+// serveGRPC starts the gRPC service on --grpc-addr, when given (else it
+// returns nil), over TLS when certs is not nil.
+func serveGRPC(f serveFlags, gens map[string]idgen.Generator, def string, log *slog.Logger, reg *prometheus.Registry, certs *tlsfiles.Server) (*grpcServer, error) {
 	if f.grpcAddr == "" {
-		return "", func() {}, nil
+		return nil, nil
 	}
 	s, err := grpcapi.New(gens, grpcapi.Options{Default: def, MaxCount: f.maxCount, Timeout: f.timeout, Logger: log, Registry: reg})
 	if err != nil {
-		return "", nil, badInput(fmt.Errorf("serve: %w", err))
+		return nil, badInput(fmt.Errorf("serve: %w", err))
 	}
 	ln, err := net.Listen("tcp", f.grpcAddr)
 	if err != nil {
-		return "", nil, fmt.Errorf("serve: --grpc-addr %q: %w", f.grpcAddr, err)
+		return nil, fmt.Errorf("serve: --grpc-addr %q: %w", f.grpcAddr, err)
 	}
 	var opts []grpc.ServerOption
 	if certs != nil {
@@ -403,16 +452,7 @@ func serveGRPC(f serveFlags, gens map[string]idgen.Generator, def string, log *s
 	}
 	gs := s.NewGRPCServer(opts...)
 	go gs.Serve(ln) // returns when stopped
-	return ln.Addr().String(), func() {
-		s.Shutdown()
-		stopped := make(chan struct{})
-		go func() { gs.GracefulStop(); close(stopped) }()
-		select {
-		case <-stopped:
-		case <-time.After(f.shutdownTimeout):
-			gs.Stop()
-		}
-	}, nil
+	return &grpcServer{addr: ln.Addr().String(), s: s, gs: gs}, nil
 }
 
 // loadGenerators builds the generators of --config or -s, and names the
@@ -422,6 +462,13 @@ func serveGRPC(f serveFlags, gens map[string]idgen.Generator, def string, log *s
 // with the generator's name, as gen prints it.
 func loadGenerators(ctx context.Context, f serveFlags, cfg *config.Config, opts strategies.Options, log *slog.Logger) (map[string]idgen.Generator, string, error) {
 	if cfg != nil {
+		if _, named := cfg.Lookup(httpapi.DefaultName); cfg.Default == "" && len(cfg.Generators) > 1 && !named {
+			// A file with several generators, no default key and none
+			// named httpapi.DefaultName has no default to serve: config's
+			// error says so.
+			_, err := cfg.New(ctx, "") // builds nothing: there is no default
+			return nil, "", badInput(fmt.Errorf("serve: %w", err))
+		}
 		// Load checked each spec with Warn unset: each warning is logged
 		// once, when the generator that serves is built.
 		gens, err := cfg.NewAll(ctx, func(name, msg string) { log.Warn(msg, "generator", name) })

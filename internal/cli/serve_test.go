@@ -71,9 +71,9 @@ func TestServeBadInput(t *testing.T) {
 		{"future epoch", []string{"serve", "-s", "snowflake?preset=twitter&epoch=2199-01-01", "--addr", "127.0.0.1:0"}, 2,
 			"clock is before the epoch"},
 		{"generators issuing the same IDs", []string{"serve", "--config", overlap, "--addr", busy}, 2,
-			`overlap.yaml:4: strategies: invalid spec: generators "orders" (line 3) and "other" (line 4) issue the same IDs`},
+			`overlap.yaml:4: generators "orders" (line 3) and "other" (line 4) issue the same IDs`},
 		{"generator name twice", []string{"serve", "--config", twice, "--addr", busy}, 2,
-			`twice.json:3: strategies: invalid spec: generator "orders" defined twice, first at line 2`},
+			`twice.json:3: generator "orders" defined twice, first at line 2`},
 		{"every interface without TLS", []string{"serve", "-s", "snowflake", "--addr", "0.0.0.0:8443"}, 2,
 			`--addr "0.0.0.0:8443" listens beyond loopback without TLS: anyone who reaches it could issue IDs, draining sequences and segments; give --tls-cert and --tls-key (and --client-ca for mutual TLS), or --insecure`},
 		{"empty host without TLS", []string{"serve", "-s", "snowflake", "--addr", ":8080"}, 2, `--addr ":8080" listens beyond loopback without TLS`},
@@ -162,6 +162,7 @@ func TestServeProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the idgen binary")
 	}
+	t.Parallel() // a process on a port of its own
 	bin := buildIdgen(t)
 	cfg := filepath.Join(t.TempDir(), "idgen.yaml")
 	if err := os.WriteFile(cfg, []byte("default: orders\ngenerators:\n  orders: snowflake?preset=twitter&worker=7\n  sessions: uuidv7\n"), 0o644); err != nil {

@@ -67,6 +67,7 @@ func genWorker(src string) []string {
 // with --client-cert-auth, --trusted-ca-file and RBAC on, as a user whose
 // only role is readwrite on /idgen/secure/, and checks each refusal.
 func TestWorkerSourceEtcdSecure(t *testing.T) {
+	t.Parallel() // its own etcd on its own ports
 	cs := certs.New(t)
 	s := etcdtest.Secure{Certs: cs, User: "idgen-worker", Password: "s3cret-etcd", Role: "idgen-secure",
 		Namespace: "secure", RootPassword: "r00t-etcd"}

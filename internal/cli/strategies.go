@@ -17,7 +17,7 @@ func newStrategiesCmd() *cobra.Command {
 			"IDGEN_WORKER_ID in the environment overrides the worker key (worker, machine) of every strategy that has one,\n" +
 			"and is what worker_source=env reads. A worker source (worker_source, --worker-source, IDGEN_WORKER_SOURCE)\n" +
 			"is refused beside the worker key, and beside IDGEN_WORKER_ID unless it is env.\n" +
-			"Every spec also takes " + strategies.EncodingKey + "=NAME: " + strategies.EncodingDoc + ",\n" +
+			"Every spec also takes " + strategies.EncodingKey + "=NAME: " + strategies.EncodingDoc() + ",\n" +
 			"and " + strategies.KeyspaceKey + "=NAME: " + strategies.KeyspaceDoc + ".",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -20,6 +20,7 @@ func TestGenThreeNodesZK(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the idgen binary and starts ZooKeeper")
 	}
+	t.Parallel() // its own ZooKeeper; its processes' environment is set, not inherited
 	zkAddr := zktest.StartT(t)
 	bin := buildIdgen(t)
 	const n = 100000 // a megabyte of output: a process blocks on its pipe, holding its lease, until read

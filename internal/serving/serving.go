@@ -48,16 +48,17 @@ func UUIDVersion(s *idgen.Scheme) byte {
 // Decode parses text as an ID of generator name, whose scheme is s: s's
 // Parse, then for a UUID scheme of one version the version, so that a v4
 // UUID is not read as a v7's timestamp. The error's text is the answer
-// both transports send (HTTP 400, gRPC InvalidArgument): the input cut to
-// about 64 bytes, the generator and what was wrong.
+// both transports send (Classify: KindInvalid, HTTP 400, gRPC
+// InvalidArgument): the input cut to about 64 bytes, the generator and
+// what was wrong. It matches idgen.ErrInvalid.
 func Decode(s *idgen.Scheme, name, text string) (idgen.ID, error) {
 	id, err := s.Parse(text)
 	if err != nil {
-		return idgen.ID{}, fmt.Errorf("%q is not a %s ID of generator %q: %s", echo.Cut(text), s.Name, name, ClipEcho(err.Error(), text))
+		return idgen.ID{}, Invalid(fmt.Sprintf("%q is not a %s ID of generator %q: %s", echo.Cut(text), s.Name, name, ClipEcho(err.Error(), text)))
 	}
 	if v := UUIDVersion(s); v != 0 {
 		if got := id.Bytes()[6] >> 4; got != v {
-			return idgen.ID{}, fmt.Errorf("%q is a version %d UUID; generator %q issues version %d", echo.Cut(text), got, name, v)
+			return idgen.ID{}, Invalid(fmt.Sprintf("%q is a version %d UUID; generator %q issues version %d", echo.Cut(text), got, name, v))
 		}
 	}
 	return id, nil

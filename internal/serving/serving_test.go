@@ -20,12 +20,12 @@ func TestUUIDVersion(t *testing.T) {
 		scheme *idgen.Scheme
 		want   byte
 	}{
-		{"uuidv1", strategies.UUIDv1Scheme, 1},
-		{"uuidv4", strategies.UUIDv4Scheme, 4},
-		{"uuidv6", strategies.UUIDv6Scheme, 6},
-		{"uuidv7", strategies.UUIDv7Scheme, 7},
-		{"uuid", strategies.UUIDScheme, 0},
-		{"segment", segment.Scheme, 0},
+		{"uuidv1", strategies.UUIDv1Scheme(), 1},
+		{"uuidv4", strategies.UUIDv4Scheme(), 4},
+		{"uuidv6", strategies.UUIDv6Scheme(), 6},
+		{"uuidv7", strategies.UUIDv7Scheme(), 7},
+		{"uuid", strategies.UUIDScheme(), 0},
+		{"segment", segment.Scheme(), 0},
 	}
 	for _, tt := range tests {
 		if got := serving.UUIDVersion(tt.scheme); got != tt.want {
@@ -41,11 +41,11 @@ func TestDecode(t *testing.T) {
 		text   string
 		err    string
 	}{
-		{"v7 of v7", strategies.UUIDv7Scheme, "019a7b3c-1d2e-7f30-8a41-52b6c7d8e9f0", ""},
-		{"v4 of v7", strategies.UUIDv7Scheme, "6f1c2a3b-4d5e-4f60-8a7b-8c9d0e1f2a3b",
+		{"v7 of v7", strategies.UUIDv7Scheme(), "019a7b3c-1d2e-7f30-8a41-52b6c7d8e9f0", ""},
+		{"v4 of v7", strategies.UUIDv7Scheme(), "6f1c2a3b-4d5e-4f60-8a7b-8c9d0e1f2a3b",
 			`"6f1c2a3b-4d5e-4f60-8a7b-8c9d0e1f2a3b" is a version 4 UUID; generator "g" issues version 7`},
-		{"any of uuid", strategies.UUIDScheme, "6f1c2a3b-4d5e-4f60-8a7b-8c9d0e1f2a3b", ""},
-		{"not a UUID", strategies.UUIDv4Scheme, "x", `"x" is not a uuidv4 ID of generator "g": `},
+		{"any of uuid", strategies.UUIDScheme(), "6f1c2a3b-4d5e-4f60-8a7b-8c9d0e1f2a3b", ""},
+		{"not a UUID", strategies.UUIDv4Scheme(), "x", `"x" is not a uuidv4 ID of generator "g": `},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,7 +77,7 @@ func TestPermanent(t *testing.T) {
 // slowGen takes 2 ms of its clock per call, whatever the count.
 type slowGen struct{ clk *idgentest.Clock }
 
-func (g slowGen) Scheme() *idgen.Scheme { return segment.TicketScheme }
+func (g slowGen) Scheme() *idgen.Scheme { return segment.TicketScheme() }
 func (g slowGen) Next(ctx context.Context) (idgen.ID, error) {
 	var dst [1]idgen.ID
 	_, err := g.NextN(ctx, dst[:])
@@ -113,5 +113,5 @@ func TestEstimateIssue(t *testing.T) {
 
 type failGen struct{}
 
-func (failGen) Scheme() *idgen.Scheme                  { return segment.TicketScheme }
+func (failGen) Scheme() *idgen.Scheme                  { return segment.TicketScheme() }
 func (failGen) Next(context.Context) (idgen.ID, error) { return idgen.ID{}, idgen.ErrUnavailable }

@@ -30,8 +30,8 @@ import (
 	"github.com/idgenkit/idgen/internal/tlsfiles"
 )
 
-// Keys are the query keys Take removes.
-var Keys = []string{"tls_ca", "tls_cert", "tls_key", "tls_server_name", "password_file"}
+// keys are the query keys Take removes.
+var keys = []string{"tls_ca", "tls_cert", "tls_key", "tls_server_name", "password_file"}
 
 // Options are the values of the keys.
 type Options struct {
@@ -45,7 +45,7 @@ type Options struct {
 func Take(q url.Values) (Options, error) {
 	var o Options
 	dst := []*string{&o.CA, &o.Cert, &o.Key, &o.ServerName, &o.PasswordFile}
-	for i, k := range Keys {
+	for i, k := range keys {
 		vs, ok := q[k]
 		if !ok {
 			continue

@@ -119,8 +119,19 @@ func PostgresBin(t testing.TB) string {
 // the postgres and mysql users a throwaway server runs as, like /tmp:
 // mariadb-install-db writes its own temporary files there), removed at
 // the end, so that other tests' throwaway servers are neither seen nor
-// removed; it returns the directory.
+// removed; it returns the directory. A parallel test, which may not set
+// the environment, gives a child process the directory of OpenTempDir
+// as its TMPDIR instead.
 func OwnTempDir(t testing.TB) string {
+	t.Helper()
+	tmp := OpenTempDir(t)
+	t.Setenv("TMPDIR", tmp)
+	return tmp
+}
+
+// OpenTempDir returns a new directory of the test's own, open to every
+// user as /tmp is (mode 1777), removed at the end; it leaves TMPDIR alone.
+func OpenTempDir(t testing.TB) string {
 	t.Helper()
 	tmp, err := os.MkdirTemp("", "idgen-test-tmp-")
 	if err != nil {
@@ -130,6 +141,5 @@ func OwnTempDir(t testing.TB) string {
 	if err := os.Chmod(tmp, 0o1777); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("TMPDIR", tmp)
 	return tmp
 }

@@ -22,7 +22,7 @@ type PostgresConfig struct {
 	// DefaultSharedBuffers.
 	SharedBuffers string
 	// Settings are more postgresql.conf lines ("debug_io_direct = data"),
-	// written after the defaults (PostgresSettings), so that they win.
+	// written after the defaults (postgresSettings), so that they win.
 	// Empty means none.
 	Settings []string
 	// HBA are pg_hba.conf lines put before initdb's (trust for every
@@ -37,12 +37,12 @@ type PostgresConfig struct {
 // PostgresConfig.SharedBuffers is empty.
 const DefaultSharedBuffers = "128MB"
 
-// PostgresSettings are the cluster's settings besides shared_buffers.
+// postgresSettings are the cluster's settings besides shared_buffers.
 // Checkpoints come every 30 s or every ~135 MB of WAL (max_wal_size / (1 +
 // checkpoint_completion_target)), so a measured phase of a million rows
 // crosses some: after each one the first change to a page writes a
 // full-page image, which is what makes scattered keys cost WAL.
-var PostgresSettings = []string{
+var postgresSettings = []string{
 	"listen_addresses = ''",
 	"max_connections = 300",
 	"checkpoint_timeout = 30s",
@@ -186,7 +186,7 @@ func StartPostgres(ctx context.Context, cfg PostgresConfig) (*Postgres, error) {
 		"-E", "UTF8", "--locale=C", "--no-sync"); err != nil {
 		return fail(fmt.Errorf("throwaway: initdb: %w: %s", err, lastLines(out, 5)))
 	}
-	conf := "\n# idgen throwaway\n" + strings.Join(PostgresSettings, "\n") +
+	conf := "\n# idgen throwaway\n" + strings.Join(postgresSettings, "\n") +
 		fmt.Sprintf("\nunix_socket_directories = '%s'\nshared_buffers = %s\n", c.dir, sb)
 	if len(cfg.Settings) > 0 {
 		conf += strings.Join(cfg.Settings, "\n") + "\n"

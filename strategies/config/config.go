@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -23,6 +24,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/strategies"
 )
 
@@ -128,9 +130,11 @@ func (c *Config) Names() []string {
 	return names
 }
 
-// New builds the named generator; "" is the default one. An unknown name
-// gives an error that lists the names; a build error names the file and
-// line of the generator.
+// New builds the named generator; "" is the default one: Default, else the
+// only generator. Errors begin "config file PATH", as Load's do. Several
+// generators and no Default give an error that counts and lists them and
+// says to add a default key; an unknown name, one that lists the names
+// (both wrap ErrSpec); a build error names the line of the generator.
 func (c *Config) New(ctx context.Context, name string) (idgen.Generator, error) {
 	if name == "" {
 		name = c.Default
@@ -138,19 +142,48 @@ func (c *Config) New(ctx context.Context, name string) (idgen.Generator, error) 
 			name = c.Generators[0].Name
 		}
 		if name == "" {
-			return nil, fmt.Errorf("%w: %s names no default generator; name one of %s", ErrSpec, c.Path, strings.Join(c.Names(), ", "))
+			return nil, c.noDefault()
 		}
 	}
 	g, ok := c.Lookup(name)
 	if !ok {
-		return nil, fmt.Errorf("%w: %s: no generator %q; valid: %s", ErrSpec, c.Path, name, strings.Join(c.Names(), ", "))
+		return nil, &fileError{c.Path, 0, fileErr(fmt.Sprintf("no generator %s; valid: %s", echo.Quote(name), c.names()))}
 	}
 	gen, err := c.Options.New(ctx, g.Spec)
 	if err != nil {
-		return nil, fmt.Errorf("%s:%d: generator %q: %w", c.Path, g.Line, g.Name, err)
+		return nil, &fileError{c.Path, g.Line, fmt.Errorf("generator %q: %w", g.Name, err)}
 	}
 	return gen, nil
 }
+
+// names lists the generators' names, cut to about 64 bytes.
+func (c *Config) names() string { return echo.Cut(strings.Join(c.Names(), ", ")) }
+
+// noDefault is New's error for the name "" when Default is empty and the
+// config has other than one generator: it counts them and says how to
+// name the default in the file's format.
+func (c *Config) noDefault() error {
+	if len(c.Generators) == 0 {
+		return &fileError{c.Path, 0, fileErr(noGenerators)}
+	}
+	example := "default: " + c.Generators[0].Name
+	switch strings.ToLower(filepath.Ext(c.Path)) {
+	case ".toml":
+		example = fmt.Sprintf("default = %q", c.Generators[0].Name)
+	case ".json":
+		example = fmt.Sprintf(`"default": %q`, c.Generators[0].Name)
+	}
+	return &fileError{c.Path, 0, fileErr(fmt.Sprintf("%d generators (%s) and no default key; add one naming the generator to use when none is named, e.g. %s",
+		len(c.Generators), c.names(), echo.Cut(example)))}
+}
+
+// noGenerators is the error of a file that names no generator.
+const noGenerators = `no generators; want a "generators" table naming at least one`
+
+// Formats returns the file extensions Load reads, in a new slice.
+func Formats() []string { return slices.Clone(formats) }
+
+var formats = []string{".yaml", ".yml", ".toml", ".json"}
 
 // NewAll builds every generator of c, by name, for a service that serves
 // them all (idgen serve --config), and checks that each is inside its
@@ -184,8 +217,8 @@ func (c *Config) NewAll(ctx context.Context, warn func(name, msg string)) (map[s
 // ReadyTimeout bounds each generator's readiness answer in CheckLifetime.
 const ReadyTimeout = time.Second
 
-// CheckLifetime asks every generator that can tell (one with a
-// Ready(context.Context) error method, as httpapi.Readier) whether the
+// CheckLifetime asks every generator that can tell (idgen.ReadyOf, which
+// looks through wrappers such as encoding=) whether the
 // clock is inside its layout's lifetime, issuing nothing, each within
 // ReadyTimeout. It returns the name of the first, in name order, whose
 // layout has ended (idgen.ErrLayoutExhausted) or whose epoch is ahead
@@ -194,7 +227,7 @@ const ReadyTimeout = time.Second
 // service's readiness probe reports them.
 func CheckLifetime(ctx context.Context, gens map[string]idgen.Generator) (string, error) {
 	for _, name := range slices.Sorted(maps.Keys(gens)) {
-		r, ok := gens[name].(interface{ Ready(context.Context) error })
+		r, ok := idgen.ReadyOf(gens[name])
 		if !ok {
 			continue
 		}
@@ -217,15 +250,18 @@ func closeAll(gens map[string]idgen.Generator) {
 	}
 }
 
-// Formats are the file extensions Load reads.
-var Formats = []string{".yaml", ".yml", ".toml", ".json"}
-
 // Load reads a config file, chosen by extension (.yaml, .yml, .toml, .json),
 // and checks every generator: its strategy, keys and values, by building
 // and closing each one that needs no external store (a store-backed one is
-// checked without contacting the store), with opts. Errors name the file
-// and line and list the valid choices; a bad spec wraps ErrSpec, or
-// idgen.ErrOutOfRange for a node value outside its field. The line is
+// checked without contacting the store), with opts. Errors begin "config
+// file PATH:LINE: " (PATH: alone where no line applies) and list the valid
+// choices. A file that cannot be read wraps the read error; a syntax
+// error, one the format's parser gives with its line, and a bad key or
+// shape wrap ErrSpec, as does a bad spec, or idgen.ErrOutOfRange for a node
+// value outside its field. YAML aliases (*name) are refused: the file's
+// three top-level keys leave anchors nowhere to live but on a generator,
+// and a merge key (<<) would bypass the refusal of a key given twice. A
+// generator with an empty name is refused. The line is
 // that of the key a *strategies.SpecError names, where the file gives the
 // generator's keys one by one, else the generator's. A generator name or a
 // key given twice is refused in every format, at the second's line, naming
@@ -238,7 +274,10 @@ var Formats = []string{".yaml", ".yml", ".toml", ".json"}
 func Load(path string, opts strategies.Options) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("strategies: reading config: %w", err)
+		if pe, ok := errors.AsType[*fs.PathError](err); ok {
+			err = pe.Err // the path is in the label
+		}
+		return nil, &fileError{path, 0, fmt.Errorf("cannot read it: %w", err)}
 	}
 	var raw *rawConfig
 	switch ext := strings.ToLower(filepath.Ext(path)); ext {
@@ -249,36 +288,39 @@ func Load(path string, opts strategies.Options) (*Config, error) {
 	case ".json":
 		raw, err = readJSON(data)
 	default:
-		return nil, fmt.Errorf("%w: %s: unknown config format %q; valid: %s", ErrSpec, path, ext, strings.Join(Formats, ", "))
+		return nil, &fileError{path, 0, fileErr(fmt.Sprintf("unknown config format %s; valid: %s", echo.Quote(ext), strings.Join(formats, ", ")))}
 	}
 	if err != nil {
 		var le *lineError
 		if errors.As(err, &le) {
-			return nil, fmt.Errorf("%s:%d: %w", path, le.line, le.err)
+			return nil, &fileError{path, le.line, le.err}
 		}
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, &fileError{path, 0, err}
 	}
 	c := &Config{Path: path, Options: opts, Default: raw.def, TLS: raw.tls}
 	c.TLS.resolve(filepath.Dir(path))
 	for _, g := range raw.gens {
+		if g.name == "" {
+			return nil, &fileError{path, g.line, fileErr("a generator has an empty name; give it one, as in orders: SPEC")}
+		}
 		spec, err := g.toSpec()
 		if err == nil {
 			err = check(opts, spec)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: generator %q: %w", path, g.lineOf(err), g.name, err)
+			return nil, &fileError{path, g.lineOf(err), fmt.Errorf("generator %q: %w", g.name, err)}
 		}
 		c.Generators = append(c.Generators, GeneratorSpec{Name: g.name, Spec: spec, Line: g.line})
 	}
 	if len(c.Generators) == 0 {
-		return nil, fmt.Errorf("%w: %s: no generators; want a \"generators\" table naming at least one", ErrSpec, path)
+		return nil, &fileError{path, 0, fileErr(noGenerators)}
 	}
 	if err := c.checkKeyspaces(); err != nil {
 		return nil, err
 	}
 	if c.Default != "" {
 		if _, ok := c.Lookup(c.Default); !ok {
-			return nil, fmt.Errorf("%w: %s:%d: default %q is not a generator; valid: %s", ErrSpec, path, raw.defLine, c.Default, strings.Join(c.Names(), ", "))
+			return nil, &fileError{path, raw.defLine, fileErr(fmt.Sprintf("default %s is not a generator; valid: %s", echo.Quote(c.Default), c.names()))}
 		}
 	}
 	return c, nil
@@ -292,7 +334,7 @@ func (c *Config) checkKeyspaces() error {
 	for _, g := range c.Generators {
 		space, err := c.Options.Keyspace(g.Spec)
 		if err != nil {
-			return fmt.Errorf("%s:%d: generator %q: %w", c.Path, g.Line, g.Name, err)
+			return &fileError{c.Path, g.Line, fmt.Errorf("generator %q: %w", g.Name, err)}
 		}
 		if space == "" {
 			continue
@@ -302,9 +344,9 @@ func (c *Config) checkKeyspaces() error {
 			if w := c.Options.WorkerID; w != "" {
 				override = fmt.Sprintf(" (%s=%s overrides every worker key)", strategies.EnvWorkerID, w)
 			}
-			return fmt.Errorf("%s:%d: %w: generators %q (line %d) and %q (line %d) issue the same IDs, each with its own sequence over %s%s; "+
+			return &fileError{c.Path, g.Line, fileErr(fmt.Sprintf("generators %q (line %d) and %q (line %d) issue the same IDs, each with its own sequence over %s%s; "+
 				"give each its own worker ID (or another node value), or, if their IDs never meet, a different %s=NAME",
-				c.Path, g.Line, ErrSpec, f.Name, f.Line, g.Name, g.Line, space, override, strategies.KeyspaceKey)
+				f.Name, f.Line, g.Name, g.Line, space, override, strategies.KeyspaceKey))}
 		}
 		first[space] = g
 	}
@@ -400,7 +442,32 @@ func (g rawGen) lineOf(err error) int {
 	return g.line
 }
 
-// lineError is an error at a line of the file.
+// A fileError is an error of a config file: its text begins "config file
+// PATH:LINE: ", or "config file PATH: " with line 0, and it wraps err.
+type fileError struct {
+	path string
+	line int
+	err  error
+}
+
+func (e *fileError) Error() string {
+	if e.line > 0 {
+		return fmt.Sprintf("config file %s:%d: %v", e.path, e.line, e.err)
+	}
+	return fmt.Sprintf("config file %s: %v", e.path, e.err)
+}
+
+func (e *fileError) Unwrap() error { return e.err }
+
+// A fileErr is a fault of the file itself (its syntax, keys or shape), not
+// of a generator's spec: it matches ErrSpec with errors.Is, and its text
+// is its own, without ErrSpec's "invalid spec".
+type fileErr string
+
+func (e fileErr) Error() string { return string(e) }
+func (e fileErr) Unwrap() error { return ErrSpec }
+
+// lineError is an error at a line of the file, before Load adds the path.
 type lineError struct {
 	line int
 	err  error
@@ -410,7 +477,7 @@ func (e *lineError) Error() string { return fmt.Sprintf("line %d: %v", e.line, e
 func (e *lineError) Unwrap() error { return e.err }
 
 func errAt(line int, format string, args ...any) error {
-	return &lineError{line, fmt.Errorf("%w: "+format, append([]any{ErrSpec}, args...)...)}
+	return &lineError{line, fileErr(fmt.Sprintf(format, args...))}
 }
 
 const topKeys = "default, generators, tls"
@@ -444,10 +511,19 @@ func (s keyLines) add(path []string, key string, line int) error {
 func readYAML(data []byte) (*rawConfig, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrSpec, err) // yaml.v3 messages carry "line N"
+		// yaml.v3's syntax errors read "yaml: line N: what".
+		msg := strings.TrimPrefix(err.Error(), "yaml: ")
+		if m := yamlLine.FindStringSubmatch(msg); m != nil {
+			line, _ := strconv.Atoi(m[1])
+			return nil, &lineError{line, fileErr("invalid YAML: " + m[2])}
+		}
+		return nil, fileErr("invalid YAML: " + msg)
 	}
 	if len(doc.Content) == 0 {
 		return &rawConfig{}, nil
+	}
+	if a := findAlias(&doc); a != nil {
+		return nil, errAt(a.Line, "YAML alias *%s: aliases and anchors are not supported; write the value out", echo.Cut(a.Value))
 	}
 	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
@@ -500,6 +576,23 @@ func readYAML(data []byte) (*rawConfig, error) {
 		}
 	}
 	return raw, nil
+}
+
+// yamlLine finds the line in a yaml.v3 syntax error.
+var yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)
+
+// findAlias returns the first alias node (*name) under n, nil when none.
+// It does not follow aliases, so its work is the document's size.
+func findAlias(n *yaml.Node) *yaml.Node {
+	if n.Kind == yaml.AliasNode {
+		return n
+	}
+	for _, c := range n.Content {
+		if a := findAlias(c); a != nil {
+			return a
+		}
+	}
+	return nil
 }
 
 func yamlGen(k, v *yaml.Node) (rawGen, error) {
@@ -612,9 +705,9 @@ func readTOML(data []byte) (*rawConfig, error) {
 	if _, err := toml.Decode(string(data), &m); err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return nil, &lineError{pe.Position.Line, fmt.Errorf("%w: %s", ErrSpec, pe.Message)}
+			return nil, &lineError{pe.Position.Line, fileErr("invalid TOML: " + pe.Message)}
 		}
-		return nil, fmt.Errorf("%w: %v", ErrSpec, err)
+		return nil, fileErr("invalid TOML: " + err.Error())
 	}
 	return fromAny(m, tomlLines(data))
 }
@@ -672,13 +765,13 @@ func readJSON(data []byte) (*rawConfig, error) {
 	if err := d.Decode(&m); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
-			return nil, &lineError{lineAt(data, se.Offset), fmt.Errorf("%w: %v", ErrSpec, err)}
+			return nil, &lineError{lineAt(data, se.Offset), fileErr("invalid JSON: " + err.Error())}
 		}
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return nil, &lineError{lineAt(data, te.Offset), fmt.Errorf("%w: the top level must be an object with keys %s", ErrSpec, topKeys)}
+			return nil, errAt(lineAt(data, te.Offset), "the top level must be an object with keys %s", topKeys)
 		}
-		return nil, fmt.Errorf("%w: %v", ErrSpec, err)
+		return nil, fileErr("invalid JSON: " + err.Error())
 	}
 	lines, err := jsonLines(data)
 	if err != nil {

@@ -100,7 +100,7 @@ func TestLoad(t *testing.T) {
 				}
 			}
 			_, err = c.New(context.Background(), "payments")
-			wantErr := `strategies: invalid spec: ` + path + `: no generator "payments"; valid: orders, sessions, events`
+			wantErr := `config file ` + path + `: no generator "payments"; valid: orders, sessions, events`
 			if err == nil || err.Error() != wantErr {
 				t.Fatalf("New(payments) = %v; want %s", err, wantErr)
 			}
@@ -124,7 +124,7 @@ func TestLoadErrors(t *testing.T) {
 		{name: "yaml no strategy", file: "c.yaml", text: "generators:\n  a:\n    worker: 1\n",
 			msg: `2: generator "a": strategies: invalid spec: no strategy key; valid strategies: ` + strings.Join(strategies.Names(), ", ")},
 		{name: "yaml top key", file: "c.yaml", text: "generators:\n  a: uuidv7\ndefalt: a\n",
-			msg: `3: strategies: invalid spec: unknown key "defalt"; valid: default, generators, tls`},
+			msg: `3: unknown key "defalt"; valid: default, generators, tls`},
 		{name: "yaml default", file: "c.yaml", text: "default: b\ngenerators:\n  a: uuidv7\n",
 			msg: `1: default "b" is not a generator; valid: a`},
 		{name: "toml unknown key", file: "c.toml", text: "[generators.events]\nstrategy = \"sonyflake\"\nbits_seq = 8\n",
@@ -134,16 +134,13 @@ func TestLoadErrors(t *testing.T) {
 		{name: "json unknown key", file: "c.json", text: "{\"generators\": {\n  \"x\": {\"strategy\": \"ksuid\",\n    \"monotone\": true}}}\n",
 			msg: `3: generator "x": strategies: invalid spec: ksuid: unknown key "monotone"; valid keys: monotonic`},
 		{name: "json syntax", file: "c.json", text: "{\"generators\": {\n  \"x\": \"ulid\",\n}}\n",
-			msg: `3: strategies: invalid spec: invalid character '}' looking for beginning of object key string`},
+			msg: `3: invalid JSON: invalid character '}' looking for beginning of object key string`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeConfig(t, tc.file, tc.text)
 			_, err := config.Load(path, strategies.Options{})
-			want := path + ":" + tc.msg
-			if tc.name == "yaml default" {
-				want = "strategies: invalid spec: " + path + ":" + tc.msg
-			}
+			want := "config file " + path + ":" + tc.msg
 			if err == nil || err.Error() != want || !errors.Is(err, strategies.ErrSpec) {
 				t.Fatalf("Load(%s) = %v; want %s (ErrSpec)", tc.text, err, want)
 			}
@@ -160,31 +157,31 @@ func TestLoadDuplicates(t *testing.T) {
 		msg              string // after "<path>:"
 	}{
 		{name: "yaml generator", file: "c.yaml", text: "generators:\n  orders: snowflake?worker=1\n  other: uuidv7\n  orders: snowflake?worker=2\n",
-			msg: `4: strategies: invalid spec: generator "orders" defined twice, first at line 2`},
+			msg: `4: generator "orders" defined twice, first at line 2`},
 		{name: "yaml generator as a table", file: "c.yaml", text: "generators:\n  orders: snowflake?worker=1\n  orders:\n    strategy: snowflake\n    worker: 2\n",
-			msg: `3: strategies: invalid spec: generator "orders" defined twice, first at line 2`},
+			msg: `3: generator "orders" defined twice, first at line 2`},
 		{name: "yaml key of a generator", file: "c.yaml", text: "generators:\n  a:\n    strategy: snowflake\n    worker: 1\n    worker: 2\n",
-			msg: `5: strategies: invalid spec: generator "a": key "worker" given twice, first at line 4`},
+			msg: `5: generator "a": key "worker" given twice, first at line 4`},
 		{name: "yaml strategy key", file: "c.yaml", text: "generators:\n  a:\n    strategy: snowflake\n    strategy: uuidv7\n",
-			msg: `4: strategies: invalid spec: generator "a": key "strategy" given twice, first at line 3`},
+			msg: `4: generator "a": key "strategy" given twice, first at line 3`},
 		{name: "yaml top key", file: "c.yaml", text: "default: a\ngenerators:\n  a: uuidv7\ndefault: b\n",
-			msg: `4: strategies: invalid spec: key "default" given twice, first at line 1`},
+			msg: `4: key "default" given twice, first at line 1`},
 		{name: "json generator", file: "c.json", text: "{\"generators\": {\n  \"orders\": \"snowflake?worker=1\",\n  \"orders\": \"snowflake?worker=2\"\n}}\n",
-			msg: `3: strategies: invalid spec: generator "orders" defined twice, first at line 2`},
+			msg: `3: generator "orders" defined twice, first at line 2`},
 		{name: "json key of a generator", file: "c.json", text: "{\"generators\": {\n  \"a\": {\"strategy\": \"snowflake\",\n    \"worker\": 1,\n    \"worker\": 2}}}\n",
-			msg: `4: strategies: invalid spec: generator "a": key "worker" given twice, first at line 3`},
+			msg: `4: generator "a": key "worker" given twice, first at line 3`},
 		{name: "json top key", file: "c.json", text: "{\"generators\": {\"a\": \"uuidv7\"},\n \"generators\": {\"b\": \"uuidv7\"}}\n",
-			msg: `2: strategies: invalid spec: key "generators" given twice, first at line 1`},
+			msg: `2: key "generators" given twice, first at line 1`},
 		{name: "toml generator", file: "c.toml", text: "[generators]\norders = \"snowflake?worker=1\"\norders = \"snowflake?worker=2\"\n",
-			msg: `3: strategies: invalid spec: Key 'generators.orders' has already been defined.`},
+			msg: `3: invalid TOML: Key 'generators.orders' has already been defined.`},
 		{name: "toml key of a generator", file: "c.toml", text: "[generators.a]\nstrategy = \"snowflake\"\nworker = 1\nworker = 2\n",
-			msg: `4: strategies: invalid spec: Key 'generators.a.worker' has already been defined.`},
+			msg: `4: invalid TOML: Key 'generators.a.worker' has already been defined.`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeConfig(t, tc.file, tc.text)
 			c, err := config.Load(path, strategies.Options{})
-			if want := path + ":" + tc.msg; err == nil || err.Error() != want || !errors.Is(err, strategies.ErrSpec) {
+			if want := "config file " + path + ":" + tc.msg; err == nil || err.Error() != want || !errors.Is(err, strategies.ErrSpec) {
 				t.Fatalf("Load(%q) = %+v, %v; want %s (ErrSpec)", tc.text, c, err, want)
 			}
 		})
@@ -203,14 +200,14 @@ func TestLoadOverlap(t *testing.T) {
 		msg              string // after "<path>:"; "" when it loads
 	}{
 		{name: "yaml, one worker ID", file: "c.yaml", text: "generators:\n  orders: snowflake?worker=1\n  sessions: uuidv7\n  other: snowflake?worker=1\n",
-			msg: `4: strategies: invalid spec: generators "orders" (line 2) and "other" (line 4) issue the same IDs, each with its own sequence over ` + space +
+			msg: `4: generators "orders" (line 2) and "other" (line 4) issue the same IDs, each with its own sequence over ` + space +
 				`; give each its own worker ID (or another node value), or, if their IDs never meet, a different keyspace=NAME`},
 		{name: "json, written differently", file: "c.json", text: "{\"generators\": {\n  \"orders\": \"snowflake?worker=1\",\n  \"other\": {\"strategy\": \"snowflake\", \"worker_source\": \"static:1\", \"preset\": \"default\"}\n}}\n",
-			msg: `3: strategies: invalid spec: generators "orders" (line 2) and "other" (line 3) issue the same IDs`},
+			msg: `3: generators "orders" (line 2) and "other" (line 3) issue the same IDs`},
 		{name: "toml", file: "c.toml", text: "[generators]\norders = \"snowflake?worker=1\"\nother = \"snowflake?worker=1\"\n",
-			msg: `3: strategies: invalid spec: generators "orders" (line 2) and "other" (line 3) issue the same IDs`},
+			msg: `3: generators "orders" (line 2) and "other" (line 3) issue the same IDs`},
 		{name: "IDGEN_WORKER_ID over both", file: "c.yaml", text: "generators:\n  orders: snowflake?worker=1\n  other: snowflake?worker=2\n", workerID: "7",
-			msg: `3: strategies: invalid spec: generators "orders" (line 2) and "other" (line 3) issue the same IDs, each with its own sequence over ` +
+			msg: `3: generators "orders" (line 2) and "other" (line 3) issue the same IDs, each with its own sequence over ` +
 				strings.Replace(space, "worker 1", "worker 7", 1) + ` (IDGEN_WORKER_ID=7 overrides every worker key)`},
 		{name: "other worker IDs", file: "c.yaml", text: "generators:\n  orders: snowflake?worker=1\n  other: snowflake?worker=2\n"},
 		{name: "keyspaces named apart", file: "c.yaml", text: "generators:\n  orders: snowflake?worker=1&keyspace=orders\n  other:\n    strategy: snowflake\n    worker: 1\n    keyspace: other\n"},
@@ -227,7 +224,7 @@ func TestLoadOverlap(t *testing.T) {
 				}
 				return
 			}
-			if want := path + ":" + tc.msg; err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, strategies.ErrSpec) {
+			if want := "config file " + path + ":" + tc.msg; err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, strategies.ErrSpec) {
 				t.Fatalf("Load(%q) = %+v, %v; want %s... (ErrSpec)", tc.text, c, err, want)
 			}
 		})
@@ -237,8 +234,8 @@ func TestLoadOverlap(t *testing.T) {
 func TestLoadFormat(t *testing.T) {
 	path := writeConfig(t, "idgen.ini", "x")
 	_, err := config.Load(path, strategies.Options{})
-	want := `strategies: invalid spec: ` + path + `: unknown config format ".ini"; valid: .yaml, .yml, .toml, .json`
-	if err == nil || err.Error() != want {
+	want := `config file ` + path + `: unknown config format ".ini"; valid: .yaml, .yml, .toml, .json`
+	if err == nil || err.Error() != want || !errors.Is(err, strategies.ErrSpec) {
 		t.Fatalf("Load(idgen.ini) = %v; want %s", err, want)
 	}
 }
@@ -262,7 +259,7 @@ func TestLoadErrorLine(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeConfig(t, "c.yaml", tc.text)
 			_, err := config.Load(path, strategies.Options{})
-			if want := path + ":" + tc.msg; err == nil || err.Error() != want {
+			if want := "config file " + path + ":" + tc.msg; err == nil || err.Error() != want {
 				t.Fatalf("Load(%q) = %v; want %s", tc.text, err, want)
 			}
 		})
@@ -290,12 +287,12 @@ func TestLoadTLS(t *testing.T) {
 		}
 	}
 	for name, tc := range map[string]struct{ text, want string }{
-		"c.yaml": {"generators:\n  a: uuidv7\ntls:\n  cert: s.pem\n  ca: x\n", `:5: strategies: invalid spec: tls: key "ca": want one of cert, key, client_ca, each a file path`},
-		"c.json": {"{\"generators\": {\"a\": \"uuidv7\"},\n \"tls\": \"s.pem\"}", `:2: strategies: invalid spec: tls must map cert, key, client_ca to file paths`},
+		"c.yaml": {"generators:\n  a: uuidv7\ntls:\n  cert: s.pem\n  ca: x\n", `:5: tls: key "ca": want one of cert, key, client_ca, each a file path`},
+		"c.json": {"{\"generators\": {\"a\": \"uuidv7\"},\n \"tls\": \"s.pem\"}", `:2: tls must map cert, key, client_ca to file paths`},
 	} {
 		path := writeConfig(t, name, tc.text)
-		if _, err := config.Load(path, strategies.Options{}); err == nil || err.Error() != path+tc.want {
-			t.Errorf("Load(%s) = %v; want %s", name, err, path+tc.want)
+		if _, err := config.Load(path, strategies.Options{}); err == nil || err.Error() != "config file "+path+tc.want {
+			t.Errorf("Load(%s) = %v; want config file %s", name, err, path+tc.want)
 		}
 	}
 }

@@ -83,11 +83,11 @@ worker = 40
 	defer remove()
 
 	_, err := config.Load(path, strategies.Options{})
-	fmt.Println(strings.TrimPrefix(err.Error(), filepath.Dir(path)+string(filepath.Separator)))
+	fmt.Println(strings.Replace(err.Error(), filepath.Dir(path)+string(filepath.Separator), "", 1))
 	if se, ok := errors.AsType[*strategies.SpecError](err); ok {
 		fmt.Printf("key %s, value %s, out of range: %v\n", se.Key, se.Value, errors.Is(err, idgen.ErrOutOfRange))
 	}
 	// Output:
-	// idgen.toml:4: generator "orders": idgen: value out of range: worker 40 outside [0, 31] (5 bits)
+	// config file idgen.toml:4: generator "orders": idgen: value out of range: worker 40 outside [0, 31] (5 bits)
 	// key worker, value 40, out of range: true
 }
