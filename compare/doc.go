@@ -15,8 +15,9 @@
 // with autovacuum off, so that nothing but the inserts touches the index.
 // The bigserial baseline's id is a bigserial filled by the server. Rows are
 // inserted by Writers concurrent connections, each with its own generator
-// and, when the strategy has a worker key (worker, machine, node, shard,
-// process), its own worker ID: writer k's spec gets worker=k (Spec.With; base+k when
+// and, when the strategy has a worker key (a Snowflake layout's
+// snowflake.Layout.WorkerField; else its worker or machine key), its own worker
+// ID: writer k's spec gets worker=k (Spec.With; base+k when
 // the spec sets one), so that k-sorted schemes interleave as they do in
 // production. Writers claim batches of Batch rows from a shared counter and
 // send each batch as one binary COPY (Batch > 1) or as single-row autocommit

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+
+	"github.com/idgenkit/idgen/internal/echo"
 )
 
 // DataFiles returns the files WriteFiles writes into its directory, in a
@@ -49,13 +51,10 @@ func (r *Report) WriteFiles(dir string) error {
 // nearest existing parent, must be a directory the process can create a
 // file in (one is created and removed). Run it before a run, so that an
 // unwritable dir is refused before the work. Errors wrap ErrBadInput and
-// name dir (cut to 60 characters) and the path at fault.
+// name dir (cut to about 64 bytes) and the path at fault.
 func CheckOutDir(dir string) error {
 	bad := func(why string) error {
-		if r := []rune(dir); len(r) > 60 {
-			dir = string(r[:60]) + "…"
-		}
-		return fmt.Errorf("%w: output directory %q: %s", ErrBadInput, dir, why)
+		return fmt.Errorf("%w: output directory %s: %s", ErrBadInput, echo.Quote(dir), why)
 	}
 	p := filepath.Clean(dir)
 	for {

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -224,15 +223,8 @@ func toErr(spec string, err error) error {
 	return fmt.Errorf("%w: %w", ErrInput, &idgen.FieldError{Field: "Options.To", Value: spec, Err: err})
 }
 
-// clip cuts an input echoed in a message to about 64 characters.
-func clip(s string) string {
-	const max = 64
-	if utf8.RuneCountInString(s) <= max {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:max-3]) + "…"
-}
+// clip cuts an input echoed in a message to about 64 bytes (echo.Cut).
+func clip(s string) string { return echo.Cut(s) }
 
 // tableErr is the error of a failed look-up of table: input when PostgreSQL
 // refuses the name itself (too many dots, an unbalanced quote, another

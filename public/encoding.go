@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/internal/errclass"
 )
 
@@ -349,10 +350,5 @@ func divMod(x []byte, d byte) byte {
 	return byte(r)
 }
 
-// quote quotes s for an error message, cut to 64 bytes.
-func quote(s string) string {
-	if len(s) > 64 {
-		return strconv.Quote(s[:64]) + "..."
-	}
-	return strconv.Quote(s)
-}
+// quote quotes s for an error message, cut to about 64 bytes (echo.Quote).
+func quote(s string) string { return echo.Quote(s) }

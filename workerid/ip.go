@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 
+	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/internal/errclass"
 )
 
@@ -109,14 +110,6 @@ func HostnameHash(hostname string, acceptCollisions bool, space Space) (*Static,
 	k := math.Sqrt(2 * float64(n) * 0.01) // hosts at a 1% collision chance
 	s.warning = fmt.Sprintf("idgen: worker ID %d is a hash of hostname %q into %d IDs: two hosts can get the same ID and issue duplicate IDs "+
 		"(a 1%% chance from about %.0f hosts); not safe for a dynamic fleet, use a lease (postgres://, mysql://, etcd://, zk://)",
-		s.ident.WorkerID, cut(hostname), n, math.Max(k, 2))
+		s.ident.WorkerID, echo.Cut(hostname), n, math.Max(k, 2))
 	return s, nil
-}
-
-// cut shortens s to about 64 bytes for a message.
-func cut(s string) string {
-	if len(s) <= 64 {
-		return s
-	}
-	return s[:64] + "…"
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/idgenkit/idgen"
 	storedsn "github.com/idgenkit/idgen/internal/dsn"
+	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/internal/redact"
 	"github.com/idgenkit/idgen/internal/storetls"
 )
@@ -67,7 +68,7 @@ func OpenMySQL(ctx context.Context, dsn string, cfg MySQLConfig) (*MySQL, error)
 		return nil, fmt.Errorf("%w: table %q: want a lower-case SQL identifier", ErrConfig, cfg.Table)
 	}
 	if len(lc.Namespace) > 190 {
-		return nil, fmt.Errorf("%w: namespace %q: want at most 190 bytes", ErrConfig, lc.Namespace[:64]+"…")
+		return nil, fmt.Errorf("%w: namespace %s: want at most 190 bytes", ErrConfig, echo.Quote(lc.Namespace))
 	}
 	mc, err := storedsn.MySQL(dsn)
 	if err != nil {

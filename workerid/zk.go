@@ -83,7 +83,7 @@ func OpenZK(ctx context.Context, cfg ZKConfig) (*ZK, error) {
 	}
 	for _, srv := range cfg.Servers {
 		if _, _, err := net.SplitHostPort(srv); err != nil || strings.Contains(srv, "@") {
-			return nil, fmt.Errorf("%w: ZooKeeper server %q: want host:port", ErrConfig, cut(redact.Spec(srv)))
+			return nil, fmt.Errorf("%w: ZooKeeper server %q: want host:port", ErrConfig, echo.Cut(redact.Spec(srv)))
 		}
 	}
 	if cfg.Path == "" {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/idgenkit/idgen/compare"
+	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/internal/errclass"
 )
 
@@ -31,17 +32,10 @@ var ErrRequirement = errclass.Invalid("compare/report: unknown requirement")
 func CheckRequirements(reqs []string) error {
 	for _, r := range reqs {
 		if !slices.Contains(Requirements(), r) {
-			return fmt.Errorf("%w %q: want %s", ErrRequirement, cut(r), strings.Join(Requirements(), ", "))
+			return fmt.Errorf("%w %q: want %s", ErrRequirement, echo.Cut(r), strings.Join(Requirements(), ", "))
 		}
 	}
 	return nil
-}
-
-func cut(s string) string {
-	if r := []rune(s); len(r) > 64 {
-		return string(r[:64]) + "…"
-	}
-	return s
 }
 
 // A Choice is one row of the decision table: a scheme's facts and its

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idgenkit/idgen/bench"
+	"github.com/idgenkit/idgen/internal/echo"
 )
 
 func newBenchCmd(e *Env) *cobra.Command {
@@ -39,10 +40,7 @@ an empty -s is refused. Passwords in specs are masked (xxxxx) in the output.`,
 			}
 			for _, list := range specs {
 				if len(bench.SplitSpecs([]string{list})) == 0 { // blanks and commas only
-					if r := []rune(list); len(r) > 64 {
-						list = string(r[:64]) + "…"
-					}
-					return badInput(fmt.Errorf("bench: -s %q: no strategy spec; want comma-separated specs such as uuidv7,ulid (leave -s out to run every strategy without an external store)", list))
+					return badInput(fmt.Errorf("bench: -s %s: no strategy spec; want comma-separated specs such as uuidv7,ulid (leave -s out to run every strategy without an external store)", echo.Quote(list)))
 				}
 			}
 			rs, err := bench.Run(cmd.Context(), bench.Config{Specs: bench.SplitSpecs(specs), SpecOptions: e.specOptions(), Duration: duration, Goroutines: goroutines})

@@ -23,7 +23,7 @@ func TestCompareOutChecked(t *testing.T) {
 		{"under a file", filepath.Join(file, "out"), []string{`output directory "` + filepath.Join(file, "out") + `"`, file + " is a file, not a directory"}},
 		{"a file", file, []string{`output directory "` + file + `"`, file + " is a file, not a directory"}},
 		{"read-only file system", "/proc/idgen-compare-out", []string{`output directory "/proc/idgen-compare-out"`, "cannot create files in /proc"}},
-		{"long path cut", long, []string{`output directory "` + long[:60] + `…"`, "cannot create files in /proc"}},
+		{"long path cut", long, []string{`output directory "` + long[:64] + `…"`, "cannot create files in /proc"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -186,39 +186,10 @@ func explain(w io.Writer, l snowflake.Layout, now time.Time) {
 			fmt.Fprintf(tw, "%s\t%s\t(from then on IDs no longer fit a signed bigint)\n", c.what, t.Format(time.RFC3339Nano))
 		}
 	}
-	for _, w := range layoutWarnings(l) {
+	for _, w := range l.Warnings() {
 		fmt.Fprintf(tw, "warning\t%s\n", w)
 	}
 	tw.Flush()
-}
-
-// layoutWarnings returns what makes l degenerate, one sentence each: a tick
-// under 1ms, a lifetime under a year, no sequence and no random field.
-func layoutWarnings(l snowflake.Layout) []string {
-	var ws []string
-	if l.Tick < time.Millisecond {
-		ws = append(ws, fmt.Sprintf("tick %v is under 1ms: system clocks seldom advance that finely, "+
-			"and the time field's lifetime shrinks with the tick", l.Tick))
-	}
-	if life := yearsBetween(l.Epoch, l.End()); life < 1 {
-		ws = append(ws, fmt.Sprintf("the lifetime is %s: IDs run out that long after the epoch; "+
-			"give the time field more bits or a longer tick", lifetime(l.Epoch, l.End())))
-	}
-	_, hasSeq := l.Field(snowflake.FieldSequence)
-	_, hasRand := l.Field(snowflake.FieldRandom)
-	if !hasSeq && !hasRand {
-		ws = append(ws, fmt.Sprintf("no sequence field: a node issues one ID per %v tick", l.Tick))
-	}
-	return ws
-}
-
-// lifetime prints the span from epoch to end: a duration under a day
-// (2ms, 1h0m0s), else days.
-func lifetime(epoch, end time.Time) string {
-	if d := end.Sub(epoch); d < 24*time.Hour {
-		return d.String()
-	}
-	return fmt.Sprintf("%.1f days", float64(end.Unix()-epoch.Unix())/86400)
 }
 
 func lifetimeLeft(state string, end, now time.Time) string {

@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	storedsn "github.com/idgenkit/idgen/internal/dsn"
+	"github.com/idgenkit/idgen/internal/echo"
+	"github.com/idgenkit/idgen/internal/redact"
 	"github.com/idgenkit/idgen/migrate"
 )
 
@@ -95,8 +97,8 @@ func (t *migrateTarget) connect(cmd *cobra.Command) (*pgx.Conn, error) {
 	}
 	cfg, err := pgx.ParseConfig(t.dsn)
 	if err != nil {
-		return nil, badInput(fmt.Errorf("--dsn %q: not a PostgreSQL URL or keyword/value DSN; want e.g. postgres://user@host:5432/db",
-			clipInput(redactDSN(t.dsn))))
+		return nil, badInput(fmt.Errorf("--dsn %s: not a PostgreSQL URL or keyword/value DSN; want e.g. postgres://user@host:5432/db",
+			echo.Quote(redact.Spec(t.dsn))))
 	}
 	conn, err := pgx.ConnectConfig(cmd.Context(), cfg)
 	if err != nil {
@@ -372,10 +374,7 @@ func verifyHint(dsn string, fromEnv bool, table string) string {
 	return fmt.Sprintf("done; check it with:\n  idgen migrate verify --dsn %s --table %s\n%s", arg, shellQuote(table), note)
 }
 
-var (
-	dsnURLPassword = regexp.MustCompile(`(://[^:/@]*):[^@/]*@`)
-	dsnKVPassword  = regexp.MustCompile(`(^|\s)password\s*=\s*('(\\.|[^'\\])*'|\S*)`)
-)
+var dsnKVPassword = regexp.MustCompile(`(^|\s)password\s*=\s*('(\\.|[^'\\])*'|\S*)`)
 
 // withoutPassword returns dsn (a URL or keyword/value DSN) without its
 // password, and whether it had one.
@@ -389,24 +388,6 @@ func withoutPassword(dsn string) (string, bool) {
 	}
 	out := dsnKVPassword.ReplaceAllString(dsn, "")
 	return strings.TrimSpace(out), out != dsn
-}
-
-// redactDSN returns dsn with its password, if any, replaced by xxxxx, also
-// when dsn does not parse.
-func redactDSN(dsn string) string {
-	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" {
-		return u.Redacted()
-	}
-	dsn = dsnURLPassword.ReplaceAllString(dsn, "${1}:xxxxx@")
-	return dsnKVPassword.ReplaceAllString(dsn, "${1}password=xxxxx")
-}
-
-// clipInput cuts an input echoed in a message to about 64 characters.
-func clipInput(s string) string {
-	if r := []rune(s); len(r) > 64 {
-		return string(r[:61]) + "…"
-	}
-	return s
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
