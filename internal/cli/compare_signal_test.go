@@ -37,6 +37,7 @@ func TestCompareCleansUpOnSignal(t *testing.T) {
 		{"SIGTERM", func(cmd *exec.Cmd, _ *os.File) error { return cmd.Process.Signal(syscall.SIGTERM) }, 128 + int(syscall.SIGTERM)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()                  // a child process and cluster of its own
 			tmp := testenv.OpenTempDir(t) // the child's TMPDIR
 			// Two rounds: round 1's line is printed when round 2 starts,
 			// with the cluster running.
