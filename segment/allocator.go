@@ -630,7 +630,11 @@ func (a *Allocator) fillNext(ctx context.Context) {
 		need := a.next == nil && a.exhausted == nil
 		a.mu.Unlock()
 		cur := a.cur.Load()
-		if !need || cur == closedSpan {
+		// A kick left over from the segment before (its trigger and then
+		// its switch both kick) must not fetch for cur before cur passes
+		// its own trigger: the step would follow from how long cur lasted
+		// so far, next to nothing, and double.
+		if !need || cur == closedSpan || cur.taken.Load() <= cur.trigger {
 			return
 		}
 		s, err := a.fetch(ctx, a.nextStep(cur), a.cfg.Clock.Now().Sub(cur.fetched))

@@ -506,3 +506,36 @@ func TestOutageKeepsHeld(t *testing.T) {
 	increasing(t, "IDs across the failed NextN", all)
 	noDuplicates(t, all)
 }
+
+// TestStaleKickFetchesNothing: a kick left over from the segment before (a
+// segment's trigger and then its switch both kick the fetcher) must not
+// fetch the next segment before the current one passes its trigger. It
+// did, on a busy machine, when the switch came before the fetcher read the
+// leftover kick: the step followed from the current segment's life so far,
+// next to nothing, and doubled (TestDynamicStep: steps [... 100 50 100]
+// where the 1 h phase wanted 25).
+func TestStaleKickFetchesNothing(t *testing.T) {
+	dsn := redisDSN(t)
+	tag := uniqueTag(t, dsn)
+	initTag(t, dsn, tag, 100)
+	var mu sync.Mutex
+	var steps []int64
+	a := dial(t, dsn, segment.Config{
+		Tag: tag, MinStep: 25, MaxStep: 400, Prefetch: 1, FixedPrefetch: true,
+		Clock: idgentest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
+		OnFetch: func(f segment.Fetch) {
+			mu.Lock()
+			steps = append(steps, f.Step)
+			mu.Unlock()
+		},
+	})
+	take(t, a, 10) // the first segment's trigger is its last ID, 99
+	if !a.StaleKick() {
+		t.Fatal("the fetcher did not handle a kick within a minute")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(steps, []int64{0}) {
+		t.Fatalf("steps fetched after a kick before the trigger = %v; want [0], the first segment alone", steps)
+	}
+}

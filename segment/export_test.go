@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"strconv"
+	"time"
 )
 
 // StaleTickets is a DialTickets client stopped after it read the servers'
@@ -97,3 +98,16 @@ func KillTicketSessions(ctx context.Context, dsn, name string) (int, error) {
 // not finished serving: a simulated clock moves only when it is 0 or the
 // fetcher is inside the store.
 func KicksPending(a *Allocator) int64 { return a.kicks.Load() }
+
+// StaleKick kicks a's background fetcher as a segment's trigger or switch
+// does, and returns once the fetcher has handled the kick (false when that
+// took over a minute).
+func (a *Allocator) StaleKick() bool {
+	a.prefetch()
+	for deadline := time.Now().Add(time.Minute); a.kicks.Load() > 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
+}
