@@ -68,7 +68,21 @@ func KillTicketSessions(ctx context.Context, dsn, name string) (int, error) {
 			AND classid::bigint = ($1::int::bigint & 4294967295)
 			AND objid::bigint = (hashtext(coalesce(current_schema(), '') || '.' || $2)::bigint & 4294967295)`,
 			pgTicketLock, name).Scan(&n)
-		return n, err
+		if err != nil {
+			return n, err
+		}
+		// pg_terminate_backend signals: wait until the backends have
+		// ended and their locks are gone.
+		return n, waitGone(ctx, func() (bool, error) {
+			var live int
+			err := b.pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks
+				WHERE locktype = 'advisory' AND objsubid = 2 AND granted
+				AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+				AND classid::bigint = ($1::int::bigint & 4294967295)
+				AND objid::bigint = (hashtext(coalesce(current_schema(), '') || '.' || $2)::bigint & 4294967295)`,
+				pgTicketLock, name).Scan(&live)
+			return live == 0, err
+		})
 	case *mysqlTicket:
 		n := 0
 		for s := range mysqlSessionSlots {
@@ -83,7 +97,18 @@ func KillTicketSessions(ctx context.Context, dsn, name string) (int, error) {
 				n++
 			}
 		}
-		return n, nil
+		// KILL marks the connection: wait until each killed one has ended
+		// and released its lock, as a server does some time later on a
+		// busy machine.
+		return n, waitGone(ctx, func() (bool, error) {
+			for s := range mysqlSessionSlots {
+				var id sql.NullInt64
+				if err := b.db.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?)", b.lockName(strconv.Itoa(s))).Scan(&id); err != nil || id.Valid {
+					return false, err
+				}
+			}
+			return true, nil
+		})
 	case *redisTicket:
 		n, err := b.c.ZCard(ctx, b.sessions).Result()
 		if err == nil {
@@ -92,6 +117,20 @@ func KillTicketSessions(ctx context.Context, dsn, name string) (int, error) {
 		return int(n), err
 	}
 	return 0, errors.New("unknown ticket backend")
+}
+
+// waitGone polls gone every 5 ms until it says the sessions have ended,
+// for up to a minute.
+func waitGone(ctx context.Context, gone func() (bool, error)) error {
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		ok, err := gone()
+		if err != nil || ok {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return errors.New("killed ticket sessions still hold their locks after a minute")
+		}
+	}
 }
 
 // KicksPending returns how many wake-ups the fetcher has been sent and has
