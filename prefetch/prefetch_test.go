@@ -100,3 +100,19 @@ func TestPlannerBurst(t *testing.T) {
 		t.Errorf("Figures() rate = %v, Limited() = %t; want 2e7, true (1 M IDs last 50 ms, under the 100 ms p99)", rate, p.Limited())
 	}
 }
+
+// Latest is the newest measured rate, while the moving average halves its
+// way down: after 20 M IDs/s, one observation of 10 IDs/s leaves the
+// average at 10,000,005. Bursts leave both alone.
+func TestPlannerLatest(t *testing.T) {
+	p, _ := prefetch.New(prefetch.Config{Min: 1, Max: 1 << 40})
+	if got := p.Latest(); got != 0 {
+		t.Errorf("Latest() before any use = %v; want 0", got)
+	}
+	p.ObserveUse(20_000_000, time.Second)
+	p.ObserveUse(10_000, 1000*time.Second)
+	p.ObserveUse(1000, 0) // a burst
+	if rate, _ := p.Figures(); rate != 10_000_005 || p.Latest() != 10 {
+		t.Errorf("after 20 M IDs/s, 10 IDs/s and a burst: rate %v, Latest() %v; want 10000005, 10", rate, p.Latest())
+	}
+}

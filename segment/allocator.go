@@ -28,6 +28,15 @@ const (
 	DefaultFetchTimeout = 5 * time.Second
 )
 
+// FirstSample is how many IDs of the first segment the adaptive
+// prefetcher measures the rate over before it fetches the second (or 10 %
+// of the segment, when that is fewer): the second fetch starts once they
+// are issued, sized from their rate and the first fetch's latency (see
+// nextStep). A first segment of the tag's step may be large and sized long
+// ago; the sooner the second fetch starts, the likelier it returns before
+// that segment runs out.
+const FirstSample = 256
+
 // Config configures an Allocator. Each field's zero value selects the
 // default documented beside it; New validates the whole once.
 type Config struct {
@@ -333,6 +342,7 @@ func New(ctx context.Context, cfg Config) (*Allocator, error) {
 			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 		}
 		a.plan.ObserveFetch(a.maxLat) // the first fetch's
+		first.trigger = min(first.trigger, FirstSample-1)
 	}
 	if a.plan != nil && a.cfg.Rate > 0 {
 		if err := a.fetchSecond(ctx, first); err != nil {
@@ -689,6 +699,11 @@ func (a *Allocator) nextStep(cur *span) int64 {
 			a.plan.ObserveUse(min(cur.taken.Load(), cur.size), now.Sub(cur.started))
 		}
 		rate, _ := a.plan.Figures()
+		if last := a.plan.Latest(); last > 0 {
+			// The average halves its way down a fall in the rate; the
+			// newest rate bounds what the raise may keep.
+			rate = min(rate, last)
+		}
 		need := 2 * a.plan.Need()
 		if floor, burst := a.plan.Burst(); burst {
 			rate, need = floor, a.cfg.MaxStep

@@ -138,6 +138,10 @@ func waitGone(ctx context.Context, gone func() (bool, error)) error {
 // fetcher is inside the store.
 func KicksPending(a *Allocator) int64 { return a.kicks.Load() }
 
+// CurrentLeft returns how many IDs of a's current segment are not handed
+// out: a call for no more than that does not switch segments.
+func CurrentLeft(a *Allocator) int64 { return a.cur.Load().left() }
+
 // StaleKick kicks a's background fetcher as a segment's trigger or switch
 // does, and returns once the fetcher has handled the kick (false when that
 // took over a minute).

@@ -84,3 +84,90 @@ func TestPrefetchPlanFromFirstSwitch(t *testing.T) {
 		a.Close()
 	}
 }
+
+// planRun is one allocator run on a simulated clock: the steps it asked
+// for and its Stats.
+type planRun struct {
+	steps []int64
+	stats segment.Stats
+}
+
+// runPlan consumes a tag whose row's step is row with the adaptive
+// prefetcher (max step maxStep), every fetch taking lat of the simulated
+// clock, through phases of (rate IDs/s, run IDs per call, until this many
+// segments past the first are fetched).
+func runPlan(t *testing.T, row, maxStep int64, lat time.Duration, phases ...[3]float64) planRun {
+	t.Helper()
+	dsn := redisDSN(t)
+	st, err := segment.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	tag := uniqueTag(t, dsn)
+	initTag(t, dsn, tag, row)
+	sm := newSim(func() time.Duration { return lat })
+	var mu sync.Mutex
+	var r planRun
+	a := sm.newAllocator(t, segment.Config{Store: st, Tag: tag, MaxStep: maxStep,
+		OnFetch: func(f segment.Fetch) {
+			mu.Lock()
+			r.steps = append(r.steps, f.Step)
+			mu.Unlock()
+		}})
+	for _, ph := range phases {
+		sm.consume(t, a, ph[0], int(ph[1]), int(ph[2]))
+	}
+	r.stats = a.Stats()
+	a.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	r.steps = slices.Clone(r.steps)
+	return r
+}
+
+// The second fetch starts once segment.FirstSample (256) IDs of the first
+// segment are issued, not at 10 % of it: a tag whose row's step is 100,000
+// used at 1 M IDs/s (in runs of 64) with 95 ms fetches. Its 256th ID comes
+// 192 µs in, a burst (under prefetch.MinUseSpan), so the second step is the
+// max step, 1,000,000, and it returns at 95.2 ms, before the first segment
+// runs out at 100 ms: no wait. Before, the fetch started at the 10,000th
+// ID, 10 ms in, asked 382,436 (2 × 1 M/s × 95 ms × 2, the rate measured
+// over whole runs a little above 1 M/s) and returned at 105 ms, 5 ms after
+// the first segment ran out: the first switch waited.
+func TestPrefetchFirstSample(t *testing.T) {
+	r := runPlan(t, 100_000, 1_000_000, 95*time.Millisecond, [3]float64{1e6, 64, 3})
+	if want := []int64{0, 1_000_000, 1_000_000, 1_000_000}; !slices.Equal(r.steps, want) || r.stats.Waits != 0 {
+		t.Errorf("steps %v, waits %d; want %v, 0", r.steps, r.stats.Waits, want)
+	}
+}
+
+// A slow tag's steps follow Leaf's rule alone: at 10 IDs/s with 100 ms
+// fetches the adaptive figure (2 × 10 × 0.1 s × 2 = 4 IDs) is far below
+// the step. A step doubles while the segment before was fetched under 15
+// minutes earlier (at the 10 % of the one before that: 8000 IDs, 90 % of
+// them, and 1600 of the next last 14 min 40 s) and stays between 15 and 30
+// (90 % of 16,000 and 3200: 29 min 20 s).
+func TestPrefetchSlowTag(t *testing.T) {
+	r := runPlan(t, 1000, 16_000_000, 100*time.Millisecond, [3]float64{10, 1, 6})
+	if want := []int64{0, 2000, 4000, 8000, 16000, 32000, 32000}; !slices.Equal(r.steps, want) || r.stats.Waits != 0 {
+		t.Errorf("steps %v, waits %d; want %v, 0", r.steps, r.stats.Waits, want)
+	}
+}
+
+// Steps shrink when the rate falls, however slowly the rate's moving
+// average follows: 20 M IDs/s (in runs of 4096) takes the step to the max,
+// 16,000,000, then 10 IDs/s (in runs of 10,000) halves it at each segment
+// (each lasted past 30 minutes), with 2 s fetches. The raise to twice
+// rate × p99 × Safety is capped by what lasts 30 minutes at the newest
+// rate measured (prefetch.Planner.Latest). Before, the cap came from the
+// average alone, which halves once per observation (twice per segment):
+// 2 × 2 s × 2 × the average kept the step at 16,000,000, 18.5 days of IDs
+// at 10 IDs/s, for 4 segments more ([0, 16 M × 7, 8 M, 4 M, 2 M]).
+func TestPrefetchStepShrinks(t *testing.T) {
+	r := runPlan(t, 1000, 16_000_000, 2*time.Second, [3]float64{20e6, 4096, 3}, [3]float64{10, 10_000, 10})
+	want := []int64{0, 16_000_000, 16_000_000, 16_000_000, 16_000_000, 8_000_000, 4_000_000, 2_000_000, 1_000_000, 500_000, 250_000}
+	if !slices.Equal(r.steps, want) {
+		t.Errorf("steps %v; want %v", r.steps, want)
+	}
+}
