@@ -28,13 +28,16 @@ const (
 	DefaultFetchTimeout = 5 * time.Second
 )
 
-// FirstSample is how many IDs of the first segment the adaptive
-// prefetcher measures the rate over before it fetches the second (or 10 %
-// of the segment, when that is fewer): the second fetch starts once they
-// are issued, sized from their rate and the first fetch's latency (see
-// nextStep). A first segment of the tag's step may be large and sized long
-// ago; the sooner the second fetch starts, the likelier it returns before
-// that segment runs out.
+// FirstSample is how many IDs of a segment the adaptive prefetcher
+// measures the rate over before it fetches the next (or 10 % of the
+// segment, when that is fewer) while it knows no rate: the first segment,
+// and those fetched while every use observed was a burst. The next fetch
+// starts once they are issued, sized from their rate, or at the max step
+// when they too came in a burst (see nextStep). The first segment, the
+// tag's step, may be large and was sized before any figure; the sooner the
+// second fetch starts, the likelier it returns before that segment runs
+// out. A segment of the max step fetched after a burst may last barely more
+// than a fetch: at 10 % it would leave less than that.
 const FirstSample = 256
 
 // Config configures an Allocator. Each field's zero value selects the
@@ -342,7 +345,7 @@ func New(ctx context.Context, cfg Config) (*Allocator, error) {
 			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 		}
 		a.plan.ObserveFetch(a.maxLat) // the first fetch's
-		first.trigger = min(first.trigger, FirstSample-1)
+		first.trigger = min(first.trigger, FirstSample-1) // fetched before the planner: see fetch
 	}
 	if a.plan != nil && a.cfg.Rate > 0 {
 		if err := a.fetchSecond(ctx, first); err != nil {
@@ -754,6 +757,9 @@ func (a *Allocator) fetch(ctx context.Context, step int64, lasted time.Duration)
 		a.plan.ObserveFetch(lat)
 		if th := a.plan.Threshold(); th > 0 { // start when fewer than th IDs remain, if that comes first
 			s.trigger = max(0, min(s.trigger, added-1-th))
+		}
+		if rate, _ := a.plan.Figures(); rate == 0 { // no rate yet: measure one over the first IDs
+			s.trigger = min(s.trigger, FirstSample-1)
 		}
 	}
 	a.segments.Add(1)

@@ -171,3 +171,19 @@ func TestPrefetchStepShrinks(t *testing.T) {
 		t.Errorf("steps %v; want %v", r.steps, want)
 	}
 }
+
+// A segment fetched while no rate is known (every use observed so far a
+// burst) starts the next fetch after segment.FirstSample IDs, as the first
+// does: at 20 M IDs/s (runs of 4096) with 100 ms fetches and a max step of
+// 2,100,000 (105 ms of IDs, not Limited), the second segment, the max step
+// after the first segment's burst, fetches the third at its 256th ID,
+// 12.8 µs in, and it returns 4.8 ms before the second runs out. Only the
+// first switch waits (the first call asks 4096 of the 1000 the first
+// segment holds). Before, the second segment's fetch started at its 10 %,
+// 10.5 ms in, and returned 5.5 ms after it ran out: 2 waits.
+func TestPrefetchUnknownRateSample(t *testing.T) {
+	r := runPlan(t, 1000, 2_100_000, 100*time.Millisecond, [3]float64{20e6, 4096, 5})
+	if want := []int64{0, 2_100_000, 2_100_000, 2_100_000, 2_100_000, 2_100_000}; !slices.Equal(r.steps, want) || r.stats.Waits != 1 || r.stats.StepBoundTooSmall {
+		t.Errorf("steps %v, waits %d, step bound too small %t; want %v, 1, false", r.steps, r.stats.Waits, r.stats.StepBoundTooSmall, want)
+	}
+}
