@@ -345,7 +345,9 @@ func New(ctx context.Context, cfg Config) (*Allocator, error) {
 			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 		}
 		a.plan.ObserveFetch(a.maxLat) // the first fetch's
-		first.trigger = min(first.trigger, FirstSample-1) // fetched before the planner: see fetch
+		// Fetched before the planner existed: no rate, so the next fetch
+		// starts after FirstSample IDs (see fetch).
+		first.trigger = min(first.trigger, FirstSample-1)
 	}
 	if a.plan != nil && a.cfg.Rate > 0 {
 		if err := a.fetchSecond(ctx, first); err != nil {
