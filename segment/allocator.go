@@ -80,7 +80,9 @@ type Config struct {
 	// means none. Without it the first segment (Step or the tag's step) is
 	// sized before any figure is known, and when it runs out before the
 	// second fetch returns (a busy tag whose row's step is small), the
-	// first switch waits. With it, New records Rate as the first rate
+	// first switch waits: no planner avoids that without a figure (see the
+	// package documentation), and it is the only switch that waits for a
+	// lack of one. With it, New records Rate as the first rate
 	// observation (Rate IDs over one second; measured rates then average
 	// with it) and, when the first segment holds fewer than Rate × its
 	// fetch latency × Safety IDs, reserves the second segment too before
@@ -683,7 +685,10 @@ func (a *Allocator) fillNext(ctx context.Context) {
 // lasted under GrowBelow, halve when over ShrinkAbove (Leaf's rule). The
 // adaptive prefetcher raises it to twice the IDs consumed during a p99
 // fetch × Safety, but not past what lasts ShrinkAbove at the rate
-// measured, so that Leaf's rule stays the outer bound. Before any rate is
+// measured (the lower of the moving average and the newest rate: the
+// average follows a fall by halves, one observation at a time, and a step
+// kept up by it would last days at the new rate), so that Leaf's rule
+// stays the outer bound. Before any rate is
 // measured, a segment used up in a burst (under prefetch.MinUseSpan: the
 // first segment of a busy tag, whose size the tag's row fixed before any
 // figure) makes it MaxStep at once: the rate is too fast to measure, and

@@ -23,11 +23,38 @@
 // fetched in the background, so a switch never waits on the store while it
 // answers within that window. The step adapts: it doubles when a segment
 // lasted under 15 minutes and halves when one lasted over 30, within
-// [Config.MinStep, Config.MaxStep]. When the store is down the allocator keeps
-// serving what it holds and retries with backoff; Next returns
-// idgen.ErrUnavailable only once both segments are empty. NextN is all or
-// nothing: a request larger than what the allocator holds while the store
-// is down fails whole and leaves every held ID to the requests that follow.
+// [Config.MinStep, Config.MaxStep].
+//
+// The adaptive prefetcher (the default; package prefetch) raises the step
+// to at least 2 × rate × p99 fetch latency × Config.Safety and starts a
+// fetch once fewer than rate × p99 × Safety IDs remain. What it cannot
+// avoid: before the first ID is issued the rate is unknown, so the first
+// segment (Config.Step or the tag's step) is sized blind, and the second
+// fetch starts once the first IDs show a rate ([FirstSample] IDs, or 10 %
+// of the segment when fewer). When the first segment runs out before that
+// fetch returns (1000 IDs last 50 µs at 20 M IDs/s; a fetch takes
+// milliseconds), the first switch waits: only a reservation of about rate
+// × latency IDs made before the rate is known would avoid it, which means
+// the max step for every tag, and a tag used at 10 IDs/s would lose that
+// many at each restart. Config.Rate, a hint of the rate, avoids it: New
+// then reserves the second segment before it returns. After the first
+// segment the rate is measured (or, when the IDs came in a burst, under
+// 1 ms, known to be high: the step is then the max step at once, and the
+// next fetch again starts after FirstSample IDs), and no later switch
+// waits unless rate × fetch latency comes to over Safety times what the
+// figures said when the segment was fetched (a fetch over Safety × the p99
+// of the recent ones, a rate that rose that much, or both), or the max step
+// lasts less than one fetch (Stats().StepBoundTooSmall, Config.OnLimit).
+// The raise never keeps a step past what lasts 30 minutes
+// (Config.ShrinkAbove) at the newest rate measured, so the steps of a tag
+// that slows down halve by Leaf's rule. IDs lost at a crash or Close are
+// those of the two segments held, at most 2 × Config.MaxStep.
+//
+// When the store is down the allocator keeps serving what it holds and
+// retries with backoff; Next returns idgen.ErrUnavailable only once both
+// segments are empty. NextN is all or nothing: a request larger than what
+// the allocator holds while the store is down fails whole and leaves every
+// held ID to the requests that follow.
 //
 // max_id never passes 2^63-1: near the top the store reserves what is left
 // (a short last segment), and once max_id is 2^63-1 the allocator hands out
