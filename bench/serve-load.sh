@@ -8,7 +8,8 @@
 #
 # MODES picks the placements (default all three), CONNS the connection
 # counts of the count=1 rows (default 4 8 16), REPEATS how many floor/idgen
-# pairs of count=1 rows each count gets, alternating (default 1), BULK=0
+# pairs of count=1 rows each count gets, back to back, every other pair
+# idgen first (default 1), BULK=0
 # skips the count=1000 rows, PORT is the first of the three ports the
 # servers take, SERVE_ENV is given to idgen serve's environment (e.g.
 # SERVE_ENV=GOGC=1600), and WARMUP (default 2s) is a wrk run against each
@@ -94,9 +95,16 @@ for mode in $modes; do
   warm "$mode" "http://$floor/api/v1/ids"
   warm "$mode" "http://$idgen1/api/v1/ids"
   for conns in $connss; do
-    for _ in $(seq "$repeats"); do
-      point "$mode" floor "http://$floor/api/v1/ids" "$conns" 1
-      point "$mode" idgen "http://$idgen1/api/v1/ids" "$conns" 1
+    for i in $(seq "$repeats"); do
+      # Every other pair runs idgen first, so that neither server always
+      # follows the other.
+      if [ $((i % 2)) = 1 ]; then
+        point "$mode" floor "http://$floor/api/v1/ids" "$conns" 1
+        point "$mode" idgen "http://$idgen1/api/v1/ids" "$conns" 1
+      else
+        point "$mode" idgen "http://$idgen1/api/v1/ids" "$conns" 1
+        point "$mode" floor "http://$floor/api/v1/ids" "$conns" 1
+      fi
     done
   done
   [ "${BULK:-1}" = 0 ] && { stop; continue; }
@@ -106,7 +114,7 @@ for mode in $modes; do
   stop
 done
 
-# Each idgen count=1 row against the floor row just before it.
+# Each idgen count=1 row against the floor row of its pair.
 echo
 echo "| placement | conns | idgen/floor req/s, each pair | median | idgen/floor p99, each pair | median |"
 echo "|---|---:|---|---:|---|---:|"
@@ -115,11 +123,14 @@ awk '
     for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
     return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2
   }
-  $2 == "floor" { frps = $4; fp99 = $5; next }
-  $2 == "idgen" {
+  # Rows come in pairs of one floor and one idgen row, either order.
+  $2 == "floor" { frps = $4; fp99 = $5 }
+  $2 == "idgen" { irps = $4; ip99 = $5 }
+  ($2 == "floor" || $2 == "idgen") && ++half == 2 {
+    half = 0
     k = $1 SUBSEP $3
     if (!(k in n)) order[++nk] = k
-    n[k]++; r[k, n[k]] = $4 / frps; q[k, n[k]] = $5 / fp99
+    n[k]++; r[k, n[k]] = irps / frps; q[k, n[k]] = ip99 / fp99
   }
   END {
     for (i = 1; i <= nk; i++) {
