@@ -152,22 +152,26 @@ func signalAll(pids []int, sig syscall.Signal) error {
 // TestProcessFreeze freezes a real lease store, run as separate processes
 // (etcd; a throwaway PostgreSQL cluster, every process of it), with SIGSTOP
 // and then SIGCONT, under three nodes issuing about 1,000 IDs a second
-// each, on the default lease timing (TTL 30 s, renewal every 3 s, lost
-// after 15 s), just before a renewal (the worst time). Frozen for 10 s, no
-// Next fails (with renewals every 10 s, they stopped 5 s into it). Frozen
-// for 20 s, every node stops (Next and Ready fail with ErrLeaseLost) by
-// LostAfter after the freeze, not before LostAfter - RenewEvery, and issues
-// again after the thaw. The four cases run at once, each on its own
-// server (about 30 s in all): they mostly sleep, so they run in goroutines
-// of their own rather than as parallel subtests, which -parallel (the
-// cores, 2 in CI) would run two at a time (about 50 s).
+// each, on the default lease timing scaled to a TTL of 10 s (renewal every
+// 1 s, lost after 5 s, a renewal round trip given up after 2 s, as in the
+// fault campaign's CI size; at the defaults, TTL 30 s, the case took 23 s),
+// just before a renewal (the worst time). Frozen for 2 s, no Next fails
+// (the last good renewal is at most 1 s old at the freeze, so a renewal
+// has 2 s after the thaw before LostAfter, as at the defaults a 10 s
+// freeze left 2 s). Frozen for 7 s, every node stops (Next and Ready fail
+// with ErrLeaseLost) by LostAfter after the freeze, not before LostAfter -
+// RenewEvery, and issues again after the thaw. The four cases run at
+// once, each on its own server: they mostly sleep, so they run in
+// goroutines of their own rather than as parallel subtests, which
+// -parallel (the cores, 2 in CI) would run two at a time.
 func TestProcessFreeze(t *testing.T) {
+	t.Parallel() // servers of its own; it sleeps, beside TestEtcdMemberThatHangs
 	var wg sync.WaitGroup
 	for _, store := range freezables {
 		for _, tc := range []struct {
 			freeze time.Duration
 			stops  bool
-		}{{10 * time.Second, false}, {20 * time.Second, true}} {
+		}{{2 * time.Second, false}, {7 * time.Second, true}} {
 			wg.Go(func() {
 				t.Run(store.name+"/"+tc.freeze.String(), func(t *testing.T) {
 					testFreeze(t, store.start(t), tc.freeze, tc.stops)
@@ -180,8 +184,9 @@ func TestProcessFreeze(t *testing.T) {
 
 // testFreeze runs one case of TestProcessFreeze.
 func testFreeze(t *testing.T, e freezable, freeze time.Duration, stops bool) {
-	cfg := workerid.LeaseConfig{Space: workerid.Space{Workers: 16}, Namespace: uniqueName(t)}
-	const lostAfter, renewEvery = 15 * time.Second, 3 * time.Second // the defaults
+	const ttl = 10 * time.Second
+	cfg := workerid.LeaseConfig{Space: workerid.Space{Workers: 16}, Namespace: uniqueName(t), TTL: ttl}
+	const lostAfter, renewEvery = ttl / 2, ttl / 10 // the defaults' shares of the TTL
 	var gens []*snowflake.Generator
 	opened := time.Now() // the start of node 0's lease, its first renewal RenewEvery later
 	for range 3 {

@@ -21,6 +21,7 @@ import (
 // and a mark written on the request path, show that renewals and writes
 // went to the member that answers.
 func TestEtcdMemberThatHangs(t *testing.T) {
+	t.Parallel() // a namespace and a Link of its own; it sleeps, beside TestProcessFreeze
 	host := sharedEtcd(t)
 	link := testenv.NewLink(t, host)
 	cfg := workerid.LeaseConfig{Namespace: uniqueName(t), Space: workerid.Space{Workers: 4}, TTL: 6 * time.Second}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/idgenkit/idgen/internal/testenv/zktest"
 )
 
 // binDir holds the idgen binary the package's tests run as a process,
@@ -15,6 +17,7 @@ var binDir string
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	zktest.Stop() // the package's ZooKeeper (zktest.Shared), if a test started it
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}

@@ -99,6 +99,7 @@ func TestServeShutdownNotServing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the idgen binary")
 	}
+	t.Parallel() // a process on ports of its own; it mostly waits out --shutdown-timeout
 	bin := buildIdgen(t)
 	p := startServe(t, bin, "-s", "snowflake?worker=3", "--addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
 		"--metrics-addr", "127.0.0.1:0", "--shutdown-timeout", "5s")
@@ -156,6 +157,7 @@ func TestServeShutdownDrainsTogether(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the idgen binary")
 	}
+	t.Parallel() // a process on ports of its own; it mostly waits out --shutdown-timeout
 	bin := buildIdgen(t)
 	const timeout = 3 * time.Second
 	p := startServe(t, bin, "-s", "snowflake?worker=4", "--addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",

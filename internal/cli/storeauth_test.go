@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
@@ -172,10 +173,11 @@ func TestStoreRedisTLS(t *testing.T) {
 // user (the ACL itself is TestZKDigestACL's in workerid) and checks the
 // refusals of the URL.
 func TestWorkerSourceZKDigest(t *testing.T) {
-	addr := zktest.StartT(t)
+	addr := zktest.Shared(t)
+	path := fmt.Sprintf("/idgen-acl-%d", time.Now().UnixNano()) // the package's ZooKeeper: a path of its own
 	pw := writeSecret(t, "zk-password", "s3cret-zk")
 	wrong := writeSecret(t, "wrong-password", "not-it")
-	src := func(user, query string) string { return "zk://" + user + addr + "/idgen-acl?ttl=5s&" + query }
+	src := func(user, query string) string { return "zk://" + user + addr + path + "?ttl=5s&" + query }
 	if out, errs, code := run(genWorker(src("idgen@", "password_file="+pw))...); code != 0 || strings.TrimSpace(out) == "" {
 		t.Fatalf("zk:// as digest user idgen: exit %d, %q, %s", code, out, errs)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/idgenkit/idgen/internal/testenv/zktest"
 	"github.com/idgenkit/idgen/snowflake"
@@ -20,10 +21,11 @@ func TestGenThreeNodesZK(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the idgen binary and starts ZooKeeper")
 	}
-	t.Parallel() // its own ZooKeeper; its processes' environment is set, not inherited
-	zkAddr := zktest.StartT(t)
+	t.Parallel() // its own ZooKeeper path; its processes' environment is set, not inherited
+	zkAddr := zktest.Shared(t)
+	path := fmt.Sprintf("/idgen-three-%d", time.Now().UnixNano())
 	bin := buildIdgen(t)
-	const n = 100000 // a megabyte of output: a process blocks on its pipe, holding its lease, until read
+	const n = 20000 // 380 kB of output, six times a pipe's 64 KiB: a process blocks on its pipe, holding its lease, until read
 	l, _ := snowflake.Preset("twitter")
 	type node struct {
 		cmd    *exec.Cmd
@@ -35,7 +37,7 @@ func TestGenThreeNodesZK(t *testing.T) {
 	}
 	nodes := make([]*node, 3)
 	for i := range nodes {
-		src := fmt.Sprintf("zk://%s/idgen-three?node=host-%d&ttl=6s", zkAddr, i)
+		src := fmt.Sprintf("zk://%s%s?node=host-%d&ttl=6s", zkAddr, path, i)
 		cmd := exec.Command(bin, "gen", "-s", "snowflake?preset=twitter&datacenter=1", "--worker-source", src, "-n", strconv.Itoa(n))
 		cmd.Env = append(cmd.Environ(), "IDGEN_WORKER_SOURCE=", "IDGEN_WORKER_ID=")
 		out, err := cmd.StdoutPipe()

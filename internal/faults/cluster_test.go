@@ -234,6 +234,43 @@ func (e *etcdCluster) leader(t testing.TB) int {
 	}
 }
 
+// waitWhole waits, at most within, until every member answers, all follow
+// one leader, and every member has applied the entries the members held
+// when they first all answered; it returns how long it waited. A fault
+// injected before then (a member thawed but still catching up) could leave
+// the cluster without a quorum.
+func (e *etcdCluster) waitWhole(within time.Duration) time.Duration {
+	start := time.Now()
+	var target uint64
+	for time.Since(start) < within {
+		var leader, least, most uint64
+		ok := true
+		for i, ep := range e.clients {
+			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			st, err := e.c.Status(ctx, ep)
+			cancel()
+			if err != nil || st.Leader == 0 || (i > 0 && st.Leader != leader) {
+				ok = false
+				break
+			}
+			leader, most = st.Leader, max(most, st.RaftIndex)
+			if i == 0 || st.RaftAppliedIndex < least {
+				least = st.RaftAppliedIndex
+			}
+		}
+		if ok {
+			if target == 0 {
+				target = most
+			}
+			if least >= target {
+				break
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return time.Since(start)
+}
+
 // A node is one `idgen serve` process and the proxies its store traffic
 // goes through.
 type node struct {

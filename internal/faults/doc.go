@@ -3,7 +3,7 @@
 // IDs and every ID checked. It holds no library code; the campaign is its
 // test, TestCampaign:
 //
-//	go test -race -run TestCampaign ./internal/faults/                  # CI size, about 80 s (topologies A and B at once)
+//	go test -race -run TestCampaign ./internal/faults/                  # CI size, about 55 s (topologies A and B at once)
 //	IDGEN_FAULTS=long go test -timeout 60m -run TestCampaign ./internal/faults/   # every fault repeated, >= 10 minutes
 //	IDGEN_FAULTS_OUT=results.md ...                                      # also write the tables to a file
 //

@@ -59,6 +59,18 @@ func (s *stream) fail(at time.Duration, err error) {
 	s.mu.Unlock()
 }
 
+// issuedSince reports whether the stream's last event is an ID received
+// at or after since.
+func (s *stream) issuedSince(since time.Duration) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.events) == 0 {
+		return false
+	}
+	e := s.events[len(s.events)-1]
+	return !e.failed && e.at >= since
+}
+
 func (s *stream) lastErr() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -213,6 +225,26 @@ func (r *run) close() {
 		g.Close()
 	}
 	r.wg.Wait()
+}
+
+// waitIssuing waits until every stream's last event is an ID received at
+// or after since, or until max has passed, and returns how long after
+// since that was.
+func (r *run) waitIssuing(since, max time.Duration) time.Duration {
+	for r.now() < since+max {
+		all := true
+		for _, s := range r.streams {
+			if !s.issuedSince(since) {
+				all = false
+				break
+			}
+		}
+		if all {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return r.now() - since
 }
 
 // clientStats sums the clients' counters.
