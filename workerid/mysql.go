@@ -57,22 +57,36 @@ var _ Source = (*MySQL)(nil)
 // cannot be reached wraps idgen.ErrUnavailable; every ID held,
 // idgen.ErrNoWorkerIDs; a bad configuration, ErrConfig.
 func OpenMySQL(ctx context.Context, dsn string, cfg MySQLConfig) (*MySQL, error) {
-	lc, err := cfg.LeaseConfig.resolve()
+	b, lc, err := dialMySQL(ctx, dsn, cfg)
 	if err != nil {
 		return nil, err
+	}
+	l, err := open(ctx, b, lc)
+	if err != nil {
+		return nil, err
+	}
+	return &MySQL{l}, nil
+}
+
+// dialMySQL is OpenMySQL up to the acquire: it returns the backend,
+// connected and checked, and the resolved configuration.
+func dialMySQL(ctx context.Context, dsn string, cfg MySQLConfig) (*myBackend, LeaseConfig, error) {
+	lc, err := cfg.LeaseConfig.resolve()
+	if err != nil {
+		return nil, lc, err
 	}
 	if cfg.Table == "" {
 		cfg.Table = DefaultTable
 	}
 	if !tableRE.MatchString(cfg.Table) {
-		return nil, fmt.Errorf("%w: table %q: want a lower-case SQL identifier", ErrConfig, cfg.Table)
+		return nil, lc, fmt.Errorf("%w: table %q: want a lower-case SQL identifier", ErrConfig, cfg.Table)
 	}
 	if len(lc.Namespace) > 190 {
-		return nil, fmt.Errorf("%w: namespace %s: want at most 190 bytes", ErrConfig, echo.Quote(lc.Namespace))
+		return nil, lc, fmt.Errorf("%w: namespace %s: want at most 190 bytes", ErrConfig, echo.Quote(lc.Namespace))
 	}
 	mc, err := storedsn.MySQL(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("%w: MySQL DSN: %v", ErrConfig, err)
+		return nil, lc, fmt.Errorf("%w: MySQL DSN: %v", ErrConfig, err)
 	}
 	mc.ClientFoundRows = true // a renewal or mark that changes nothing still matched its row
 	if mc.ReadTimeout == 0 {
@@ -85,7 +99,7 @@ func OpenMySQL(ctx context.Context, dsn string, cfg MySQLConfig) (*MySQL, error)
 	}
 	conn, err := mysql.NewConnector(mc)
 	if err != nil {
-		return nil, fmt.Errorf("%w: MySQL DSN %q: %v", ErrConfig, redact.Spec(dsn), err)
+		return nil, lc, fmt.Errorf("%w: MySQL DSN %q: %v", ErrConfig, redact.Spec(dsn), err)
 	}
 	db := sql.OpenDB(conn)
 	db.SetMaxOpenConns(2)
@@ -93,13 +107,9 @@ func OpenMySQL(ctx context.Context, dsn string, cfg MySQLConfig) (*MySQL, error)
 	b := &myBackend{mc: mc, db: db, t: cfg.Table, ns: lc.Namespace, max: lc.max(), owner: lc.Owner, ttl: lc.TTL, dsn: redact.Spec(dsn)}
 	if err := b.init(ctx); err != nil {
 		db.Close()
-		return nil, storetls.Explain(err, mc.TLS)
+		return nil, lc, storetls.Explain(err, mc.TLS)
 	}
-	l, err := open(ctx, b, lc)
-	if err != nil {
-		return nil, err
-	}
-	return &MySQL{l}, nil
+	return b, lc, nil
 }
 
 type myBackend struct {
@@ -239,9 +249,16 @@ func (b *myBackend) renew(ctx context.Context, id, gen int64) error {
 	WHERE namespace = ? AND worker_id = ? AND generation = ? AND owner = ?`, b.ttl.Microseconds(), b.ns, id, gen, b.owner)
 }
 
-func (b *myBackend) release(ctx context.Context, id, gen int64) error {
-	err := b.exec(ctx, `UPDATE `+b.t+` SET expires_at = '1000-01-01 00:00:00', owner = ''
-	WHERE namespace = ? AND worker_id = ? AND generation = ? AND owner = ?`, b.ns, id, gen, b.owner)
+func (b *myBackend) release(ctx context.Context, id, gen int64, settle *time.Time) error {
+	var mark sql.NullInt64 // NULL: none
+	if settle != nil && !settle.IsZero() {
+		mark = sql.NullInt64{Int64: settle.UnixNano(), Valid: true}
+	}
+	// A mark write still running when this UPDATE commits waits for the
+	// row lock, then finds its owner gone.
+	err := b.exec(ctx, `UPDATE `+b.t+` SET expires_at = '1000-01-01 00:00:00', owner = '',
+	high_water = IF(?, ?, high_water)
+	WHERE namespace = ? AND worker_id = ? AND generation = ? AND owner = ?`, settle != nil, mark, b.ns, id, gen, b.owner)
 	if errors.Is(err, errGone) {
 		return nil
 	}
@@ -250,11 +267,6 @@ func (b *myBackend) release(ctx context.Context, id, gen int64) error {
 
 func (b *myBackend) storeMark(ctx context.Context, id, gen int64, mark time.Time) error {
 	return b.exec(ctx, `UPDATE `+b.t+` SET high_water = GREATEST(COALESCE(high_water, 0), ?)
-	WHERE namespace = ? AND worker_id = ? AND generation = ? AND owner = ?`, mark.UnixNano(), b.ns, id, gen, b.owner)
-}
-
-func (b *myBackend) setMark(ctx context.Context, id, gen int64, mark time.Time) error {
-	return b.exec(ctx, `UPDATE `+b.t+` SET high_water = ?
 	WHERE namespace = ? AND worker_id = ? AND generation = ? AND owner = ?`, mark.UnixNano(), b.ns, id, gen, b.owner)
 }
 
