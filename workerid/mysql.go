@@ -23,7 +23,20 @@ type MySQLConfig struct {
 	// Table is the lease table, created if missing. Empty means
 	// "idgen_workers".
 	Table string
+	// OpenTimeout bounds OpenMySQL's wait for the server, within ctx:
+	// the connection's handshake, the table's creation and the first
+	// acquire. Zero means DefaultMySQLOpenTimeout.
+	OpenTimeout time.Duration
 }
+
+// DefaultMySQLOpenTimeout is MySQLConfig.OpenTimeout when zero. It does not
+// depend on the lease's timings: the read timeout once derived from them
+// (350 ms with TTL 2 s, RenewEvery 300 ms, LostAfter 1 s) also bounded the
+// handshake and the table's creation, and failed an open on a busy
+// machine (TestMySQLOpenSlowHandshake). 10 s: the slowest of 30 opens,
+// each creating its table, took 0.28 s under -race beside two busy loops
+// on a shared 2-core machine (load average 13), 36 times less.
+const DefaultMySQLOpenTimeout = 10 * time.Second
 
 // MySQL is a Source leasing a worker ID from a MariaDB or MySQL table, the
 // shape of Baidu uid-generator's WORKER_NODE with a lease instead of a row
@@ -57,6 +70,11 @@ var _ Source = (*MySQL)(nil)
 // cannot be reached wraps idgen.ErrUnavailable; every ID held,
 // idgen.ErrNoWorkerIDs; a bad configuration, ErrConfig.
 func OpenMySQL(ctx context.Context, dsn string, cfg MySQLConfig) (*MySQL, error) {
+	if cfg.OpenTimeout == 0 {
+		cfg.OpenTimeout = DefaultMySQLOpenTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.OpenTimeout)
+	defer cancel()
 	b, lc, err := dialMySQL(ctx, dsn, cfg)
 	if err != nil {
 		return nil, err
@@ -89,14 +107,13 @@ func dialMySQL(ctx context.Context, dsn string, cfg MySQLConfig) (*myBackend, Le
 		return nil, lc, fmt.Errorf("%w: MySQL DSN: %v", ErrConfig, err)
 	}
 	mc.ClientFoundRows = true // a renewal or mark that changes nothing still matched its row
-	if mc.ReadTimeout == 0 {
-		// A cut connection must not outlive a renewal attempt, which
-		// gives up (LostAfter - RenewEvery) / 2 after it starts (attemptEnd),
-		// two attempts within the freeze a lease rides out. RenewEvery
-		// alone (200 ms in TestStoreFreeze) failed the first acquire's
-		// reads on a busy machine before any lease was held.
-		mc.ReadTimeout = max(lc.RenewEvery, (lc.LostAfter-lc.RenewEvery)/2)
-	}
+	// No read timeout unless the DSN sets one (readTimeout=): each request
+	// of the lease has a context that ends with its attempt ((LostAfter -
+	// RenewEvery) / 2 for a renewal, see attemptEnd; OpenTimeout at open),
+	// and the driver closes a connection whose context ends, mid-read
+	// too, so a cut connection does not outlive its attempt. A read
+	// timeout derived from the renewal timing also bounded the handshake
+	// and the table's creation, and failed an open on a busy machine.
 	conn, err := mysql.NewConnector(mc)
 	if err != nil {
 		return nil, lc, fmt.Errorf("%w: MySQL DSN %q: %v", ErrConfig, redact.Spec(dsn), err)
@@ -148,7 +165,14 @@ func (b *myBackend) init(ctx context.Context) error {
 	if err := c.QueryRowContext(ctx, `SELECT GET_LOCK(?, 30)`, "idgen_workers:"+b.t).Scan(&got); err != nil {
 		return b.unreachable(err)
 	}
-	defer c.ExecContext(context.Background(), `SELECT RELEASE_LOCK(?)`, "idgen_workers:"+b.t)
+	defer func() {
+		// Past ctx too (the lock outlives a failed init), but bounded: a
+		// server that stopped answering must not hold OpenMySQL. A
+		// connection whose context ends is closed, and the lock with it.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultMySQLOpenTimeout)
+		defer cancel()
+		c.ExecContext(rctx, `SELECT RELEASE_LOCK(?)`, "idgen_workers:"+b.t)
+	}()
 	if _, err := c.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+b.t+` (
 	namespace  varchar(190) NOT NULL,
 	worker_id  int NOT NULL,
