@@ -175,13 +175,13 @@ type backend interface {
 	// not nil, it also sets the stored mark to *settle, even below the
 	// stored one (the mark written ahead gives way to the mark the
 	// generator asked for; the zero time clears it), in one atomic step
-	// with the release: a mark
-	// write cut short by Close, which the store may still apply after its
-	// client gave up, lands either before the release (and is replaced)
-	// or after it (and finds the lease gone). Two steps let it land
-	// between them: TestStateFile/etcd's restart then found the released
-	// ID's mark LostAfter + AheadSlack ahead and took another ID, 6 runs
-	// in 100 beside two busy loops (TestCutMarkWriteLandsLate).
+	// with the release: a mark write cut short by Close, which the store
+	// may still apply after its client gave up, lands either before the
+	// release (and is replaced) or after it (and finds the lease gone).
+	// Two steps let it land between them: TestStateFile/etcd's restart
+	// then found the released ID's mark LostAfter + AheadSlack ahead and
+	// took another ID, 6 runs in 100 beside two busy loops
+	// (TestCutMarkWriteLandsLate).
 	release(ctx context.Context, id, gen int64, settle *time.Time) error
 	// storeMark persists the high-water mark beside the lease, only while
 	// it is held (else errGone); a stored mark never moves down.
@@ -311,7 +311,9 @@ func open(ctx context.Context, b backend, cfg LeaseConfig) (*lease, error) {
 	}
 	l.h = held{ok: true, id: id, gen: gen, mark: mark, deadline: start.Add(cfg.LostAfter)}
 	if err := writeState(cfg.StateFile, id); err != nil {
-		b.release(context.Background(), id, gen, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), cfg.RenewEvery)
+		b.release(ctx, id, gen, nil)
+		cancel()
 		b.close()
 		return nil, err
 	}
