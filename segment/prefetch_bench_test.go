@@ -106,6 +106,16 @@ func (s *sim) newAllocator(tb testing.TB, cfg segment.Config) *segment.Allocator
 	tb.Helper()
 	cfg.Store = simStore{cfg.Store, s}
 	cfg.Clock = s.clk
+	if cfg.FetchTimeout == 0 {
+		// FetchTimeout runs in real time, and a simulated fetch waits in
+		// real time until the simulation reaches its end: about 500 runs
+		// of NextN at 20 M IDs/s for 100 ms, which beside two busy loops
+		// under -race took over the default 5 s. The fetches timed out and
+		// were retried (TestPrefetchPlanFromFirstSwitch asked 10 steps,
+		// not 6). The latency is on the test clock; only the test's own
+		// timeout bounds the real wait.
+		cfg.FetchTimeout = time.Hour
+	}
 	type result struct {
 		a   *segment.Allocator
 		err error
