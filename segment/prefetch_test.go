@@ -64,8 +64,8 @@ func TestPrefetchPlanFromFirstSwitch(t *testing.T) {
 		if !slices.Equal(steps, tt.steps) {
 			t.Errorf("max step %d, rate %v: steps asked = %v; want %v", tt.maxStep, tt.rate, steps, tt.steps)
 		}
-		if s.Waits != tt.waits || s.StepBoundTooSmall != tt.limited || s.P99FetchLatency != 100*time.Millisecond {
-			t.Errorf("max step %d, rate %v: Stats() = %+v; want Waits %d, StepBoundTooSmall %t, P99FetchLatency 100ms",
+		if s.Waits != tt.waits || s.StepBoundTooSmall != tt.limited || s.P99FetchLatency != 100*time.Millisecond || s.FetchErrors != 0 {
+			t.Errorf("max step %d, rate %v: Stats() = %+v; want Waits %d, StepBoundTooSmall %t, P99FetchLatency 100ms, FetchErrors 0",
 				tt.maxStep, tt.rate, s, tt.waits, tt.limited)
 		}
 		// Each rate is k runs over the time of k or k-1 runs (the clock

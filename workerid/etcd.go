@@ -79,21 +79,35 @@ var _ Source = (*Etcd)(nil)
 // configuration, ErrConfig; a local clock more than MaxSkew from the mean
 // of its peers', ErrClockSkew.
 func OpenEtcd(ctx context.Context, cfg EtcdConfig) (*Etcd, error) {
-	lc, err := cfg.LeaseConfig.resolve()
+	b, lc, err := dialEtcd(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
+	l, err := open(ctx, b, lc)
+	if err != nil {
+		return nil, err
+	}
+	return &Etcd{l}, nil
+}
+
+// dialEtcd is OpenEtcd up to the acquire: it returns the backend,
+// connected and checked, and the resolved configuration.
+func dialEtcd(ctx context.Context, cfg EtcdConfig) (*etcdBackend, LeaseConfig, error) {
+	lc, err := cfg.LeaseConfig.resolve()
+	if err != nil {
+		return nil, lc, err
+	}
 	if len(cfg.Endpoints) == 0 {
-		return nil, fmt.Errorf("%w: etcd: no endpoints", ErrConfig)
+		return nil, lc, fmt.Errorf("%w: etcd: no endpoints", ErrConfig)
 	}
 	if strings.ContainsAny(lc.Namespace, "/ ") {
-		return nil, fmt.Errorf("%w: etcd namespace %q must not contain '/' or spaces", ErrConfig, lc.Namespace)
+		return nil, lc, fmt.Errorf("%w: etcd namespace %q must not contain '/' or spaces", ErrConfig, lc.Namespace)
 	}
 	if cfg.DialTimeout == 0 {
 		cfg.DialTimeout = 5 * time.Second
 	}
 	if (cfg.Username == "") != (cfg.Password == "") {
-		return nil, fmt.Errorf("%w: etcd: a user needs a password and a password a user", ErrConfig)
+		return nil, lc, fmt.Errorf("%w: etcd: a user needs a password and a password a user", ErrConfig)
 	}
 	b := &etcdBackend{prefix: "/idgen/" + lc.Namespace + "/", max: lc.max(), owner: lc.Owner,
 		ttl: int64(math.Ceil(lc.TTL.Seconds())), endpoints: cfg.Endpoints, now: lc.now}
@@ -102,7 +116,7 @@ func OpenEtcd(ctx context.Context, cfg EtcdConfig) (*Etcd, error) {
 			TLS: cfg.TLS, Username: cfg.Username, Password: cfg.Password})
 		if err != nil {
 			b.close()
-			return nil, fmt.Errorf("%w: workerid: etcd %s: %s", idgen.ErrUnavailable, echo.Cut(fmt.Sprint(cfg.Endpoints)), echo.CutN(etcdWhy(err, cfg).Error(), 4*echo.Max))
+			return nil, lc, fmt.Errorf("%w: workerid: etcd %s: %s", idgen.ErrUnavailable, echo.Cut(fmt.Sprint(cfg.Endpoints)), echo.CutN(etcdWhy(err, cfg).Error(), 4*echo.Max))
 		}
 		b.cs = append(b.cs, c)
 	}
@@ -125,13 +139,9 @@ func OpenEtcd(ctx context.Context, cfg EtcdConfig) (*Etcd, error) {
 	}
 	if err != nil {
 		b.close()
-		return nil, err
+		return nil, lc, err
 	}
-	l, err := open(ctx, b, lc)
-	if err != nil {
-		return nil, err
-	}
-	return &Etcd{l}, nil
+	return b, lc, nil
 }
 
 // etcdWhy adds to err, a timeout of the gRPC client which does not say
@@ -387,15 +397,35 @@ func (b *etcdBackend) renew(ctx context.Context, id, gen int64) error {
 	return nil
 }
 
-func (b *etcdBackend) release(ctx context.Context, id, gen int64) error {
+// release revokes the lease, which deletes the worker key. With settle, a
+// transaction first sets the mark and deletes the worker key while it is
+// still this lease's: a mark write cut short (a Txn the server applies
+// after its client gave up) compares the key's lease and fails after it.
+func (b *etcdBackend) release(ctx context.Context, id, gen int64, settle *time.Time) error {
 	c := b.cl()
 	lid := b.lease()
 	if lid == 0 {
 		return nil
 	}
+	freed := false
+	if settle != nil {
+		key := b.workerKey(id)
+		mark := clientv3.OpDelete(b.markKey(id))
+		if !settle.IsZero() {
+			mark = clientv3.OpPut(b.markKey(id), settle.UTC().Format(time.RFC3339Nano))
+		}
+		tr, err := c.Txn(ctx).
+			If(clientv3.Compare(clientv3.LeaseValue(key), "=", lid), clientv3.Compare(clientv3.CreateRevision(key), "=", gen)).
+			Then(mark, clientv3.OpDelete(key)).
+			Commit()
+		if err != nil {
+			return b.unreachable(c, err)
+		}
+		freed = tr.Succeeded
+	}
 	_, err := c.Revoke(ctx, lid)
-	if leaseNotFound(err) {
-		err = nil
+	if leaseNotFound(err) || freed {
+		err = nil // the ID is free; a lease left holding no key expires
 	}
 	if err == nil {
 		b.mu.Lock()
@@ -421,11 +451,6 @@ func (b *etcdBackend) storeMark(ctx context.Context, id, gen int64, mark time.Ti
 		return errGone
 	}
 	return nil
-}
-
-// setMark is storeMark: a Put, which moves the mark down as well.
-func (b *etcdBackend) setMark(ctx context.Context, id, gen int64, mark time.Time) error {
-	return b.storeMark(ctx, id, gen, mark)
 }
 
 func (b *etcdBackend) close() {

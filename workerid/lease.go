@@ -171,15 +171,21 @@ type backend interface {
 	acquire(ctx context.Context, w want, clk idgen.Clock) (id, gen int64, hw time.Time, err error)
 	// renew extends the lease; errGone when it is no longer held.
 	renew(ctx context.Context, id, gen int64) error
-	// release gives the ID up.
-	release(ctx context.Context, id, gen int64) error
+	// release gives the ID up (nil if it is no longer held). With settle
+	// not nil, it also sets the stored mark to *settle, even below the
+	// stored one (the mark written ahead gives way to the mark the
+	// generator asked for; the zero time clears it), in one atomic step
+	// with the release: a mark write cut short by Close, which the store
+	// may still apply after its client gave up, lands either before the
+	// release (and is replaced) or after it (and finds the lease gone).
+	// Two steps let it land between them: TestStateFile/etcd's restart
+	// then found the released ID's mark LostAfter + AheadSlack ahead and
+	// took another ID, 6 runs in 100 beside two busy loops
+	// (TestCutMarkWriteLandsLate).
+	release(ctx context.Context, id, gen int64, settle *time.Time) error
 	// storeMark persists the high-water mark beside the lease, only while
 	// it is held (else errGone); a stored mark never moves down.
 	storeMark(ctx context.Context, id, gen int64, mark time.Time) error
-	// setMark persists mark even below the stored one, only while the
-	// lease is held (else errGone): at release, the mark written ahead
-	// gives way to the mark the generator asked for.
-	setMark(ctx context.Context, id, gen int64, mark time.Time) error
 	close()
 }
 
@@ -305,7 +311,9 @@ func open(ctx context.Context, b backend, cfg LeaseConfig) (*lease, error) {
 	}
 	l.h = held{ok: true, id: id, gen: gen, mark: mark, deadline: start.Add(cfg.LostAfter)}
 	if err := writeState(cfg.StateFile, id); err != nil {
-		b.release(context.Background(), id, gen)
+		ctx, cancel := context.WithTimeout(context.Background(), cfg.RenewEvery)
+		b.release(ctx, id, gen, nil)
+		cancel()
 		b.close()
 		return nil, err
 	}
@@ -565,8 +573,7 @@ func (l *lease) giveUp() {
 	l.mu.Unlock()
 	if l.h.ok {
 		ctx, cancel := l.stepCtx(l.clk.Now().Add(l.cfg.RenewEvery))
-		l.settleMark(ctx)
-		l.b.release(ctx, l.h.id, l.h.gen)
+		l.release(ctx)
 		cancel()
 	}
 	l.h = held{}
@@ -607,11 +614,12 @@ func (l *lease) writeAhead(ctx context.Context, start time.Time) {
 	}
 }
 
-// settleMark, at release, replaces the mark written ahead with the highest
-// one the generator asked for (or the previous holder's, if higher): the
-// identity is lost, so nothing is issued past it, and the next holder of
-// the worker ID need not wait out the time written ahead.
-func (l *lease) settleMark(ctx context.Context) {
+// release gives up the ID held in l.h. When a mark was sent ahead for it,
+// the release also replaces that mark with the highest one the generator
+// asked for (or the previous holder's, if higher): the identity is lost, so
+// nothing is issued past it, and the next holder of the worker ID need not
+// wait out the time written ahead.
+func (l *lease) release(ctx context.Context) error {
 	l.markMu.Lock()
 	m := l.h.mark
 	if l.markGen == l.h.gen && l.want.After(m) {
@@ -619,11 +627,12 @@ func (l *lease) settleMark(ctx context.Context) {
 	}
 	wrote := l.markGen == l.h.gen && l.sent
 	l.markMu.Unlock()
-	if wrote {
-		l.writeMu.Lock()
-		l.b.setMark(ctx, l.h.id, l.h.gen, m)
-		l.writeMu.Unlock()
+	if !wrote {
+		return l.b.release(ctx, l.h.id, l.h.gen, nil)
 	}
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
+	return l.b.release(ctx, l.h.id, l.h.gen, &m)
 }
 
 // Close stops renewals, marks the identity lost and releases the lease
@@ -642,8 +651,7 @@ func (l *lease) Close() error {
 	var err error
 	if l.h.ok {
 		ctx, cancel := context.WithTimeout(context.Background(), l.cfg.RenewEvery)
-		l.settleMark(ctx)
-		err = l.b.release(ctx, l.h.id, l.h.gen)
+		err = l.release(ctx)
 		cancel()
 		l.h = held{}
 	}

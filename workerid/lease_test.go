@@ -433,8 +433,12 @@ func TestStateFile(t *testing.T) {
 			if err != nil {
 				t.Fatalf("state file: %v", err)
 			}
-			a.Close()
-			other.Close() // 0 is free again; the state file should win
+			if err := a.Close(); err != nil {
+				t.Fatalf("Close() of worker %d = %v", want, err)
+			}
+			if err := other.Close(); err != nil { // 0 is free again; the state file should win
+				t.Fatalf("Close() of worker 0 = %v", err)
+			}
 			again := mustOpen(t, b, b.addr, withState)
 			if got := again.Identity().WorkerID; got != want {
 				t.Fatalf("worker ID on restart with state file %q = %d; want %d", data, got, want)

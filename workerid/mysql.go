@@ -23,7 +23,20 @@ type MySQLConfig struct {
 	// Table is the lease table, created if missing. Empty means
 	// "idgen_workers".
 	Table string
+	// OpenTimeout bounds OpenMySQL's wait for the server, within ctx:
+	// the connection's handshake, the table's creation and the first
+	// acquire. Zero means DefaultMySQLOpenTimeout.
+	OpenTimeout time.Duration
 }
+
+// DefaultMySQLOpenTimeout is MySQLConfig.OpenTimeout when zero. It does not
+// depend on the lease's timings: the read timeout once derived from them
+// (350 ms with TTL 2 s, RenewEvery 300 ms, LostAfter 1 s) also bounded the
+// handshake and the table's creation, and failed an open on a busy
+// machine (TestMySQLOpenSlowHandshake). 10 s: the slowest of 30 opens,
+// each creating its table, took 0.28 s under -race beside two busy loops
+// on a shared 2-core machine (load average 13), 36 times less.
+const DefaultMySQLOpenTimeout = 10 * time.Second
 
 // MySQL is a Source leasing a worker ID from a MariaDB or MySQL table, the
 // shape of Baidu uid-generator's WORKER_NODE with a lease instead of a row
@@ -57,35 +70,53 @@ var _ Source = (*MySQL)(nil)
 // cannot be reached wraps idgen.ErrUnavailable; every ID held,
 // idgen.ErrNoWorkerIDs; a bad configuration, ErrConfig.
 func OpenMySQL(ctx context.Context, dsn string, cfg MySQLConfig) (*MySQL, error) {
-	lc, err := cfg.LeaseConfig.resolve()
+	if cfg.OpenTimeout == 0 {
+		cfg.OpenTimeout = DefaultMySQLOpenTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.OpenTimeout)
+	defer cancel()
+	b, lc, err := dialMySQL(ctx, dsn, cfg)
 	if err != nil {
 		return nil, err
+	}
+	l, err := open(ctx, b, lc)
+	if err != nil {
+		return nil, err
+	}
+	return &MySQL{l}, nil
+}
+
+// dialMySQL is OpenMySQL up to the acquire: it returns the backend,
+// connected and checked, and the resolved configuration.
+func dialMySQL(ctx context.Context, dsn string, cfg MySQLConfig) (*myBackend, LeaseConfig, error) {
+	lc, err := cfg.LeaseConfig.resolve()
+	if err != nil {
+		return nil, lc, err
 	}
 	if cfg.Table == "" {
 		cfg.Table = DefaultTable
 	}
 	if !tableRE.MatchString(cfg.Table) {
-		return nil, fmt.Errorf("%w: table %q: want a lower-case SQL identifier", ErrConfig, cfg.Table)
+		return nil, lc, fmt.Errorf("%w: table %q: want a lower-case SQL identifier", ErrConfig, cfg.Table)
 	}
 	if len(lc.Namespace) > 190 {
-		return nil, fmt.Errorf("%w: namespace %s: want at most 190 bytes", ErrConfig, echo.Quote(lc.Namespace))
+		return nil, lc, fmt.Errorf("%w: namespace %s: want at most 190 bytes", ErrConfig, echo.Quote(lc.Namespace))
 	}
 	mc, err := storedsn.MySQL(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("%w: MySQL DSN: %v", ErrConfig, err)
+		return nil, lc, fmt.Errorf("%w: MySQL DSN: %v", ErrConfig, err)
 	}
 	mc.ClientFoundRows = true // a renewal or mark that changes nothing still matched its row
-	if mc.ReadTimeout == 0 {
-		// A cut connection must not outlive a renewal attempt, which
-		// gives up (LostAfter - RenewEvery) / 2 after it starts (attemptEnd),
-		// two attempts within the freeze a lease rides out. RenewEvery
-		// alone (200 ms in TestStoreFreeze) failed the first acquire's
-		// reads on a busy machine before any lease was held.
-		mc.ReadTimeout = max(lc.RenewEvery, (lc.LostAfter-lc.RenewEvery)/2)
-	}
+	// No read timeout unless the DSN sets one (readTimeout=): each request
+	// of the lease has a context that ends with its attempt ((LostAfter -
+	// RenewEvery) / 2 for a renewal, see attemptEnd; OpenTimeout at open),
+	// and the driver closes a connection whose context ends, mid-read
+	// too, so a cut connection does not outlive its attempt. A read
+	// timeout derived from the renewal timing also bounded the handshake
+	// and the table's creation, and failed an open on a busy machine.
 	conn, err := mysql.NewConnector(mc)
 	if err != nil {
-		return nil, fmt.Errorf("%w: MySQL DSN %q: %v", ErrConfig, redact.Spec(dsn), err)
+		return nil, lc, fmt.Errorf("%w: MySQL DSN %q: %v", ErrConfig, redact.Spec(dsn), err)
 	}
 	db := sql.OpenDB(conn)
 	db.SetMaxOpenConns(2)
@@ -93,13 +124,9 @@ func OpenMySQL(ctx context.Context, dsn string, cfg MySQLConfig) (*MySQL, error)
 	b := &myBackend{mc: mc, db: db, t: cfg.Table, ns: lc.Namespace, max: lc.max(), owner: lc.Owner, ttl: lc.TTL, dsn: redact.Spec(dsn)}
 	if err := b.init(ctx); err != nil {
 		db.Close()
-		return nil, storetls.Explain(err, mc.TLS)
+		return nil, lc, storetls.Explain(err, mc.TLS)
 	}
-	l, err := open(ctx, b, lc)
-	if err != nil {
-		return nil, err
-	}
-	return &MySQL{l}, nil
+	return b, lc, nil
 }
 
 type myBackend struct {
@@ -138,7 +165,14 @@ func (b *myBackend) init(ctx context.Context) error {
 	if err := c.QueryRowContext(ctx, `SELECT GET_LOCK(?, 30)`, "idgen_workers:"+b.t).Scan(&got); err != nil {
 		return b.unreachable(err)
 	}
-	defer c.ExecContext(context.Background(), `SELECT RELEASE_LOCK(?)`, "idgen_workers:"+b.t)
+	defer func() {
+		// Past ctx too (the lock outlives a failed init), but bounded: a
+		// server that stopped answering must not hold OpenMySQL. A
+		// connection whose context ends is closed, and the lock with it.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultMySQLOpenTimeout)
+		defer cancel()
+		c.ExecContext(rctx, `SELECT RELEASE_LOCK(?)`, "idgen_workers:"+b.t)
+	}()
 	if _, err := c.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+b.t+` (
 	namespace  varchar(190) NOT NULL,
 	worker_id  int NOT NULL,
@@ -239,9 +273,16 @@ func (b *myBackend) renew(ctx context.Context, id, gen int64) error {
 	WHERE namespace = ? AND worker_id = ? AND generation = ? AND owner = ?`, b.ttl.Microseconds(), b.ns, id, gen, b.owner)
 }
 
-func (b *myBackend) release(ctx context.Context, id, gen int64) error {
-	err := b.exec(ctx, `UPDATE `+b.t+` SET expires_at = '1000-01-01 00:00:00', owner = ''
-	WHERE namespace = ? AND worker_id = ? AND generation = ? AND owner = ?`, b.ns, id, gen, b.owner)
+func (b *myBackend) release(ctx context.Context, id, gen int64, settle *time.Time) error {
+	var mark sql.NullInt64 // NULL: none
+	if settle != nil && !settle.IsZero() {
+		mark = sql.NullInt64{Int64: settle.UnixNano(), Valid: true}
+	}
+	// A mark write still running when this UPDATE commits waits for the
+	// row lock, then finds its owner gone.
+	err := b.exec(ctx, `UPDATE `+b.t+` SET expires_at = '1000-01-01 00:00:00', owner = '',
+	high_water = IF(?, ?, high_water)
+	WHERE namespace = ? AND worker_id = ? AND generation = ? AND owner = ?`, settle != nil, mark, b.ns, id, gen, b.owner)
 	if errors.Is(err, errGone) {
 		return nil
 	}
@@ -250,11 +291,6 @@ func (b *myBackend) release(ctx context.Context, id, gen int64) error {
 
 func (b *myBackend) storeMark(ctx context.Context, id, gen int64, mark time.Time) error {
 	return b.exec(ctx, `UPDATE `+b.t+` SET high_water = GREATEST(COALESCE(high_water, 0), ?)
-	WHERE namespace = ? AND worker_id = ? AND generation = ? AND owner = ?`, mark.UnixNano(), b.ns, id, gen, b.owner)
-}
-
-func (b *myBackend) setMark(ctx context.Context, id, gen int64, mark time.Time) error {
-	return b.exec(ctx, `UPDATE `+b.t+` SET high_water = ?
 	WHERE namespace = ? AND worker_id = ? AND generation = ? AND owner = ?`, mark.UnixNano(), b.ns, id, gen, b.owner)
 }
 

@@ -59,35 +59,8 @@ var tableRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 // ID held, idgen.ErrNoWorkerIDs; a bad configuration, ErrConfig; a local
 // clock more than MaxSkew from the server's clock_timestamp(), ErrClockSkew.
 func OpenPostgres(ctx context.Context, dsn string, cfg PostgresConfig) (*Postgres, error) {
-	lc, err := cfg.LeaseConfig.resolve()
+	b, lc, err := dialPostgres(ctx, dsn, cfg)
 	if err != nil {
-		return nil, err
-	}
-	if cfg.Table == "" {
-		cfg.Table = DefaultTable
-	}
-	if !tableRE.MatchString(cfg.Table) {
-		return nil, fmt.Errorf("%w: table %q: want a lower-case SQL identifier", ErrConfig, cfg.Table)
-	}
-	pc, err := pgxpool.ParseConfig(dsn)
-	if err != nil {
-		return nil, fmt.Errorf("%w: PostgreSQL DSN %q: %v", ErrConfig, redact.Spec(dsn), err)
-	}
-	pc.MaxConns = 2
-	if pc.ConnConfig.ConnectTimeout == 0 {
-		pc.ConnConfig.ConnectTimeout = 5 * time.Second
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, pc)
-	if err != nil {
-		return nil, fmt.Errorf("%w: PostgreSQL DSN %q: %v", ErrConfig, redact.Spec(dsn), err)
-	}
-	b := &pgBackend{pool: pool, t: cfg.Table, ns: lc.Namespace, max: lc.max(), owner: lc.Owner, ttl: lc.TTL, dsn: redact.Spec(dsn)}
-	if err := lc.checkSkew(ctx, b.clock); err != nil {
-		pool.Close()
-		return nil, storetls.Explain(err, pc.ConnConfig.TLSConfig)
-	}
-	if err := b.init(ctx); err != nil {
-		pool.Close()
 		return nil, err
 	}
 	l, err := open(ctx, b, lc)
@@ -95,6 +68,43 @@ func OpenPostgres(ctx context.Context, dsn string, cfg PostgresConfig) (*Postgre
 		return nil, err
 	}
 	return &Postgres{l}, nil
+}
+
+// dialPostgres is OpenPostgres up to the acquire: it returns the backend,
+// connected and checked, and the resolved configuration.
+func dialPostgres(ctx context.Context, dsn string, cfg PostgresConfig) (*pgBackend, LeaseConfig, error) {
+	lc, err := cfg.LeaseConfig.resolve()
+	if err != nil {
+		return nil, lc, err
+	}
+	if cfg.Table == "" {
+		cfg.Table = DefaultTable
+	}
+	if !tableRE.MatchString(cfg.Table) {
+		return nil, lc, fmt.Errorf("%w: table %q: want a lower-case SQL identifier", ErrConfig, cfg.Table)
+	}
+	pc, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, lc, fmt.Errorf("%w: PostgreSQL DSN %q: %v", ErrConfig, redact.Spec(dsn), err)
+	}
+	pc.MaxConns = 2
+	if pc.ConnConfig.ConnectTimeout == 0 {
+		pc.ConnConfig.ConnectTimeout = 5 * time.Second
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, lc, fmt.Errorf("%w: PostgreSQL DSN %q: %v", ErrConfig, redact.Spec(dsn), err)
+	}
+	b := &pgBackend{pool: pool, t: cfg.Table, ns: lc.Namespace, max: lc.max(), owner: lc.Owner, ttl: lc.TTL, dsn: redact.Spec(dsn)}
+	if err := lc.checkSkew(ctx, b.clock); err != nil {
+		pool.Close()
+		return nil, lc, storetls.Explain(err, pc.ConnConfig.TLSConfig)
+	}
+	if err := b.init(ctx); err != nil {
+		pool.Close()
+		return nil, lc, err
+	}
+	return b, lc, nil
 }
 
 type pgBackend struct {
@@ -189,9 +199,16 @@ func (b *pgBackend) renew(ctx context.Context, id, gen int64) error {
 	WHERE namespace = $1 AND worker_id = $2 AND generation = $3 AND owner = $4`, b.ns, id, gen, b.owner, b.ttl.Milliseconds())
 }
 
-func (b *pgBackend) release(ctx context.Context, id, gen int64) error {
-	err := b.exec(ctx, `UPDATE `+b.t+` SET expires_at = '-infinity', owner = ''
-	WHERE namespace = $1 AND worker_id = $2 AND generation = $3 AND owner = $4`, b.ns, id, gen, b.owner)
+func (b *pgBackend) release(ctx context.Context, id, gen int64, settle *time.Time) error {
+	var mark *time.Time // NULL: none
+	if settle != nil && !settle.IsZero() {
+		mark = settle
+	}
+	// A mark write still running when this UPDATE commits waits for the
+	// row, then finds its owner gone.
+	err := b.exec(ctx, `UPDATE `+b.t+` SET expires_at = '-infinity', owner = '',
+	high_water = CASE WHEN $5 THEN $6 ELSE high_water END
+	WHERE namespace = $1 AND worker_id = $2 AND generation = $3 AND owner = $4`, b.ns, id, gen, b.owner, settle != nil, mark)
 	if errors.Is(err, errGone) {
 		return nil
 	}
@@ -200,11 +217,6 @@ func (b *pgBackend) release(ctx context.Context, id, gen int64) error {
 
 func (b *pgBackend) storeMark(ctx context.Context, id, gen int64, mark time.Time) error {
 	return b.exec(ctx, `UPDATE `+b.t+` SET high_water = greatest(high_water, $5)
-	WHERE namespace = $1 AND worker_id = $2 AND generation = $3 AND owner = $4`, b.ns, id, gen, b.owner, mark)
-}
-
-func (b *pgBackend) setMark(ctx context.Context, id, gen int64, mark time.Time) error {
-	return b.exec(ctx, `UPDATE `+b.t+` SET high_water = $5
 	WHERE namespace = $1 AND worker_id = $2 AND generation = $3 AND owner = $4`, b.ns, id, gen, b.owner, mark)
 }
 

@@ -55,16 +55,30 @@ type RedisConfig struct {
 // Errors: a server that cannot be reached wraps idgen.ErrUnavailable; every
 // ID held, idgen.ErrNoWorkerIDs; a bad configuration, ErrConfig.
 func OpenRedis(ctx context.Context, rawURL string, cfg RedisConfig) (*Redis, error) {
-	lc, err := cfg.LeaseConfig.resolve()
+	b, lc, err := dialRedis(ctx, rawURL, cfg)
 	if err != nil {
 		return nil, err
 	}
+	l, err := open(ctx, b, lc)
+	if err != nil {
+		return nil, err
+	}
+	return &Redis{l}, nil
+}
+
+// dialRedis is OpenRedis up to the acquire: it returns the backend,
+// connected and checked, and the resolved configuration.
+func dialRedis(ctx context.Context, rawURL string, cfg RedisConfig) (*redisBackend, LeaseConfig, error) {
+	lc, err := cfg.LeaseConfig.resolve()
+	if err != nil {
+		return nil, lc, err
+	}
 	if strings.ContainsAny(lc.Namespace, "{} ") {
-		return nil, fmt.Errorf("%w: Redis namespace %q must not contain '{', '}' or spaces", ErrConfig, lc.Namespace)
+		return nil, lc, fmt.Errorf("%w: Redis namespace %q must not contain '{', '}' or spaces", ErrConfig, lc.Namespace)
 	}
 	opt, err := redistls.RedisOptions(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("%w: Redis URL %q: %v", ErrConfig, redact.Spec(rawURL), redact.Spec(err.Error()))
+		return nil, lc, fmt.Errorf("%w: Redis URL %q: %v", ErrConfig, redact.Spec(rawURL), redact.Spec(err.Error()))
 	}
 	opt.PoolSize = 2
 	opt.MaxRetries = -1              // the lease retries, within its deadline
@@ -73,13 +87,9 @@ func OpenRedis(ctx context.Context, rawURL string, cfg RedisConfig) (*Redis, err
 	b := &redisBackend{c: c, prefix: "idgen:{" + lc.Namespace + "}:", max: lc.max(), owner: lc.Owner, ttl: lc.TTL, url: redact.Spec(rawURL)}
 	if err := c.Ping(ctx).Err(); err != nil {
 		c.Close()
-		return nil, b.unreachable(storetls.Explain(err, opt.TLSConfig))
+		return nil, lc, b.unreachable(storetls.Explain(err, opt.TLSConfig))
 	}
-	l, err := open(ctx, b, lc)
-	if err != nil {
-		return nil, err
-	}
-	return &Redis{l}, nil
+	return b, lc, nil
 }
 
 type redisBackend struct {
@@ -104,10 +114,11 @@ return 0`)
 local cur = redis.call('GET', KEYS[2])
 if not cur or ARGV[2] > cur then redis.call('SET', KEYS[2], ARGV[2]) end
 return 1`)
-	// setMarkScript is markScript without the rule that the mark only rises.
-	setMarkScript = redis.NewScript(`if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[2], ARGV[2])
-return 1`)
+	// settleScript is releaseScript that also sets the mark (KEYS[2]) to
+	// ARGV[2], even below the stored one; empty deletes it.
+	settleScript = redis.NewScript(`if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[2] == '' then redis.call('DEL', KEYS[2]) else redis.call('SET', KEYS[2], ARGV[2]) end
+return redis.call('DEL', KEYS[1])`)
 )
 
 func (b *redisBackend) unreachable(err error) error {
@@ -183,7 +194,7 @@ func (b *redisBackend) acquire(ctx context.Context, w want, clk idgen.Clock) (id
 		// longer store one.
 		v, err := b.c.Get(ctx, b.markKey(id)).Result()
 		if err != nil && !errors.Is(err, redis.Nil) {
-			b.release(context.WithoutCancel(ctx), id, gen)
+			b.release(context.WithoutCancel(ctx), id, gen, nil)
 			return 0, 0, hw, b.unreachable(err)
 		}
 		hw, _ = parseMark(v)
@@ -209,8 +220,16 @@ func (b *redisBackend) renew(ctx context.Context, id, gen int64) error {
 	return b.run(ctx, renewScript, id, gen, nil, b.ttl.Milliseconds())
 }
 
-func (b *redisBackend) release(ctx context.Context, id, gen int64) error {
-	err := b.run(ctx, releaseScript, id, gen, nil)
+func (b *redisBackend) release(ctx context.Context, id, gen int64, settle *time.Time) error {
+	var err error
+	switch {
+	case settle != nil && settle.IsZero():
+		err = b.run(ctx, settleScript, id, gen, []string{b.markKey(id)}, "")
+	case settle != nil:
+		err = b.run(ctx, settleScript, id, gen, []string{b.markKey(id)}, fmt.Sprintf("%019d", settle.UnixNano()))
+	default:
+		err = b.run(ctx, releaseScript, id, gen, nil)
+	}
 	if errors.Is(err, errGone) {
 		return nil
 	}
@@ -219,10 +238,6 @@ func (b *redisBackend) release(ctx context.Context, id, gen int64) error {
 
 func (b *redisBackend) storeMark(ctx context.Context, id, gen int64, mark time.Time) error {
 	return b.run(ctx, markScript, id, gen, []string{b.markKey(id)}, fmt.Sprintf("%019d", mark.UnixNano()))
-}
-
-func (b *redisBackend) setMark(ctx context.Context, id, gen int64, mark time.Time) error {
-	return b.run(ctx, setMarkScript, id, gen, []string{b.markKey(id)}, fmt.Sprintf("%019d", mark.UnixNano()))
 }
 
 func (b *redisBackend) close() { b.c.Close() }

@@ -409,13 +409,31 @@ func (b *zkBackend) renew(ctx context.Context, id, gen int64) error {
 	})
 }
 
-func (b *zkBackend) release(ctx context.Context, id, gen int64) error {
+func (b *zkBackend) release(ctx context.Context, id, gen int64, settle *time.Time) error {
 	err := b.do(ctx, func() error {
+		b.markMu.Lock()
+		defer b.markMu.Unlock()
 		v, err := b.mine(id, gen)
 		if err != nil {
 			return err
 		}
-		return b.c.Delete(b.workerPath(id), v)
+		if settle == nil {
+			return b.c.Delete(b.workerPath(id), v)
+		}
+		if err := b.ensureMark(id); err != nil {
+			return err
+		}
+		var data []byte // empty: none
+		if !settle.IsZero() {
+			data = []byte(settle.UTC().Format(time.RFC3339Nano))
+		}
+		// One transaction: a mark write that read the claim before it
+		// fails its check of the claim's version after.
+		_, err = b.c.Multi(
+			&zk.SetDataRequest{Path: b.markPath(id), Data: data, Version: -1},
+			&zk.DeleteRequest{Path: b.workerPath(id), Version: v},
+		)
+		return err
 	})
 	if errors.Is(err, errGone) || errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion) {
 		return nil
@@ -455,16 +473,21 @@ func (b *zkBackend) dropOrphans() error {
 }
 
 func (b *zkBackend) storeMark(ctx context.Context, id, gen int64, mark time.Time) error {
-	return b.putMark(ctx, id, gen, mark, false)
+	return b.putMark(ctx, id, gen, mark)
 }
 
-func (b *zkBackend) setMark(ctx context.Context, id, gen int64, mark time.Time) error {
-	return b.putMark(ctx, id, gen, mark, true)
+// ensureMark creates id's mark node if missing.
+func (b *zkBackend) ensureMark(id int64) error {
+	_, err := b.c.Create(b.markPath(id), nil, 0, b.acl)
+	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		return err
+	}
+	return nil
 }
 
-// putMark writes mark beside the claim while it is this node's; below the
-// stored mark only when down is set.
-func (b *zkBackend) putMark(ctx context.Context, id, gen int64, mark time.Time, down bool) error {
+// putMark writes mark beside the claim while it is this node's, unless the
+// stored mark is at or above it.
+func (b *zkBackend) putMark(ctx context.Context, id, gen int64, mark time.Time) error {
 	return b.do(ctx, func() error {
 		b.markMu.Lock()
 		defer b.markMu.Unlock()
@@ -474,8 +497,7 @@ func (b *zkBackend) putMark(ctx context.Context, id, gen int64, mark time.Time, 
 		}
 		data, st, err := b.c.Get(b.markPath(id))
 		if errors.Is(err, zk.ErrNoNode) {
-			_, err = b.c.Create(b.markPath(id), nil, 0, b.acl)
-			if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			if err := b.ensureMark(id); err != nil {
 				return err
 			}
 			data, st, err = b.c.Get(b.markPath(id))
@@ -483,7 +505,7 @@ func (b *zkBackend) putMark(ctx context.Context, id, gen int64, mark time.Time, 
 		if err != nil {
 			return err
 		}
-		if cur, perr := time.Parse(time.RFC3339Nano, string(data)); perr == nil && !down && !mark.After(cur) {
+		if cur, perr := time.Parse(time.RFC3339Nano, string(data)); perr == nil && !mark.After(cur) {
 			return nil
 		}
 		_, err = b.c.Multi(

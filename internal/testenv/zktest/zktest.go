@@ -29,11 +29,19 @@ const (
 	MaxSession = time.Minute
 )
 
+// StartTimeout bounds a server's start, until it answers srvr. The JVM's
+// start is CPU-bound: 7 to 15 s beside two busy loops on a shared 2-core
+// machine (load average 15), and over 30 s, the bound before, in a
+// CI_LOAD=2 run of the race tests, where two test binaries start at once.
+// A server that exits fails at once, with its output.
+const StartTimeout = 2 * time.Minute
+
 // Server is a running ZooKeeper.
 type Server struct {
-	cmd  *exec.Cmd
-	dir  string
-	Addr string // host:port
+	cmd    *exec.Cmd
+	dir    string
+	exited chan struct{} // closed when the process has exited
+	Addr   string        // host:port
 }
 
 func freePort() (int, error) {
@@ -46,7 +54,7 @@ func freePort() (int, error) {
 }
 
 // Start starts a ZooKeeper server on a free loopback port and waits until
-// it answers (at most 30 s). The caller calls Stop.
+// it answers (at most StartTimeout). The caller calls Stop.
 func Start() (*Server, error) {
 	jars := []string{"zookeeper.jar", "zookeeper-jute.jar", "slf4j-api.jar", "slf4j-nop.jar", "commons-cli.jar", "metrics-core.jar"}
 	for i, j := range jars {
@@ -75,20 +83,36 @@ func Start() (*Server, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
+	logPath := filepath.Join(dir, "zookeeper.log")
+	out, err := os.Create(logPath)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	defer out.Close()
 	cmd := exec.Command(java, "-Xmx128m", "-cp", strings.Join(jars, ":"), "org.apache.zookeeper.server.ZooKeeperServerMain", conf)
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	s := &Server{cmd: cmd, dir: dir, Addr: "127.0.0.1:" + strconv.Itoa(port)}
-	deadline := time.Now().Add(30 * time.Second)
+	s := &Server{cmd: cmd, dir: dir, exited: make(chan struct{}), Addr: "127.0.0.1:" + strconv.Itoa(port)}
+	go func() { cmd.Wait(); close(s.exited) }()
+	start := time.Now()
 	for {
 		if s.ok() {
 			return s, nil
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-s.exited:
+			text, _ := os.ReadFile(logPath)
 			s.Stop()
-			return nil, fmt.Errorf("ZooKeeper at %s not serving after 30s", s.Addr)
+			return nil, fmt.Errorf("ZooKeeper at %s exited after %v: %s\n%s", s.Addr, time.Since(start).Round(time.Millisecond), cmd.ProcessState, text)
+		default:
+		}
+		if time.Since(start) > StartTimeout {
+			s.Stop()
+			return nil, fmt.Errorf("ZooKeeper at %s not serving after %v", s.Addr, StartTimeout)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -127,7 +151,7 @@ func (s *Server) ok() bool {
 // Stop kills the server and removes its data.
 func (s *Server) Stop() {
 	s.cmd.Process.Kill()
-	s.cmd.Wait()
+	<-s.exited
 	os.RemoveAll(s.dir)
 }
 
