@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"sync"
 	"syscall"
 	"testing"
@@ -27,7 +28,8 @@ import (
 // breakdown (as HTTP's JSON has it) and without (omit_breakdown); compare
 // BenchmarkHTTPNext in the same run. conns=callers gives each caller a
 // connection of its own, as HTTP/1.1's keep-alive pool does; conns=1
-// multiplexes them all over one, as one grpc-go ClientConn does. Like
+// multiplexes them all over one, as one grpc-go ClientConn does; conns=procs
+// spreads them over GOMAXPROCS connections, round robin. Like
 // BenchmarkHTTPNext's client, which reads the body into io.Discard, the
 // callers receive the whole answer and check its status but do not decode
 // it (discardCodec): both benchmarks measure the server and the transport,
@@ -40,22 +42,30 @@ func BenchmarkUnaryNext(b *testing.B) {
 		if omit {
 			name = "omit_breakdown"
 		}
-		for _, perCaller := range []bool{true, false} {
-			conns := "conns=1"
-			if perCaller {
-				conns = "conns=callers"
-			}
-			b.Run(name+"/"+conns, func(b *testing.B) {
+		for _, pool := range []struct {
+			name string
+			size func() int // connections; 0: one per caller
+		}{
+			{"conns=callers", func() int { return 0 }},
+			{"conns=1", func() int { return 1 }},
+			{"conns=procs", func() int { return runtime.GOMAXPROCS(0) }},
+		} {
+			b.Run(name+"/"+pool.name, func(b *testing.B) {
 				addr := listen(b, map[string]idgen.Generator{"default": newSnowflake(b, 1, snowflake.Config{})}, grpcapi.Options{MaxCount: 10_000})
-				shared := idgenv1.NewIDServiceClient(dial(b, addr))
+				var conns []idgenv1.IDServiceClient
+				for range pool.size() {
+					conns = append(conns, idgenv1.NewIDServiceClient(dial(b, addr)))
+				}
 				var mu sync.Mutex
+				var next int
 				client := func() idgenv1.IDServiceClient {
-					if !perCaller {
-						return shared
-					}
 					mu.Lock()
 					defer mu.Unlock()
-					return idgenv1.NewIDServiceClient(dial(b, addr))
+					if len(conns) == 0 {
+						return idgenv1.NewIDServiceClient(dial(b, addr))
+					}
+					next++
+					return conns[next%len(conns)]
 				}
 				b.SetParallelism(benchParallelism)
 				b.ReportAllocs()
