@@ -222,13 +222,14 @@ func (b *redisBackend) renew(ctx context.Context, id, gen int64) error {
 
 func (b *redisBackend) release(ctx context.Context, id, gen int64, settle *time.Time) error {
 	var err error
-	switch {
-	case settle != nil && settle.IsZero():
-		err = b.run(ctx, settleScript, id, gen, []string{b.markKey(id)}, "")
-	case settle != nil:
-		err = b.run(ctx, settleScript, id, gen, []string{b.markKey(id)}, fmt.Sprintf("%019d", settle.UnixNano()))
-	default:
+	if settle == nil {
 		err = b.run(ctx, releaseScript, id, gen, nil)
+	} else {
+		mark := "" // the zero time: settleScript deletes the mark
+		if !settle.IsZero() {
+			mark = fmt.Sprintf("%019d", settle.UnixNano())
+		}
+		err = b.run(ctx, settleScript, id, gen, []string{b.markKey(id)}, mark)
 	}
 	if errors.Is(err, errGone) {
 		return nil
