@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/idgenkit/idgen"
@@ -210,8 +211,8 @@ func DefaultStrategies() []string {
 	return specs
 }
 
-var sizeRE = regexp.MustCompile(`^[0-9]+(kB|MB|GB|TB)?$`)
-var schemaRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+var sizeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+(kB|MB|GB|TB)?$`) })
+var schemaRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`) })
 
 func badInput(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrBadInput, fmt.Sprintf(format, args...))
@@ -270,13 +271,13 @@ func (cfg Config) resolve() (Config, error) {
 		return cfg, fieldErr("Config.ReadTime", cfg.ReadTime.String(), "want a positive duration")
 	case cfg.DSN != "" && cfg.SharedBuffers != "":
 		return cfg, fieldErr("Config.SharedBuffers", echo.Quote(cfg.SharedBuffers), "only the throwaway cluster's can be set; with a DSN the server's setting applies")
-	case cfg.SharedBuffers != "" && !sizeRE.MatchString(cfg.SharedBuffers):
+	case cfg.SharedBuffers != "" && !sizeRE().MatchString(cfg.SharedBuffers):
 		return cfg, fieldErr("Config.SharedBuffers", echo.Quote(cfg.SharedBuffers), "want a size such as 128MB or 1GB (units kB, MB, GB, TB)")
 	case cfg.DSN != "" && cfg.BufferPool != "":
 		return cfg, fieldErr("Config.BufferPool", echo.Quote(cfg.BufferPool), "only the throwaway server's can be set; with a DSN the server's setting applies")
-	case cfg.BufferPool != "" && !sizeRE.MatchString(cfg.BufferPool):
+	case cfg.BufferPool != "" && !sizeRE().MatchString(cfg.BufferPool):
 		return cfg, fieldErr("Config.BufferPool", echo.Quote(cfg.BufferPool), "want a size such as 128MB or 1GB (units kB, MB, GB, TB)")
-	case cfg.Schema != "" && !schemaRE.MatchString(cfg.Schema):
+	case cfg.Schema != "" && !schemaRE().MatchString(cfg.Schema):
 		return cfg, fieldErr("Config.Schema", echo.Quote(cfg.Schema), "want a lower-case identifier (a-z, 0-9, _; at most 63)")
 	case cfg.MemoryRatio < 0 || cfg.MemoryRatio > MaxMemoryRatio:
 		return cfg, fieldErr("Config.MemoryRatio", fmt.Sprint(cfg.MemoryRatio), "want 1 to %d (the baseline's data over the out-of-memory buffer)", MaxMemoryRatio)

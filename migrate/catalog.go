@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -495,10 +496,10 @@ func readOthers(ctx context.Context, q pgx.Tx, schema string) ([]Plan, error) {
 
 // varattno finds the column numbers a node tree (pg_node_tree as text)
 // reads.
-var varattno = regexp.MustCompile(`:varattno (\d+)`)
+var varattno = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`:varattno (\d+)`) })
 
 func usesAttnum(tree string, nums map[int16]bool) bool {
-	for _, m := range varattno.FindAllStringSubmatch(tree, -1) {
+	for _, m := range varattno().FindAllStringSubmatch(tree, -1) {
 		n, _ := strconv.Atoi(m[1])
 		if nums[int16(n)] {
 			return true

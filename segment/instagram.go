@@ -77,7 +77,7 @@ func InstallInstagram(ctx context.Context, dsn, seq string) error {
 	if seq == "" {
 		seq = DefaultInstagramSeq
 	}
-	if !identRE.MatchString(seq) {
+	if !identRE().MatchString(seq) {
 		return fmt.Errorf("%w: sequence name %q: want letters, digits and _, starting with a letter, at most 63", ErrConfig, seq)
 	}
 	if u, err := parseDSN(dsn); err != nil {
@@ -141,7 +141,7 @@ func DialInstagram(ctx context.Context, dsn string, cfg InstagramConfig) (*Insta
 	if cfg.Seq == "" {
 		cfg.Seq = DefaultInstagramSeq
 	}
-	if !identRE.MatchString(cfg.Seq) {
+	if !identRE().MatchString(cfg.Seq) {
 		return nil, fmt.Errorf("%w: sequence name %q: want letters, digits and _, starting with a letter, at most 63", ErrConfig, cfg.Seq)
 	}
 	if u, err := parseDSN(dsn); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"sync"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/idgenkit/idgen"
@@ -59,7 +60,7 @@ type TicketConfig struct {
 	Offset int64
 }
 
-var identRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,62}$`)
+var identRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,62}$`) })
 
 func (c *TicketConfig) validate() error {
 	if c.Name == "" {
@@ -72,7 +73,7 @@ func (c *TicketConfig) validate() error {
 		c.Offset = 1
 	}
 	switch {
-	case !identRE.MatchString(c.Name):
+	case !identRE().MatchString(c.Name):
 		return fmt.Errorf("%w: name %s: want letters, digits and _, starting with a letter, at most 63", errTicketConfig, echo.Quote(c.Name))
 	case c.Increment < 1 || c.Increment > 65535:
 		return fmt.Errorf("%w: increment %d: want 1 to 65535", errTicketConfig, c.Increment)

@@ -34,7 +34,9 @@ type mysqlTicket struct {
 	group  int          // tickets per REPLACE statement, by the session's innodb_autoinc_lock_mode
 }
 
-var mysqlClassRE = regexp.MustCompile(`^idgen ticket server: offset (\d+), increment (\d+)$`)
+var mysqlClassRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^idgen ticket server: offset (\d+), increment (\d+)$`)
+})
 
 func mysqlClassComment(k, n int64) string {
 	return fmt.Sprintf("idgen ticket server: offset %d, increment %d", k, n)
@@ -93,7 +95,7 @@ func (t *mysqlTicket) read(ctx context.Context, c *sql.Conn) (ticketState, error
 	}
 	st.Exists = true
 	st.High = max(st.High, autoInc.Int64-1)
-	if m := mysqlClassRE.FindStringSubmatch(comment); m != nil {
+	if m := mysqlClassRE().FindStringSubmatch(comment); m != nil {
 		st.Offset, _ = strconv.ParseInt(m[1], 10, 64)
 		st.Increment, _ = strconv.ParseInt(m[2], 10, 64)
 	}

@@ -96,7 +96,7 @@ func dialMySQL(ctx context.Context, dsn string, cfg MySQLConfig) (*myBackend, Le
 	if cfg.Table == "" {
 		cfg.Table = DefaultTable
 	}
-	if !tableRE.MatchString(cfg.Table) {
+	if !tableRE().MatchString(cfg.Table) {
 		return nil, lc, fmt.Errorf("%w: table %q: want a lower-case SQL identifier", ErrConfig, cfg.Table)
 	}
 	if len(lc.Namespace) > 190 {

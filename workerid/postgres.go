@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -51,7 +52,7 @@ type Postgres struct {
 
 var _ Source = (*Postgres)(nil)
 
-var tableRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+var tableRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`) })
 
 // OpenPostgres connects to dsn (postgres://...), creates the table and the
 // rows of the space if missing, and acquires a worker ID before it returns.
@@ -80,7 +81,7 @@ func dialPostgres(ctx context.Context, dsn string, cfg PostgresConfig) (*pgBacke
 	if cfg.Table == "" {
 		cfg.Table = DefaultTable
 	}
-	if !tableRE.MatchString(cfg.Table) {
+	if !tableRE().MatchString(cfg.Table) {
 		return nil, lc, fmt.Errorf("%w: table %q: want a lower-case SQL identifier", ErrConfig, cfg.Table)
 	}
 	pc, err := pgxpool.ParseConfig(dsn)

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/internal/errclass"
@@ -111,7 +112,7 @@ func Env(getenv func(string) string, space Space) (*Static, error) {
 	return NewStatic(n, space)
 }
 
-var ordinalRE = regexp.MustCompile(`-([0-9]+)$`)
+var ordinalRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`-([0-9]+)$`) })
 
 // Ordinal returns a Static source of a StatefulSet pod's ordinal plus
 // offset: hostname "idgen-3" with offset 10 is worker ID 13. An empty
@@ -126,7 +127,7 @@ func Ordinal(hostname string, offset int64, space Space) (*Static, error) {
 		hostname = h
 	}
 	host, _, _ := strings.Cut(hostname, ".")
-	m := ordinalRE.FindStringSubmatch(host)
+	m := ordinalRE().FindStringSubmatch(host)
 	if m == nil {
 		return nil, fmt.Errorf("%w: %q; want name-N as a StatefulSet pod has (e.g. idgen-0)", ErrNoOrdinal, hostname)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/idgenkit/idgen/compare"
@@ -315,10 +316,12 @@ func (r view) writeHTML(w io.Writer, d *Decision) error {
 			svgBars("point lookups after the inserts, ops/s, median and 95 % CI ("+sub+", "+r.cacheSetting()+")", "ops/s", point, 0, ""),
 			svgBars("lookups of the newest 1 %, ops/s, median and 95 % CI ("+sub+", "+r.cacheSetting()+")", "ops/s", r.readBars(compare.ReadRecent), 0, ""))
 	}
-	return htmlPage.Execute(w, data)
+	return htmlPage().Execute(w, data)
 }
 
-var htmlPage = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+// htmlPage is parsed on first use, not at every idgen start.
+var htmlPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}</title>
@@ -369,3 +372,4 @@ document.body.dataset.clipped = clipped;
 </script>
 </body></html>
 `))
+})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/spf13/cobra"
@@ -69,7 +70,7 @@ var flagWants = map[string]string{
 }
 
 // usageFlag finds the long flag names in cobra's flag usage lines.
-var usageFlag = regexp.MustCompile(`(?m)^\s+(?:-\S, )?--([A-Za-z0-9][\w-]*)`)
+var usageFlag = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^\s+(?:-\S, )?--([A-Za-z0-9][\w-]*)`) })
 
 // unknownFlag adds to pflag's "unknown flag: --spek" the nearest flag of
 // cmd (at most two edits away) and the pointer to --help, as cobra does
@@ -83,7 +84,7 @@ func unknownFlag(cmd *cobra.Command, err error) error {
 		return err
 	}
 	best, dist := "", 3
-	for _, m := range usageFlag.FindAllStringSubmatch(cmd.Flags().FlagUsages(), -1) {
+	for _, m := range usageFlag().FindAllStringSubmatch(cmd.Flags().FlagUsages(), -1) {
 		if d := editDistance(name, m[1]); d < dist {
 			best, dist = m[1], d
 		}

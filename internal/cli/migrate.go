@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -374,7 +375,7 @@ func verifyHint(dsn string, fromEnv bool, table string) string {
 	return fmt.Sprintf("done; check it with:\n  idgen migrate verify --dsn %s --table %s\n%s", arg, shellQuote(table), note)
 }
 
-var dsnKVPassword = regexp.MustCompile(`(^|\s)password\s*=\s*('(\\.|[^'\\])*'|\S*)`)
+var dsnKVPassword = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|\s)password\s*=\s*('(\\.|[^'\\])*'|\S*)`) })
 
 // withoutPassword returns dsn (a URL or keyword/value DSN) without its
 // password, and whether it had one.
@@ -386,7 +387,7 @@ func withoutPassword(dsn string) (string, bool) {
 		}
 		return dsn, false
 	}
-	out := dsnKVPassword.ReplaceAllString(dsn, "")
+	out := dsnKVPassword().ReplaceAllString(dsn, "")
 	return strings.TrimSpace(out), out != dsn
 }
 

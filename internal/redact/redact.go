@@ -2,7 +2,10 @@
 // passwords inside strategy specs, DSN lists, URLs and messages.
 package redact
 
-import "regexp"
+import (
+	"regexp"
+	"sync"
+)
 
 // Mask is what a password is replaced by, as url.URL.Redacted writes it.
 const Mask = "xxxxx"
@@ -16,19 +19,27 @@ const notSlash = `(?:[^%\s]|%[013-9a-f][0-9a-f]|%2[0-9a-e])`
 // whole; in an escaped value %2F ends it.
 var (
 	// scheme://user:PASS@host
-	userinfoRE = regexp.MustCompile(`(://[^:/?#@\s]*:)([^/?#\s]*)@`)
+	userinfoRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(://[^:/?#@\s]*:)([^/?#\s]*)@`) })
 	// scheme%3A%2F%2Fuser%3APASS%40host
-	userinfoEscRE = regexp.MustCompile(`(?i)(%3A%2F%2F(?:[^%/?#&\s]|%[013-9a-f][0-9a-f]|%2[0-9a-e])*?%3A)((?:[^%/?#&\s]|%[013-9a-f][0-9a-f]|%2[0-9a-e])*)%40`)
+	userinfoEscRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(%3A%2F%2F(?:[^%/?#&\s]|%[013-9a-f][0-9a-f]|%2[0-9a-e])*?%3A)((?:[^%/?#&\s]|%[013-9a-f][0-9a-f]|%2[0-9a-e])*)%40`)
+	})
 	// go-sql-driver's user:PASS@tcp(host)/db, user:PASS@/db; PASS does not
 	// start with // (that is a URL: scheme://user@/db)
-	driverRE = regexp.MustCompile(`((?:^|[\s=,;"'(])[^\s:/@,;=&"'?(]*:)(|/|[^/\s]\S*?|/[^/\s]\S*?)@((?:tcp|tcp4|tcp6|udp|unix)?\(|/)`)
+	driverRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`((?:^|[\s=,;"'(])[^\s:/@,;=&"'?(]*:)(|/|[^/\s]\S*?|/[^/\s]\S*?)@((?:tcp|tcp4|tcp6|udp|unix)?\(|/)`)
+	})
 	// user%3APASS%40tcp%28host%29%2Fdb; PASS does not start with %2F%2F
-	driverEscRE = regexp.MustCompile(`(?i)((?:^|[\s=,;"'(])[^\s%:/@,;=&"'?(]*%3A)(|%2F|` + notSlash + `\S*?|%2F` + notSlash + `\S*?)%40((?:tcp|tcp4|tcp6|udp|unix)?%28|%2F)`)
+	driverEscRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)((?:^|[\s=,;"'(])[^\s%:/@,;=&"'?(]*%3A)(|%2F|` + notSlash + `\S*?|%2F` + notSlash + `\S*?)%40((?:tcp|tcp4|tcp6|udp|unix)?%28|%2F)`)
+	})
 	// password=PASS, password='PA SS' (libpq key=value, URL query keys),
 	// sslpassword=, db_password=, passwd=, pwd=
-	keyRE = regexp.MustCompile(`(?i)([a-z_]*(?:password|passwd|pwd)\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&"']*)`)
+	keyRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)([a-z_]*(?:password|passwd|pwd)\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&"']*)`)
+	})
 	// password%3DPASS
-	keyEscRE = regexp.MustCompile(`(?i)([a-z_]*(?:password|passwd|pwd)%3D)([^\s&"']*)`)
+	keyEscRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)([a-z_]*(?:password|passwd|pwd)%3D)([^\s&"']*)`) })
 )
 
 // Spec returns s with every password in it replaced by Mask: s may be a
@@ -47,12 +58,12 @@ var (
 // with no password is returned unchanged. Where a form is ambiguous it masks
 // more rather than less.
 func Spec(s string) string {
-	s = userinfoRE.ReplaceAllString(s, "${1}"+Mask+"@")
-	s = userinfoEscRE.ReplaceAllString(s, "${1}"+Mask+"%40")
-	s = driverRE.ReplaceAllString(s, "${1}"+Mask+"@${3}")
-	s = driverEscRE.ReplaceAllString(s, "${1}"+Mask+"%40${3}")
-	s = keyRE.ReplaceAllString(s, "${1}"+Mask)
-	return keyEscRE.ReplaceAllString(s, "${1}"+Mask)
+	s = userinfoRE().ReplaceAllString(s, "${1}"+Mask+"@")
+	s = userinfoEscRE().ReplaceAllString(s, "${1}"+Mask+"%40")
+	s = driverRE().ReplaceAllString(s, "${1}"+Mask+"@${3}")
+	s = driverEscRE().ReplaceAllString(s, "${1}"+Mask+"%40${3}")
+	s = keyRE().ReplaceAllString(s, "${1}"+Mask)
+	return keyEscRE().ReplaceAllString(s, "${1}"+Mask)
 }
 
 // Specs returns Spec of each of specs, in a new slice.

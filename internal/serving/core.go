@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/idgenkit/idgen"
@@ -15,7 +16,7 @@ import (
 // namePattern is what a generator name may look like: on HTTP it becomes
 // a path segment, /api/v1/{name}/ids, and gRPC takes the same names so
 // that one config file serves alike on both.
-var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+var namePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`) })
 
 // reserved are the names that would shadow other HTTP routes.
 var reserved = []string{"ids", "generators", "openapi.json"}
@@ -25,7 +26,7 @@ var reserved = []string{"ids", "generators", "openapi.json"}
 // "generators" or "openapi.json". Its error names the input, cut to
 // about 64 bytes, and the rule.
 func CheckName(name string) error {
-	if !namePattern.MatchString(name) || slices.Contains(reserved, name) {
+	if !namePattern().MatchString(name) || slices.Contains(reserved, name) {
 		return fmt.Errorf("generator name %q: want [A-Za-z0-9][A-Za-z0-9_.-]*, at most 64 characters, not %s",
 			echo.Cut(name), strings.Join(reserved, ", "))
 	}

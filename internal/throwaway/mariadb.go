@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -72,12 +73,12 @@ func findMariaDB() (daemon, install string, err error) {
 	return daemon, install, nil
 }
 
-var mysqlSizeRE = regexp.MustCompile(`^([0-9]+)(kB|MB|GB|TB)?$`)
+var mysqlSizeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]+)(kB|MB|GB|TB)?$`) })
 
 // Size turns a size in PostgreSQL's units ("128MB"; kB, MB, GB, TB are
 // powers of 1024) into bytes; false when s is not one.
 func Size(s string) (int64, bool) {
-	m := mysqlSizeRE.FindStringSubmatch(s)
+	m := mysqlSizeRE().FindStringSubmatch(s)
 	if m == nil {
 		return 0, false
 	}

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -143,7 +144,7 @@ func PostgresVersion(binDir string) int {
 	return v
 }
 
-var sizeRE = regexp.MustCompile(`^[0-9]+(kB|MB|GB|TB)?$`)
+var sizeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+(kB|MB|GB|TB)?$`) })
 
 // StartPostgres creates and starts a throwaway cluster: initdb, then the
 // postmaster as a child of this process. Run as root, it runs both as the
@@ -163,7 +164,7 @@ func StartPostgres(ctx context.Context, cfg PostgresConfig) (*Postgres, error) {
 	if sb == "" {
 		sb = DefaultSharedBuffers
 	}
-	if !sizeRE.MatchString(sb) {
+	if !sizeRE().MatchString(sb) {
 		return nil, fmt.Errorf("%w: shared buffers %q: want a size such as 128MB or 1GB", ErrBadConfig, sb)
 	}
 	c := &Postgres{bin: bin, keep: cfg.Keep}
@@ -301,11 +302,11 @@ func hasRunuser() bool {
 	return err == nil
 }
 
-var shellSafeRE = regexp.MustCompile(`^[A-Za-z0-9_/.,:=@%+-]+$`)
+var shellSafeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_/.,:=@%+-]+$`) })
 
 // shellQuote quotes s for a POSIX shell where it needs it.
 func shellQuote(s string) string {
-	if shellSafeRE.MatchString(s) {
+	if shellSafeRE().MatchString(s) {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"

@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -513,7 +514,7 @@ func readYAML(data []byte) (*rawConfig, error) {
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		// yaml.v3's syntax errors read "yaml: line N: what".
 		msg := strings.TrimPrefix(err.Error(), "yaml: ")
-		if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		if m := yamlLine().FindStringSubmatch(msg); m != nil {
 			line, _ := strconv.Atoi(m[1])
 			return nil, &lineError{line, fileErr("invalid YAML: " + m[2])}
 		}
@@ -579,7 +580,7 @@ func readYAML(data []byte) (*rawConfig, error) {
 }
 
 // yamlLine finds the line in a yaml.v3 syntax error.
-var yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)
+var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^line (\d+): (.*)$`) })
 
 // findAlias returns the first alias node (*name) under n, nil when none.
 // It does not follow aliases, so its work is the document's size.
@@ -713,9 +714,9 @@ func readTOML(data []byte) (*rawConfig, error) {
 }
 
 var (
-	tomlHeader = regexp.MustCompile(`^\s*\[\s*([^\]]+?)\s*\]`)
-	tomlKey    = regexp.MustCompile(`^\s*("[^"]*"|[A-Za-z0-9_-]+)\s*=`)
-	tomlInline = regexp.MustCompile(`("[^"]*"|[A-Za-z0-9_-]+)\s*=`)
+	tomlHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\[\s*([^\]]+?)\s*\]`) })
+	tomlKey    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*("[^"]*"|[A-Za-z0-9_-]+)\s*=`) })
+	tomlInline = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`("[^"]*"|[A-Za-z0-9_-]+)\s*=`) })
 )
 
 // tomlLines finds the line of each table header and key, by dotted path.
@@ -726,7 +727,7 @@ func tomlLines(data []byte) map[string]int {
 	table := ""
 	for i, l := range strings.Split(string(data), "\n") {
 		n := i + 1
-		if m := tomlHeader.FindStringSubmatch(l); m != nil {
+		if m := tomlHeader().FindStringSubmatch(l); m != nil {
 			var parts []string
 			for p := range strings.SplitSeq(m[1], ".") {
 				parts = append(parts, strings.Trim(strings.TrimSpace(p), `"`))
@@ -739,7 +740,7 @@ func tomlLines(data []byte) map[string]int {
 			}
 			continue
 		}
-		m := tomlKey.FindStringSubmatchIndex(l)
+		m := tomlKey().FindStringSubmatchIndex(l)
 		if m == nil {
 			continue
 		}
@@ -750,7 +751,7 @@ func tomlLines(data []byte) map[string]int {
 		}
 		lines[path] = n
 		if rest := l[m[1]:]; strings.Contains(rest, "{") {
-			for _, im := range tomlInline.FindAllStringSubmatch(rest, -1) {
+			for _, im := range tomlInline().FindAllStringSubmatch(rest, -1) {
 				lines[path+"."+strings.Trim(im[1], `"`)] = n
 			}
 		}
