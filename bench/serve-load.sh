@@ -12,7 +12,9 @@
 # idgen first (default 1), BULK=0
 # skips the count=1000 rows, PORT is the first of the three ports the
 # servers take, SERVE_ENV is given to idgen serve's environment (e.g.
-# SERVE_ENV=GOGC=1600), and WARMUP (default 2s) is a wrk run against each
+# SERVE_ENV=GOGC=1600), FLOOR_TAGS are build tags for the floor
+# (FLOOR_TAGS=linked: the floor links every package idgen serve links, so
+# it carries the same package-initialised live heap), and WARMUP (default 2s) is a wrk run against each
 # server before its rows: a server's first seconds grow its heap and fault
 # its code in, which is not the steady state the rows compare.
 #
@@ -50,7 +52,7 @@ pids=()
 stop() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; pids=(); wait 2>/dev/null || true; }
 trap 'stop; rm -rf "$tmp"' EXIT
 go build -o "$tmp/idgen" ./cmd/idgen
-go build -o "$tmp/httpfloor" ./internal/cmd/httpfloor
+go build -tags "${FLOOR_TAGS:-}" -o "$tmp/httpfloor" ./internal/cmd/httpfloor
 
 # point MODE TARGET URL CONNS IDS_PER_REQUEST: one wrk run, one table row.
 point() {

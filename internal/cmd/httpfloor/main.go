@@ -2,7 +2,9 @@
 // against: net/http with idgen serve's server settings (read 5 s, write
 // 10 s, idle 2 min timeouts), answering every request with the same
 // headers and a constant body the size of a count=1 JSON answer (213
-// bytes). What idgen serve costs above it is the handler's own work.
+// bytes). What idgen serve costs above it is the handler's own work and
+// what linking serve's libraries costs (-tags linked takes the second
+// away: see linked.go).
 //
 //	go run ./internal/cmd/httpfloor -addr 127.0.0.1:18081
 package main
