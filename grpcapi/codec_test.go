@@ -56,6 +56,9 @@ func TestCodecMarshal(t *testing.T) {
 			if n := testing.AllocsPerRun(100, func() { c.Marshal(resp) }); n != 1 {
 				t.Errorf("Marshal(one Snowflake ID): %v allocations; want 1", n)
 			}
+			if b := bytesPerRun(func() { c.Marshal(resp) }); b > maxSmallFrameBytes {
+				t.Errorf("Marshal(one Snowflake ID): %d bytes; want at most %d (a smallFrame)", b, maxSmallFrameBytes)
+			}
 		}
 	}
 	other := &idgenv1.ID{Value: []byte{1}, Text: "1", Fields: []*idgenv1.Field{{Name: "x", Value: 3}}}
@@ -104,3 +107,8 @@ func TestCodecUnmarshal(t *testing.T) {
 		}
 	}
 }
+
+// maxSmallFrameBytes bounds the bytes of a one-ID Snowflake answer's
+// encoding: a smallFrame, 160 (a frame, as before, 288), and 16 for what
+// else the process allocates meanwhile, as maxBareBytes.
+const maxSmallFrameBytes = 176

@@ -300,15 +300,17 @@ func (g *generator) answer(ids []idgen.ID, at int64, breakdown bool) *idgenv1.Ne
 	if breakdown && g.spans != nil {
 		k = len(g.spans)
 	}
+	if n == 1 && k == 0 {
+		a := &bareAnswer{}
+		g.fill(a.init(at), ids[0], a.buf[:0], nil, breakdown)
+		return &a.resp
+	}
 	if n == 1 && k <= maxOneFields {
 		a := &oneAnswer{}
-		a.resp.GeneratedAtMs = at
-		a.ptr[0] = &a.msg
-		a.resp.Ids = a.ptr[:]
 		for j := range k {
 			a.fptrs[j] = &a.fields[j]
 		}
-		g.fill(&a.msg, ids[0], a.buf[:0], a.fptrs[:k:k], breakdown)
+		g.fill(a.init(at), ids[0], a.buf[:0], a.fptrs[:k:k], breakdown)
 		return &a.resp
 	}
 	resp := &idgenv1.NextResponse{Ids: make([]*idgenv1.ID, n), GeneratedAtMs: at}
@@ -334,16 +336,32 @@ func (g *generator) answer(ids []idgen.ID, at int64, breakdown bool) *idgenv1.Ne
 // block; a layout with more takes answer's general path.
 const maxOneFields = 6
 
-// oneAnswer is a one-ID Next answer in one allocation: the messages point
-// into it, and the value and text into buf (a text longer than buf's rest
-// grows a slice of its own).
+// bareAnswer is a one-ID Next answer without span fields (omit_breakdown,
+// or a scheme without spans) in one allocation of 240 bytes: the messages
+// point into it, and the value and text into buf (a text longer than buf's
+// rest grows a slice of its own).
+type bareAnswer struct {
+	resp idgenv1.NextResponse
+	ptr  [1]*idgenv1.ID
+	msg  idgenv1.ID
+	buf  [48]byte
+}
+
+// init links a's answer to its one ID message, which it returns, and sets
+// the answer's time to at.
+func (a *bareAnswer) init(at int64) *idgenv1.ID {
+	a.resp.GeneratedAtMs = at
+	a.ptr[0] = &a.msg
+	a.resp.Ids = a.ptr[:]
+	return &a.msg
+}
+
+// oneAnswer is a one-ID Next answer with up to maxOneFields span fields
+// in one allocation (720 bytes), as bareAnswer with the Field messages.
 type oneAnswer struct {
-	resp   idgenv1.NextResponse
-	ptr    [1]*idgenv1.ID
-	msg    idgenv1.ID
+	bareAnswer
 	fields [maxOneFields]idgenv1.Field
 	fptrs  [maxOneFields]*idgenv1.Field
-	buf    [48]byte
 }
 
 // fill sets p to id: its value and text appended to buf (returned) and,
