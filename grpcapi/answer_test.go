@@ -82,9 +82,11 @@ func served(t *testing.T, gen idgen.Generator, n int) (*generator, []idgen.ID) {
 const maxBareBytes = 256
 
 // bytesPerRun returns the bytes allocated per call of f over 1000 calls,
-// rounded down.
+// rounded down. Like testing.AllocsPerRun it runs with GOMAXPROCS 1, so
+// that other goroutines allocate little meanwhile.
 func bytesPerRun(f func()) uint64 {
 	const runs = 1000
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	f() // warm up
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
