@@ -46,7 +46,7 @@ func TestWorkerSourceStatic(t *testing.T) {
 }
 
 func TestWorkerSourceBad(t *testing.T) {
-	t.Parallel() // "etcd unreachable" waits out 5 s per member: the parallel tests below run meanwhile
+	t.Parallel() // "etcd unreachable" waits out 5 s per member (DialTimeout); the slow generator tests, parallel too, can run meanwhile
 	tests := []struct {
 		name, spec string
 		want       error
