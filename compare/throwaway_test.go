@@ -23,8 +23,9 @@ func TestRunThrowaway(t *testing.T) {
 	// cluster (migrate's standby test runs one) is not taken for a leftover.
 	testenv.OwnTempDir(t)
 	before, _ := os.ReadDir(os.TempDir())
+	// 20 reads of each kind: the reads' figures are TestReads'.
 	rep, err := compare.Run(context.Background(), compare.Config{
-		Rows: 5000, Writers: 2, Batch: 500, Preload: 5000, SharedBuffers: "32MB", Runs: 1, Strategies: []string{"uuidv4"},
+		Rows: 5000, Writers: 2, Batch: 500, Preload: 5000, SharedBuffers: "32MB", Runs: 1, ReadOps: 20, Strategies: []string{"uuidv4"},
 	})
 	if err != nil {
 		t.Fatalf("Run = %v", err)

@@ -41,6 +41,7 @@ var conformance = []struct {
 const perGoroutine = 20_000
 
 func TestConformance(t *testing.T) {
+	t.Parallel() // beside TestWorkerSourceBad's wait
 	for _, tc := range conformance {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.opts.PerGoroutine == 0 {

@@ -56,6 +56,7 @@ func bare(spec string) func(*testing.T) (string, strategies.Options) {
 // forms: never an ID that differs silently. Each generator is an
 // io.Closer, and after Close its Next and NextN return idgen.ErrClosed.
 func TestTypedRoundTrip(t *testing.T) {
+	t.Parallel() // tables, sequences and ticket names of its own
 	ctx := context.Background()
 	pg := testenv.PostgresDSN(t)
 	db, err := sql.Open("pgx", pg)

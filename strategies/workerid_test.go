@@ -46,6 +46,7 @@ func TestWorkerSourceStatic(t *testing.T) {
 }
 
 func TestWorkerSourceBad(t *testing.T) {
+	t.Parallel() // "etcd unreachable" waits out 5 s per member (DialTimeout); the slow generator tests, parallel too, can run meanwhile
 	tests := []struct {
 		name, spec string
 		want       error
@@ -133,6 +134,7 @@ func closeGen(g idgen.Generator) {
 }
 
 func TestWorkerSourcePostgres(t *testing.T) {
+	t.Parallel() // a lease table of its own
 	dsn := testenv.PostgresDSN(t)
 	table := fmt.Sprintf("test_wid_strategies_%d", time.Now().UnixNano())
 	t.Cleanup(func() {
@@ -258,6 +260,7 @@ func TestFlake128Stats(t *testing.T) {
 }
 
 func TestFlake128WorkerSource(t *testing.T) {
+	t.Parallel() // beside TestWorkerSourceBad's wait
 	const spec = "flake128?worker_source=static:123456789"
 	g, err := strategies.NewText(context.Background(), spec)
 	if err != nil {
@@ -355,6 +358,7 @@ func TestSonyflakeLeaseBehindHighWater(t *testing.T) {
 }
 
 func TestSonyflakeWorkerSource(t *testing.T) {
+	t.Parallel() // beside TestWorkerSourceBad's wait
 	const spec = "sonyflake?bits_machine=12&worker_source=static:4095"
 	g, err := strategies.NewText(context.Background(), spec)
 	if err != nil {

@@ -525,60 +525,61 @@ func TestEtcdServerStopped(t *testing.T) {
 
 // TestReacquireAfterRestore cuts a holder's store and restores it: the
 // holder reports lost, then acquires the ID again under a higher
-// generation, and its generator issues again.
+// generation, and its generator issues again. The stores run at once
+// (atBackends): each mostly waits, for its client to reconnect and its
+// store to let the ID go (0.3-2.5 s a store), and the bounds are the
+// TTL and 4 TTLs of real time, the lease's own time a test clock.
 func TestReacquireAfterRestore(t *testing.T) {
-	for _, bk := range backends {
-		t.Run(bk.name, func(t *testing.T) {
-			b := bk.setup(t)
-			addr, p := b.via(t)
-			cfg, clk := onClock(fast(1))
-			holder := mustOpen(t, b, addr, cfg)
-			first := holder.Identity()
-			// Hold: the mark the cut holder wrote ahead at its last renewal
-			// may still be ahead of the clock when it takes its ID back; the
-			// generator counts on from it instead of failing for up to a
-			// second (which made this test depend on the machine's load).
-			g, err := snowflake.New(context.Background(), snowflake.Config{Lease: holder, HighWater: holder, Rollback: snowflake.Hold})
-			if err != nil {
-				t.Fatalf("snowflake.New() = %v", err)
+	atBackends(t, func(t *testing.T, setup func(t *testing.T) backend) {
+		b := setup(t)
+		addr, p := b.via(t)
+		cfg, clk := onClock(fast(1))
+		holder := mustOpen(t, b, addr, cfg)
+		first := holder.Identity()
+		// Hold: the mark the cut holder wrote ahead at its last renewal
+		// may still be ahead of the clock when it takes its ID back; the
+		// generator counts on from it instead of failing for up to a
+		// second (which made this test depend on the machine's load).
+		g, err := snowflake.New(context.Background(), snowflake.Config{Lease: holder, HighWater: holder, Rollback: snowflake.Hold})
+		if err != nil {
+			t.Fatalf("snowflake.New() = %v", err)
+		}
+		before, err := g.Next(context.Background())
+		if err != nil {
+			t.Fatalf("Next() = %v", err)
+		}
+		lost := holder.Lost()
+		p.Cut()
+		clk.Add(cfg.LostAfter) // past the deadline of the renewal at open
+		select {
+		case <-lost:
+		case <-time.After(cfg.TTL):
+			t.Fatalf("lease not reported lost within the TTL %v", cfg.TTL)
+		}
+		if _, err := g.Next(context.Background()); !errors.Is(err, idgen.ErrLeaseLost) {
+			t.Fatalf("Next() while lost = %v; want ErrLeaseLost", err)
+		}
+		p.Restore()
+		deadline := time.Now().Add(4 * cfg.TTL)
+		for holder.Identity() == nil {
+			if time.Now().After(deadline) {
+				t.Fatalf("holder did not reacquire within %v of the restore", 4*cfg.TTL)
 			}
-			before, err := g.Next(context.Background())
-			if err != nil {
-				t.Fatalf("Next() = %v", err)
-			}
-			lost := holder.Lost()
-			p.Cut()
-			clk.Add(cfg.LostAfter) // past the deadline of the renewal at open
-			select {
-			case <-lost:
-			case <-time.After(cfg.TTL):
-				t.Fatalf("lease not reported lost within the TTL %v", cfg.TTL)
-			}
-			if _, err := g.Next(context.Background()); !errors.Is(err, idgen.ErrLeaseLost) {
-				t.Fatalf("Next() while lost = %v; want ErrLeaseLost", err)
-			}
-			p.Restore()
-			deadline := time.Now().Add(4 * cfg.TTL)
-			for holder.Identity() == nil {
-				if time.Now().After(deadline) {
-					t.Fatalf("holder did not reacquire within %v of the restore", 4*cfg.TTL)
-				}
-				clk.Add(cfg.RenewEvery / 4) // the retry interval: acquire again
-				time.Sleep(50 * time.Millisecond)
-			}
-			again := holder.Identity()
-			if again == first || again.WorkerID != first.WorkerID || again.Generation <= first.Generation {
-				t.Fatalf("reacquired identity %+v after %+v; want a new identity of worker %d with a higher generation", again, first, first.WorkerID)
-			}
-			select {
-			case <-holder.Lost():
-				t.Fatalf("Lost() of the reacquired identity is closed")
-			default:
-			}
-			after, err := g.Next(context.Background())
-			if err != nil || after.Compare(before) <= 0 {
-				t.Fatalf("Next() after reacquire = %v, %v; want an ID after %v", after, err, before)
-			}
-		})
-	}
+			clk.Add(cfg.RenewEvery / 4) // the retry interval: acquire again
+			time.Sleep(50 * time.Millisecond)
+		}
+		again := holder.Identity()
+		if again == first || again.WorkerID != first.WorkerID || again.Generation <= first.Generation {
+			t.Fatalf("reacquired identity %+v after %+v; want a new identity of worker %d with a higher generation", again, first, first.WorkerID)
+		}
+		select {
+		case <-holder.Lost():
+			t.Fatalf("Lost() of the reacquired identity is closed")
+		default:
+		}
+		after, err := g.Next(context.Background())
+		if err != nil || after.Compare(before) <= 0 {
+			t.Fatalf("Next() after reacquire = %v, %v; want an ID after %v", after, err, before)
+		}
+	})
 }

@@ -55,8 +55,9 @@ func TestComparePasswordMasked(t *testing.T) {
 	pw := withPassword(t, dsn)
 	spec := "segment?dsn=" + pw + "&tag=" + segmentTag(t, dsn) + "&auto_create=true"
 	dir := filepath.Join(t.TempDir(), "out")
-	// One round: the secret is masked or not whatever the count.
-	code, stdout, stderr := runCompare("--dsn", pw, "--rows", "2000", "--writers", "1", "--batch", "500", "--runs", "1",
+	// One round, 20 reads of each kind: the secret is masked or not
+	// whatever the counts.
+	code, stdout, stderr := runCompare("--dsn", pw, "--rows", "2000", "--writers", "1", "--batch", "500", "--runs", "1", "--read-ops", "20",
 		"--strategies", spec+",uuidv7", "--out", dir)
 	if code != 0 {
 		t.Fatalf("compare = exit %d, stderr %q", code, stderr)
