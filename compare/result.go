@@ -55,8 +55,8 @@ type Result struct {
 	// and wal_bytes, the median of the per-round ratios to the Baseline and
 	// their 95 % interval. Nil for the Baseline and in a trial.
 	RatioToBaseline map[string]Estimate `json:"ratio_to_baseline,omitempty"`
-	// Spread gives, for the figures that should not vary between trials,
-	// max - min over the trials: in points for the percentages
+	// Spread gives, for the structural figures (which vary only with the
+	// order the writers' keys arrive in), max - min over the trials: in points for the percentages
 	// (avg_leaf_density, leaf_fragmentation), in % of the median for the
 	// counts and sizes (index_bytes, table_bytes, leaf_pages, page_splits).
 	Spread map[string]float64 `json:"spread,omitempty"`
@@ -147,7 +147,7 @@ type Report struct {
 	Scenarios []Scenario `json:"scenarios,omitempty"`
 	// Warnings name the figures the trials disagree on: a coefficient of
 	// variation above MaxCV (a noisy machine), or a spread above
-	// MaxSpread of a figure that should not vary.
+	// MaxSpread of a structural figure (the order of the writers' keys).
 	Warnings []string `json:"warnings,omitempty"`
 }
 
