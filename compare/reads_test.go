@@ -182,7 +182,8 @@ func TestSummarizeReads(t *testing.T) {
 	if bs := rep.Find(compare.Baseline).Reads[compare.ReadPoint]; bs.RatioToBaseline != nil {
 		t.Errorf("bigserial point reads ratio = %+v; want none", bs.RatioToBaseline)
 	}
-	want := "noisy machine: point_reads_per_sec varied across the trials by more than 10 % (coefficient of variation): uuidv4 60 %"
+	want := "noisy trials: point_reads_per_sec varied across the trials by more than 10 % (coefficient of variation): uuidv4 60 %; " +
+		"a busy machine, or trials too short for this figure (more --rows, --read-ops or --runs)"
 	found := false
 	for _, w := range rep.Warnings {
 		found = found || w == want

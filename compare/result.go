@@ -146,7 +146,7 @@ type Report struct {
 	// Scenarios are the engines and buffers the rows ran in, in run order.
 	Scenarios []Scenario `json:"scenarios,omitempty"`
 	// Warnings name the figures the trials disagree on: a coefficient of
-	// variation above MaxCV (a noisy machine), or a spread above
+	// variation above MaxCV (a busy machine or short trials), or a spread above
 	// MaxSpread of a structural figure (the order of the writers' keys).
 	Warnings []string `json:"warnings,omitempty"`
 }

@@ -19,7 +19,8 @@ const StatsMethod = "median over the trials; 95 % CI: percentile bootstrap of th
 const (
 	// MaxCV is the coefficient of variation of rows/s, p50, p99 or a kind
 	// of read's ops/s across the trials above which the run warns that the
-	// machine was noisy.
+	// trials were noisy: a busy machine, or trials too short for the figure
+	// (a p99 of a default run's trials spread 69 % on a quiet machine).
 	MaxCV = 0.10
 	// MaxSpread is the spread (points, see Result.Spread) above which a
 	// structural figure is reported.
@@ -179,7 +180,8 @@ func (r *Report) warn() {
 			}
 		}
 		if len(rows) > 0 {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("noisy machine: %s varied across the trials by more than %.0f %% (coefficient of variation): %s",
+			r.Warnings = append(r.Warnings, fmt.Sprintf("noisy trials: %s varied across the trials by more than %.0f %% (coefficient of variation): %s; "+
+				"a busy machine, or trials too short for this figure (more --rows, --read-ops or --runs)",
 				f.name, 100*MaxCV, strings.Join(rows, ", ")))
 		}
 	}

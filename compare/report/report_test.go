@@ -95,7 +95,8 @@ func TestWriteTable(t *testing.T) {
 		"client_series    ≈ 1.02 [0.85–1.20]",
 		"uuidv4             0.50 [0.50–0.50]",
 		"seed 7",
-		"noisy machine: rows_per_sec varied across the trials by more than 10 % (coefficient of variation): client_series 19 %",
+		"noisy trials: rows_per_sec varied across the trials by more than 10 % (coefficient of variation): client_series 19 %; " +
+			"a busy machine, or trials too short for this figure (more --rows, --read-ops or --runs)",
 		"  - pg_walinspect unavailable (test)",
 		"rows/s by tenth",
 		"idgen compare: 1000 rows (+0 preloaded), 1 writer, batch 100, ", // one writer, not "1 writers"
