@@ -56,8 +56,12 @@ func TestPhysicsPG18(t *testing.T) {
 	if d, c := density("pg-uuidv7"), density("uuidv7"); math.Abs(d-c) > 2 {
 		t.Errorf("pg-uuidv7 density %.1f %%, uuidv7 %.1f %%; want within 2 points", d, c)
 	}
-	if d := density("pg-uuidv4"); d > 76 {
-		t.Errorf("pg-uuidv4 density %.1f %%; want ≤ 76 %% (random keys split mid-page)", d)
+	// Random keys split mid-page: their density swings around 69 % as the
+	// leaves fill and split in waves, 65.2-78.4 % at this size in 25
+	// measured runs (pg-uuidv4 and uuidv4; 76 % failed one run in about
+	// 12). Keys in order fill to the fillfactor, 89.5 %; 84 % lies between.
+	if d := density("pg-uuidv4"); d > 84 {
+		t.Errorf("pg-uuidv4 density %.1f %%; want ≤ 84 %% (random keys split mid-page; keys in order fill to 89.5 %%)", d)
 	}
 	if r := rep.Find("pg-uuidv7"); r.Method != "copy" || r.Facts == nil || r.Facts.Coordination != compare.CoordDatabase {
 		t.Errorf("pg-uuidv7: method %q, facts %+v; want the Baseline's COPY and the database as coordinator", r.Method, r.Facts)

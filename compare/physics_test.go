@@ -105,8 +105,11 @@ func TestPhysics(t *testing.T) {
 	}
 	v4, bs := rep.Find("uuidv4"), rep.Find(compare.Baseline)
 	if v4 != nil && v4.AvgLeafDensity != nil {
-		if *v4.AvgLeafDensity > 76 || *v4.LeafFragmentation < 30 {
-			t.Errorf("uuidv4: density %.1f %%, fragmentation %.1f %%; want ≤ 76 %% and ≥ 30 %% (random inserts split mid-page)",
+		// The density of random keys swings around 69 % (65.2-78.4 % in 25
+		// single trials at this size, TestPhysicsPG18's note); ≤ 84 %
+		// parts it from the 89.5 % of keys in order.
+		if *v4.AvgLeafDensity > 84 || *v4.LeafFragmentation < 30 {
+			t.Errorf("uuidv4: density %.1f %%, fragmentation %.1f %%; want ≤ 84 %% and ≥ 30 %% (random inserts split mid-page)",
 				*v4.AvgLeafDensity, *v4.LeafFragmentation)
 		}
 	}
