@@ -11,8 +11,6 @@ import (
 	"maps"
 	"net"
 	"net/http"
-	"os"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -97,15 +95,6 @@ client_ca) sets the same; the flags win.`,
 	return cmd
 }
 
-// serveGOGC is the collector's target serve runs with unless the GOGC
-// environment variable sets one. A count=1 request allocates what
-// net/http allocates, but each collection marks serve's live heap (about
-// 1 MB with one generator, the net/http floor's near 0) at the same 4 MB
-// goal: at 400 the goal is 16 MB, a quarter of the collections, and a
-// request costs 49,365 instructions against the floor's 46,103-46,498
-// (56,443-56,691 at 100; callgrind, bench/serve-load.sh's request).
-const serveGOGC = 400
-
 func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
@@ -125,9 +114,6 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	}
 	if f.maxCount < 1 {
 		return badInput(fmt.Errorf("serve: --max-count %d: want at least 1", f.maxCount))
-	}
-	if _, set := os.LookupEnv("GOGC"); !set {
-		defer debug.SetGCPercent(debug.SetGCPercent(serveGOGC))
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
 	// What the generators' background work finds for the operator (a

@@ -8,14 +8,17 @@ import (
 	"testing"
 )
 
-// serve runs with GOGC=400 unless the GOGC environment variable sets a
-// target, which it keeps; /metrics shows the one in force.
+// serve runs the collector at Go's default target (GOGC=100), not a larger
+// one of its own: a larger heap lengthens the tail (at GOGC=400 serve's p99
+// was 2.7x the net/http floor's at 4 connections, 1.05x at 100). The GOGC
+// environment variable still sets the target; /metrics shows the one in
+// force.
 func TestServeGOGC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the idgen binary")
 	}
 	bin := buildIdgen(t)
-	for _, tc := range []struct{ env, want string }{{"", "go_gc_gogc_percent 400\n"}, {"50", "go_gc_gogc_percent 50\n"}} {
+	for _, tc := range []struct{ env, want string }{{"", "go_gc_gogc_percent 100\n"}, {"50", "go_gc_gogc_percent 50\n"}} {
 		t.Setenv("GOGC", tc.env) // restored at the end
 		if tc.env == "" {
 			os.Unsetenv("GOGC")
