@@ -2,26 +2,33 @@
 # Load test of `idgen serve` with wrk over loopback, against the net/http
 # floor (internal/cmd/httpfloor: the same server settings and headers, a
 # constant body of the same size) in the same run, alternating the two.
+# LINKED=1 adds a third server: the floor built with -tags linked, which
+# links every package idgen serve links and so carries the same
+# package-initialised live heap for the collector to mark (gRPC's and
+# etcd's protobuf descriptors); idgen against it is serve's own work, apart
+# from what linking those libraries costs any Go server.
 #
 #   bash bench/serve-load.sh            # 8 s per point; DURATION=20s for longer
 #   MODES=pinned CONNS="4 8" REPEATS=5 PORT=23080 bash bench/serve-load.sh
+#   MODES=pinned CONNS="8 16" REPEATS=3 BULK=0 LINKED=1 bash bench/serve-load.sh
 #
 # MODES picks the placements (default all three), CONNS the connection
-# counts of the count=1 rows (default 4 8 16), REPEATS how many floor/idgen
-# pairs of count=1 rows each count gets, back to back, every other pair
-# idgen first (default 1), BULK=0
-# skips the count=1000 rows, PORT is the first of the three ports the
-# servers take, SERVE_ENV is given to idgen serve's environment (e.g.
-# SERVE_ENV=GOGC=1600), FLOOR_TAGS are build tags for the floor
-# (FLOOR_TAGS=linked: the floor links every package idgen serve links, so
-# it carries the same package-initialised live heap), and WARMUP (default 2s) is a wrk run against each
-# server before its rows: a server's first seconds grow its heap and fault
-# its code in, which is not the steady state the rows compare.
+# counts of the count=1 rows (default 4 8 16), REPEATS how many rounds of
+# count=1 rows (one per server, back to back) each count gets, the order
+# rotating from round to round so that no server always follows another
+# (default 1), BULK=0 skips the count=1000 rows, PORT is the first of the
+# four ports the servers take, SERVE_ENV is given to idgen serve's
+# environment (e.g. SERVE_ENV=GOGC=1600), and WARMUP (default 2s) is a wrk
+# run against each server before its rows: a server's first seconds grow
+# its heap and fault its code in, which is not the steady state the rows
+# compare.
 #
-# Under the table, each pair's ratios: idgen's req/s over the floor's and
-# idgen's p99 over the floor's, and their medians over the repeats. On a
-# shared machine a row's p99 moves with whatever else runs; compare pairs,
-# which ran back to back, not rows from different runs.
+# Under the table, each round's ratios: idgen's req/s over the floor's and
+# idgen's p99 over the floor's, and their medians over the repeats; with
+# LINKED=1 also idgen's over the linked floor's, and the linked floor's
+# over the floor's. On a shared machine a row's p99 moves with whatever
+# else runs; compare rounds, which ran back to back, not rows from
+# different runs.
 #
 # Three placements on this machine's cores:
 #   pinned    the server on CPU 0 (GOMAXPROCS=1), wrk on CPU 1: the load
@@ -44,7 +51,10 @@ modes=${MODES:-pinned shared-1P shared}
 connss=${CONNS:-4 8 16}
 repeats=${REPEATS:-1}
 port=${PORT:-18080}
-idgen1=127.0.0.1:$port floor=127.0.0.1:$((port + 1)) idgen14=127.0.0.1:$((port + 2))
+idgen1=127.0.0.1:$port floor=127.0.0.1:$((port + 1)) idgen14=127.0.0.1:$((port + 2)) linked=127.0.0.1:$((port + 3))
+declare -A addr=([floor]=$floor [linked]=$linked [idgen]=$idgen1)
+servers=(floor idgen)
+[ "${LINKED:-0}" = 1 ] && servers=(floor linked idgen)
 warmup=${WARMUP:-2s}
 read -r -a serveenv <<<"${SERVE_ENV:-}"
 tmp=$(mktemp -d)
@@ -52,7 +62,8 @@ pids=()
 stop() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; pids=(); wait 2>/dev/null || true; }
 trap 'stop; rm -rf "$tmp"' EXIT
 go build -o "$tmp/idgen" ./cmd/idgen
-go build -tags "${FLOOR_TAGS:-}" -o "$tmp/httpfloor" ./internal/cmd/httpfloor
+go build -o "$tmp/httpfloor" ./internal/cmd/httpfloor
+[ "${LINKED:-0}" = 1 ] && go build -tags linked -o "$tmp/httpfloor-linked" ./internal/cmd/httpfloor
 
 # point MODE TARGET URL CONNS IDS_PER_REQUEST: one wrk run, one table row.
 point() {
@@ -87,26 +98,23 @@ for mode in $modes; do
     *) pin=(env) ;;
   esac
   "${pin[@]}" "$tmp/httpfloor" -addr "$floor" & pids+=($!)
+  [ "${LINKED:-0}" = 1 ] && { "${pin[@]}" "$tmp/httpfloor-linked" -addr "$linked" & pids+=($!); }
   "${pin[@]}" "${serveenv[@]}" "$tmp/idgen" serve -s "$spec" --addr "$idgen1" --log-level warn & pids+=($!)
   "${pin[@]}" "${serveenv[@]}" "$tmp/idgen" serve -s "$wide" --addr "$idgen14" --log-level warn & pids+=($!)
   for _ in $(seq 50); do
     curl -sf -o /dev/null "http://$idgen1/healthz" && curl -sf -o /dev/null "http://$idgen14/healthz" &&
-      curl -sf -o /dev/null "http://$floor/" && break
+      curl -sf -o /dev/null "http://$floor/" &&
+      { [ "${LINKED:-0}" != 1 ] || curl -sf -o /dev/null "http://$linked/"; } && break
     sleep 0.1
   done
-  warm "$mode" "http://$floor/api/v1/ids"
-  warm "$mode" "http://$idgen1/api/v1/ids"
+  for s in "${servers[@]}"; do warm "$mode" "http://${addr[$s]}/api/v1/ids"; done
   for conns in $connss; do
     for i in $(seq "$repeats"); do
-      # Every other pair runs idgen first, so that neither server always
-      # follows the other.
-      if [ $((i % 2)) = 1 ]; then
-        point "$mode" floor "http://$floor/api/v1/ids" "$conns" 1
-        point "$mode" idgen "http://$idgen1/api/v1/ids" "$conns" 1
-      else
-        point "$mode" idgen "http://$idgen1/api/v1/ids" "$conns" 1
-        point "$mode" floor "http://$floor/api/v1/ids" "$conns" 1
-      fi
+      # Round i starts at server (i-1) mod the count and takes them in turn.
+      for j in $(seq 0 $((${#servers[@]} - 1))); do
+        s=${servers[$(((i - 1 + j) % ${#servers[@]}))]}
+        point "$mode" "$s" "http://${addr[$s]}/api/v1/ids" "$conns" 1
+      done
     done
   done
   [ "${BULK:-1}" = 0 ] && { stop; continue; }
@@ -116,31 +124,47 @@ for mode in $modes; do
   stop
 done
 
-# Each idgen count=1 row against the floor row of its pair.
+# Each round's idgen count=1 row against its floor rows.
 echo
-echo "| placement | conns | idgen/floor req/s, each pair | median | idgen/floor p99, each pair | median |"
-echo "|---|---:|---|---:|---|---:|"
-awk '
+if [ "${LINKED:-0}" = 1 ]; then
+  echo "| placement | conns | idgen/floor req/s, each round | median | idgen/floor p99, each round | median | idgen/linked req/s | median | idgen/linked p99 | median | linked/floor req/s | median | linked/floor p99 | median |"
+  echo "|---|---:|---|---:|---|---:|---|---:|---|---:|---|---:|---|---:|"
+else
+  echo "| placement | conns | idgen/floor req/s, each round | median | idgen/floor p99, each round | median |"
+  echo "|---|---:|---|---:|---|---:|"
+fi
+awk -v nserv="${#servers[@]}" '
   function median(a, n,   i, j, t) {
     for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
     return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2
   }
-  # Rows come in pairs of one floor and one idgen row, either order.
-  $2 == "floor" { frps = $4; fp99 = $5 }
-  $2 == "idgen" { irps = $4; ip99 = $5 }
-  ($2 == "floor" || $2 == "idgen") && ++half == 2 {
-    half = 0
+  # col K: the ratios of column pair K (1 idgen/floor, 2 idgen/linked,
+  # 3 linked/floor) of group k, each round and their median.
+  function col(k, K,   j, rs, qs, ra, qa) {
+    for (j = 1; j <= n[k]; j++) {
+      ra[j] = r[k, K, j]; qa[j] = q[k, K, j]
+      rs = rs (j > 1 ? " " : "") sprintf("%.2f", ra[j]); qs = qs (j > 1 ? " " : "") sprintf("%.2f", qa[j])
+    }
+    return sprintf(" %s | %.2f | %s | %.2f |", rs, median(ra, n[k]), qs, median(qa, n[k]))
+  }
+  # Rows come in rounds of nserv rows, one per server, in any order.
+  { rps[$2] = $4; p99[$2] = $5 }
+  ++seen == nserv {
+    seen = 0
     k = $1 SUBSEP $3
     if (!(k in n)) order[++nk] = k
-    n[k]++; r[k, n[k]] = irps / frps; q[k, n[k]] = ip99 / fp99
+    m = ++n[k]
+    r[k, 1, m] = rps["idgen"] / rps["floor"]; q[k, 1, m] = p99["idgen"] / p99["floor"]
+    if (nserv == 3) {
+      r[k, 2, m] = rps["idgen"] / rps["linked"]; q[k, 2, m] = p99["idgen"] / p99["linked"]
+      r[k, 3, m] = rps["linked"] / rps["floor"]; q[k, 3, m] = p99["linked"] / p99["floor"]
+    }
   }
   END {
     for (i = 1; i <= nk; i++) {
-      k = order[i]; split(k, kk, SUBSEP); rs = ""; qs = ""
-      for (j = 1; j <= n[k]; j++) {
-        ra[j] = r[k, j]; qa[j] = q[k, j]
-        rs = rs (j > 1 ? " " : "") sprintf("%.2f", ra[j]); qs = qs (j > 1 ? " " : "") sprintf("%.2f", qa[j])
-      }
-      printf "| %s | %d | %s | %.2f | %s | %.2f |\n", kk[1], kk[2], rs, median(ra, n[k]), qs, median(qa, n[k])
+      k = order[i]; split(k, kk, SUBSEP)
+      line = sprintf("| %s | %d |", kk[1], kk[2]) col(k, 1)
+      if (nserv == 3) line = line col(k, 2) col(k, 3)
+      print line
     }
   }' "$tmp/rows"
