@@ -3,14 +3,13 @@ package compare
 import (
 	"fmt"
 	"log/slog"
-	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/internal/echo"
 	"github.com/idgenkit/idgen/internal/errclass"
+	"github.com/idgenkit/idgen/internal/lazyre"
 	"github.com/idgenkit/idgen/internal/throwaway"
 	"github.com/idgenkit/idgen/strategies"
 )
@@ -211,8 +210,8 @@ func DefaultStrategies() []string {
 	return specs
 }
 
-var sizeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+(kB|MB|GB|TB)?$`) })
-var schemaRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`) })
+var sizeRE = lazyre.MustCompile(`^[0-9]+(kB|MB|GB|TB)?$`)
+var schemaRE = lazyre.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
 func badInput(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrBadInput, fmt.Sprintf(format, args...))

@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
+	"github.com/idgenkit/idgen/internal/lazyre"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -496,7 +495,7 @@ func readOthers(ctx context.Context, q pgx.Tx, schema string) ([]Plan, error) {
 
 // varattno finds the column numbers a node tree (pg_node_tree as text)
 // reads.
-var varattno = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`:varattno (\d+)`) })
+var varattno = lazyre.MustCompile(`:varattno (\d+)`)
 
 func usesAttnum(tree string, nums map[int16]bool) bool {
 	for _, m := range varattno().FindAllStringSubmatch(tree, -1) {

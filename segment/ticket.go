@@ -3,12 +3,11 @@ package segment
 import (
 	"context"
 	"fmt"
-	"regexp"
-	"sync"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/internal/echo"
+	"github.com/idgenkit/idgen/internal/lazyre"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -60,7 +59,7 @@ type TicketConfig struct {
 	Offset int64
 }
 
-var identRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,62}$`) })
+var identRE = lazyre.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,62}$`)
 
 func (c *TicketConfig) validate() error {
 	if c.Name == "" {

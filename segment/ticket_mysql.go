@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/idgenkit/idgen"
+	"github.com/idgenkit/idgen/internal/lazyre"
 )
 
 // mysqlTicket is Flickr's ticket server: a one-row table whose
@@ -34,9 +34,7 @@ type mysqlTicket struct {
 	group  int          // tickets per REPLACE statement, by the session's innodb_autoinc_lock_mode
 }
 
-var mysqlClassRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^idgen ticket server: offset (\d+), increment (\d+)$`)
-})
+var mysqlClassRE = lazyre.MustCompile(`^idgen ticket server: offset (\d+), increment (\d+)$`)
 
 func mysqlClassComment(k, n int64) string {
 	return fmt.Sprintf("idgen ticket server: offset %d, increment %d", k, n)

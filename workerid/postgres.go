@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/idgenkit/idgen"
 	storedsn "github.com/idgenkit/idgen/internal/dsn"
+	"github.com/idgenkit/idgen/internal/lazyre"
 	"github.com/idgenkit/idgen/internal/redact"
 	"github.com/idgenkit/idgen/internal/storetls"
 )
@@ -52,7 +51,7 @@ type Postgres struct {
 
 var _ Source = (*Postgres)(nil)
 
-var tableRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`) })
+var tableRE = lazyre.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
 // OpenPostgres connects to dsn (postgres://...), creates the table and the
 // rows of the space if missing, and acquires a worker ID before it returns.

@@ -5,13 +5,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/internal/errclass"
+	"github.com/idgenkit/idgen/internal/lazyre"
 )
 
 // EnvWorkerID names the environment variable Env reads.
@@ -112,7 +111,7 @@ func Env(getenv func(string) string, space Space) (*Static, error) {
 	return NewStatic(n, space)
 }
 
-var ordinalRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`-([0-9]+)$`) })
+var ordinalRE = lazyre.MustCompile(`-([0-9]+)$`)
 
 // Ordinal returns a Static source of a StatefulSet pod's ordinal plus
 // offset: hostname "idgen-3" with offset 10 is worker ID 13. An empty

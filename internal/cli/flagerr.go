@@ -3,11 +3,10 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/idgenkit/idgen/internal/echo"
+	"github.com/idgenkit/idgen/internal/lazyre"
 	"github.com/spf13/cobra"
 )
 
@@ -70,7 +69,7 @@ var flagWants = map[string]string{
 }
 
 // usageFlag finds the long flag names in cobra's flag usage lines.
-var usageFlag = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^\s+(?:-\S, )?--([A-Za-z0-9][\w-]*)`) })
+var usageFlag = lazyre.MustCompile(`(?m)^\s+(?:-\S, )?--([A-Za-z0-9][\w-]*)`)
 
 // unknownFlag adds to pflag's "unknown flag: --spek" the nearest flag of
 // cmd (at most two edits away) and the pointer to --help, as cobra does

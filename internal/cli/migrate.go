@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -15,6 +13,7 @@ import (
 
 	storedsn "github.com/idgenkit/idgen/internal/dsn"
 	"github.com/idgenkit/idgen/internal/echo"
+	"github.com/idgenkit/idgen/internal/lazyre"
 	"github.com/idgenkit/idgen/internal/redact"
 	"github.com/idgenkit/idgen/migrate"
 )
@@ -375,7 +374,7 @@ func verifyHint(dsn string, fromEnv bool, table string) string {
 	return fmt.Sprintf("done; check it with:\n  idgen migrate verify --dsn %s --table %s\n%s", arg, shellQuote(table), note)
 }
 
-var dsnKVPassword = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|\s)password\s*=\s*('(\\.|[^'\\])*'|\S*)`) })
+var dsnKVPassword = lazyre.MustCompile(`(^|\s)password\s*=\s*('(\\.|[^'\\])*'|\S*)`)
 
 // withoutPassword returns dsn (a URL or keyword/value DSN) without its
 // password, and whether it had one.

@@ -2,10 +2,7 @@
 // passwords inside strategy specs, DSN lists, URLs and messages.
 package redact
 
-import (
-	"regexp"
-	"sync"
-)
+import "github.com/idgenkit/idgen/internal/lazyre"
 
 // Mask is what a password is replaced by, as url.URL.Redacted writes it.
 const Mask = "xxxxx"
@@ -19,27 +16,19 @@ const notSlash = `(?:[^%\s]|%[013-9a-f][0-9a-f]|%2[0-9a-e])`
 // whole; in an escaped value %2F ends it.
 var (
 	// scheme://user:PASS@host
-	userinfoRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(://[^:/?#@\s]*:)([^/?#\s]*)@`) })
+	userinfoRE = lazyre.MustCompile(`(://[^:/?#@\s]*:)([^/?#\s]*)@`)
 	// scheme%3A%2F%2Fuser%3APASS%40host
-	userinfoEscRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)(%3A%2F%2F(?:[^%/?#&\s]|%[013-9a-f][0-9a-f]|%2[0-9a-e])*?%3A)((?:[^%/?#&\s]|%[013-9a-f][0-9a-f]|%2[0-9a-e])*)%40`)
-	})
+	userinfoEscRE = lazyre.MustCompile(`(?i)(%3A%2F%2F(?:[^%/?#&\s]|%[013-9a-f][0-9a-f]|%2[0-9a-e])*?%3A)((?:[^%/?#&\s]|%[013-9a-f][0-9a-f]|%2[0-9a-e])*)%40`)
 	// go-sql-driver's user:PASS@tcp(host)/db, user:PASS@/db; PASS does not
 	// start with // (that is a URL: scheme://user@/db)
-	driverRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`((?:^|[\s=,;"'(])[^\s:/@,;=&"'?(]*:)(|/|[^/\s]\S*?|/[^/\s]\S*?)@((?:tcp|tcp4|tcp6|udp|unix)?\(|/)`)
-	})
+	driverRE = lazyre.MustCompile(`((?:^|[\s=,;"'(])[^\s:/@,;=&"'?(]*:)(|/|[^/\s]\S*?|/[^/\s]\S*?)@((?:tcp|tcp4|tcp6|udp|unix)?\(|/)`)
 	// user%3APASS%40tcp%28host%29%2Fdb; PASS does not start with %2F%2F
-	driverEscRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)((?:^|[\s=,;"'(])[^\s%:/@,;=&"'?(]*%3A)(|%2F|` + notSlash + `\S*?|%2F` + notSlash + `\S*?)%40((?:tcp|tcp4|tcp6|udp|unix)?%28|%2F)`)
-	})
+	driverEscRE = lazyre.MustCompile(`(?i)((?:^|[\s=,;"'(])[^\s%:/@,;=&"'?(]*%3A)(|%2F|` + notSlash + `\S*?|%2F` + notSlash + `\S*?)%40((?:tcp|tcp4|tcp6|udp|unix)?%28|%2F)`)
 	// password=PASS, password='PA SS' (libpq key=value, URL query keys),
 	// sslpassword=, db_password=, passwd=, pwd=
-	keyRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)([a-z_]*(?:password|passwd|pwd)\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&"']*)`)
-	})
+	keyRE = lazyre.MustCompile(`(?i)([a-z_]*(?:password|passwd|pwd)\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&"']*)`)
 	// password%3DPASS
-	keyEscRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)([a-z_]*(?:password|passwd|pwd)%3D)([^\s&"']*)`) })
+	keyEscRE = lazyre.MustCompile(`(?i)([a-z_]*(?:password|passwd|pwd)%3D)([^\s&"']*)`)
 )
 
 // Spec returns s with every password in it replaced by Mask: s may be a

@@ -3,20 +3,19 @@ package serving
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/internal/echo"
+	"github.com/idgenkit/idgen/internal/lazyre"
 )
 
 // namePattern is what a generator name may look like: on HTTP it becomes
 // a path segment, /api/v1/{name}/ids, and gRPC takes the same names so
 // that one config file serves alike on both.
-var namePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`) })
+var namePattern = lazyre.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 
 // reserved are the names that would shadow other HTTP routes.
 var reserved = []string{"ids", "generators", "openapi.json"}

@@ -8,13 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/idgenkit/idgen/internal/lazyre"
 )
 
 // DefaultBufferPool is the throwaway MariaDB server's
@@ -73,12 +72,14 @@ func findMariaDB() (daemon, install string, err error) {
 	return daemon, install, nil
 }
 
-var mysqlSizeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]+)(kB|MB|GB|TB)?$`) })
+// sizeRE is a size in PostgreSQL's units, which StartPostgres takes for
+// shared buffers and Size turns into bytes.
+var sizeRE = lazyre.MustCompile(`^([0-9]+)(kB|MB|GB|TB)?$`)
 
 // Size turns a size in PostgreSQL's units ("128MB"; kB, MB, GB, TB are
 // powers of 1024) into bytes; false when s is not one.
 func Size(s string) (int64, bool) {
-	m := mysqlSizeRE().FindStringSubmatch(s)
+	m := sizeRE().FindStringSubmatch(s)
 	if m == nil {
 		return 0, false
 	}

@@ -10,9 +10,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
+
+	"github.com/idgenkit/idgen/internal/lazyre"
 )
 
 // PostgresConfig configures StartPostgres. Every zero value is usable.
@@ -143,8 +144,6 @@ func PostgresVersion(binDir string) int {
 	v, _ := strconv.Atoi(string(m[1]))
 	return v
 }
-
-var sizeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+(kB|MB|GB|TB)?$`) })
 
 // StartPostgres creates and starts a throwaway cluster: initdb, then the
 // postmaster as a child of this process. Run as root, it runs both as the
@@ -302,7 +301,7 @@ func hasRunuser() bool {
 	return err == nil
 }
 
-var shellSafeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_/.,:=@%+-]+$`) })
+var shellSafeRE = lazyre.MustCompile(`^[A-Za-z0-9_/.,:=@%+-]+$`)
 
 // shellQuote quotes s for a POSIX shell where it needs it.
 func shellQuote(s string) string {

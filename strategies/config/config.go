@@ -14,11 +14,9 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -26,6 +24,7 @@ import (
 
 	"github.com/idgenkit/idgen"
 	"github.com/idgenkit/idgen/internal/echo"
+	"github.com/idgenkit/idgen/internal/lazyre"
 	"github.com/idgenkit/idgen/strategies"
 )
 
@@ -580,7 +579,7 @@ func readYAML(data []byte) (*rawConfig, error) {
 }
 
 // yamlLine finds the line in a yaml.v3 syntax error.
-var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^line (\d+): (.*)$`) })
+var yamlLine = lazyre.MustCompile(`^line (\d+): (.*)$`)
 
 // findAlias returns the first alias node (*name) under n, nil when none.
 // It does not follow aliases, so its work is the document's size.
@@ -714,9 +713,9 @@ func readTOML(data []byte) (*rawConfig, error) {
 }
 
 var (
-	tomlHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\[\s*([^\]]+?)\s*\]`) })
-	tomlKey    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*("[^"]*"|[A-Za-z0-9_-]+)\s*=`) })
-	tomlInline = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`("[^"]*"|[A-Za-z0-9_-]+)\s*=`) })
+	tomlHeader = lazyre.MustCompile(`^\s*\[\s*([^\]]+?)\s*\]`)
+	tomlKey    = lazyre.MustCompile(`^\s*("[^"]*"|[A-Za-z0-9_-]+)\s*=`)
+	tomlInline = lazyre.MustCompile(`("[^"]*"|[A-Za-z0-9_-]+)\s*=`)
 )
 
 // tomlLines finds the line of each table header and key, by dotted path.
